@@ -1,0 +1,1 @@
+"""Consumer plugins (briefing, push, log, overview): contract §12-§13. Arrive in later issues."""

@@ -1,0 +1,60 @@
+"""Exceptions of Fold's shell (contract §5, §6, §7).
+
+Kernel outcomes are values (``Rejected`` with error records), never
+exceptions. Exceptions are for what the shell cannot answer::
+
+    FoldError
+    ├── StoreError                 the store could not give a trustworthy answer
+    │   ├── StoreUnavailable       lock timeout, failed fsync, I/O error: outcome unknown (exit 3)
+    │   └── StoreCorrupt           a complete log line that does not parse or breaks order (exit 4)
+    └── UsageError                 a command line or input the CLI cannot act on (exit 2)
+"""
+
+from __future__ import annotations
+
+__all__ = ["FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
+
+
+class FoldError(Exception):
+    """Base of every exception Fold raises on purpose."""
+
+    exit_code = 1
+
+    def to_error(self) -> dict:
+        """The contract's error record for this exception."""
+        return {"code": "error", "message": str(self)}
+
+
+class StoreError(FoldError):
+    """The store could not answer; never means "not found"."""
+
+
+class StoreUnavailable(StoreError):
+    """The outcome is unknown: retry with the same batch_id."""
+
+    exit_code = 3
+
+    def to_error(self) -> dict:
+        return {"code": "store_unavailable", "message": str(self)}
+
+
+class StoreCorrupt(StoreError):
+    """A complete log line does not parse or breaks the event_seq order."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+    def to_error(self) -> dict:
+        return {"code": "store_corrupt", "message": str(self), "line": self.line}
+
+
+class UsageError(FoldError):
+    """A usage error of the command line (exit 2)."""
+
+    exit_code = 2
+
+    def to_error(self) -> dict:
+        return {"code": "usage", "message": str(self)}

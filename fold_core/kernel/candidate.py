@@ -1,0 +1,162 @@
+"""Building the candidate state of a batch (contract §3.3–§3.5, §4).
+
+Applied declarations are executed in document order, depth first, against an
+overlay of the state before the batch. The overlay records, for every item,
+its first position and final op in the receipt's ``changes``; items whose only
+difference is bookkeeping (``ever_had_children``) are tracked apart.
+
+Rules kept here: a patch whose business fields (Π) are all equal changes
+nothing (no ``updated_at``, no reason stored); the same instant in another
+spelling keeps the stored text; a withdraw cascades to every active
+descendant that no other declaration names, continuing below named ones and
+stopping at descendants the batch withdraws itself.
+"""
+
+from __future__ import annotations
+
+from fold_core.kernel.declarations import TOP, Declaration
+from fold_core.kernel.fields import merge_sources, same_instant, same_sources
+from fold_core.shares import derive_share
+from fold_core.state import PI_FIELDS, State
+
+__all__ = ["Candidate"]
+
+
+class Candidate:
+    """The state after the batch, as an overlay; read it with ``get`` / ``active_members``."""
+
+    def __init__(self, state: State, now: str, named: dict[str, str]) -> None:
+        self.state = state
+        self.budget = state.budget
+        self.now = now
+        self.named = named  # id -> relation word of the declaration naming it ("source" for merge sources)
+        self.overlay: dict[str, dict] = {}
+        self.ops: dict[str, str] = {}  # Π-changed items: id -> final op, in receipt order
+        self.bookkeeping: set[str] = set()
+        self.new_in_layer: dict[str | None, list[str]] = {}
+
+    # -- reading ------------------------------------------------------
+
+    def get(self, item_id: str) -> dict | None:
+        found = self.overlay.get(item_id)
+        return found if found is not None else self.state.items.get(item_id)
+
+    def is_active(self, item_id: str | None) -> bool:
+        item = self.get(item_id) if item_id is not None else None
+        return item is not None and item["status"] == "active"
+
+    def active_members(self, layer: str | None) -> list[dict]:
+        """Active items of a layer in the candidate (unordered)."""
+        ids = list(self.state.active.get(layer, ()))
+        ids.extend(item for item in self.new_in_layer.get(layer, ()) if item not in ids)
+        members = (self.get(item) for item in ids)
+        return [item for item in members if item is not None and item["status"] == "active"]
+
+    # -- writing ------------------------------------------------------
+
+    def _put(self, item: dict, op: str | None) -> None:
+        item_id = item["id"]
+        if item_id not in self.state.items and item_id not in self.overlay:
+            self.new_in_layer.setdefault(item["parent"], []).append(item_id)
+        elif item_id not in self.state.active.get(item["parent"], ()) and item["status"] == "active":
+            self.new_in_layer.setdefault(item["parent"], []).append(item_id)
+        self.overlay[item_id] = item
+        if op is not None:
+            self.ops[item_id] = op
+            self.bookkeeping.discard(item_id)
+        elif item_id not in self.ops:
+            self.bookkeeping.add(item_id)
+
+    def _mark_parent(self, parent: str | None) -> None:
+        if parent is None:
+            return
+        record = self.get(parent)
+        if record is not None and not record["ever_had_children"]:
+            self._put({**record, "ever_had_children": True}, None)
+
+    def _fresh(self, decl: Declaration, parent: str | None, sources: list[dict]) -> dict:
+        values, now = decl.values, self.now
+        explicit = values.get("share")
+        return {
+            "id": decl.id, "parent": parent, "status": "active",
+            "title": values.get("title"), "summary": values.get("summary"),
+            "weight": values["weight"], "kind": values["kind"],
+            "explicit_share": explicit, "share": derive_share(values["weight"], explicit, self.budget),
+            "reason": values.get("reason"),
+            "due_at": values.get("due_at"), "stale_after": values.get("stale_after"),
+            "sources": sources,
+            "created_at": now, "updated_at": now, "status_at": now,
+            "merged_into": None, "withdrawn_with": None, "ever_had_children": False,
+        }
+
+    def apply(self, decl: Declaration) -> None:
+        """Execute one applied declaration."""
+        word = decl.relation.word
+        if word == "new":
+            parent = None if decl.list_parent == TOP else decl.list_parent
+            self._put(self._fresh(decl, parent, decl.values.get("sources", [])), "created")
+            self._mark_parent(parent)
+        elif word == "supersedes":
+            self._patch(decl)
+        elif word == "merges":
+            self._merge(decl)
+        else:
+            self._withdraw(decl)
+
+    def _patch(self, decl: Declaration) -> None:
+        stored = self.get(decl.id)
+        values = decl.values
+        patched = dict(stored)
+        for key in ("title", "summary", "weight", "kind"):
+            if key in values:
+                patched[key] = values[key]
+        if "share" in values:
+            patched["explicit_share"] = values["share"]
+        patched["share"] = derive_share(patched["weight"], patched["explicit_share"], self.budget)
+        for key in ("due_at", "stale_after"):
+            if key in values and not same_instant(values[key], stored[key]):
+                patched[key] = values[key]
+        if "sources" in values and not same_sources(values["sources"], stored["sources"]):
+            patched["sources"] = values["sources"]
+        restoring = stored["status"] == "withdrawn"
+        if restoring:
+            patched.update(status="active", withdrawn_with=None)
+        if all(patched[key] == stored[key] for key in PI_FIELDS):
+            return  # not a change: no updated_at, no revision, reason not stored
+        patched["updated_at"] = self.now
+        if restoring:
+            patched["status_at"] = self.now
+        if "reason" in values:
+            patched["reason"] = values["reason"]
+        self._put(patched, "restored" if restoring else "updated")
+
+    def _merge(self, decl: Declaration) -> None:
+        sources = [self.get(source) for source in decl.relation.sources]
+        parent = sources[0]["parent"]
+        inherited = merge_sources(decl.values.get("sources", []), [item["sources"] for item in sources])
+        self._put(self._fresh(decl, parent, inherited), "created")
+        for item in sources:
+            self._put({**item, "status": "merged", "merged_into": decl.id,
+                       "status_at": self.now, "updated_at": self.now}, "merged")
+
+    def _withdraw(self, decl: Declaration) -> None:
+        target = self.get(decl.id)
+        withdrawn = {**target, "status": "withdrawn", "status_at": self.now, "updated_at": self.now}
+        if "reason" in decl.values:
+            withdrawn["reason"] = decl.values["reason"]
+        self._put(withdrawn, "withdrawn")
+        self._cascade(decl.id, decl.id)
+
+    def _cascade(self, parent: str, root: str) -> None:
+        members = set(self.state.active.get(parent, ())) | set(self.new_in_layer.get(parent, ()))
+        for child_id in sorted(members):
+            word = self.named.get(child_id)
+            if word == "withdraw":
+                continue  # that withdraw covers its own subtree
+            child = self.get(child_id)
+            if child is None or child["status"] != "active":
+                continue
+            if word is None:
+                self._put({**child, "status": "withdrawn", "withdrawn_with": root,
+                           "status_at": self.now, "updated_at": self.now}, "withdrawn")
+            self._cascade(child_id, root)

@@ -1,0 +1,158 @@
+"""The state S and the replay function T (contract §2, §4, §6.1; seed 000 §7).
+
+``State`` is frozen data: accepted batches produce a new ``State``; nothing
+mutates one in place. Item records and annotations are plain JSON-shaped dicts
+exactly as they appear in records and snapshots (the post-images of §6.1), so
+replay costs no conversion.
+
+``apply_record`` is T: it applies a record's post-images, acks and
+``last_checked_at`` exactly as recorded — it never re-validates, never reads a
+clock. ``replay(records, start)`` is ``foldl(T, start, records)``; the segment
+identity ``replay(V, replay(U, S0)) == replay(U ++ V, S0)`` holds because T
+depends only on the state and the record.
+
+Invariants every accepted state keeps (checked by the property tests):
+each layer's active shares sum to ≤ budget; ids are never reused; no active
+item sits under an inactive parent; an active item with an active child has a
+summary; ``event_seq`` counts records, ``revision`` counts business changes and
+new acknowledgements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+__all__ = ["State", "apply_record", "empty_state", "replay", "resolve_item"]
+
+ITEM_FIELDS = (
+    "id", "parent", "status", "title", "summary", "weight", "kind", "explicit_share", "share",
+    "reason", "due_at", "stale_after", "sources", "created_at", "updated_at", "status_at",
+    "merged_into", "withdrawn_with", "ever_had_children",
+)
+PI_FIELDS = (
+    "id", "parent", "status", "title", "summary", "weight", "kind", "explicit_share",
+    "due_at", "stale_after", "sources", "merged_into",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """Everything the kernel needs to decide, and the reads need to answer."""
+
+    budget: int
+    revision: int = 0
+    event_seq: int = 0
+    last_checked_at: str | None = None
+    items: Mapping[str, dict] = field(default_factory=dict)
+    annotations: Mapping[str, dict] = field(default_factory=dict)
+    # The ids of the *active* items of each layer (key None = root layer, else
+    # the parent id), in the order they became active. Derived from ``items``;
+    # kept so that a layer's members are found without scanning every item
+    # the store ever held.
+    active: Mapping[str | None, tuple[str, ...]] = field(default_factory=dict)
+
+
+def empty_state(budget: int) -> State:
+    """S0 of a new store."""
+    return State(budget=budget)
+
+
+class _Builder:
+    """Mutable working copy used while folding records; frozen again at the end."""
+
+    __slots__ = ("state", "items", "annotations", "active", "revision", "event_seq", "last_checked_at")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.items = dict(state.items)
+        self.annotations = dict(state.annotations)
+        self.active = dict(state.active)
+        self.revision = state.revision
+        self.event_seq = state.event_seq
+        self.last_checked_at = state.last_checked_at
+
+    def apply(self, record: Mapping) -> None:
+        kind = record["type"]
+        self.event_seq = record["event_seq"]
+        if kind == "annotation":
+            note = record["annotation"]
+            self.annotations[note["id"]] = {
+                **note,
+                "status": "saved",
+                "acknowledged_revision": None,
+                "acknowledged_at": None,
+                "acknowledged_by": None,
+            }
+            return
+        items, active = self.items, self.active
+        for change in record["changes"]:
+            image = change["item"]
+            item_id = image["id"]
+            before = items.get(item_id)
+            was_active = before is not None and before["status"] == "active"
+            is_active = image["status"] == "active"
+            if was_active != is_active:
+                layer = image["parent"]
+                members = active.get(layer, ())
+                if is_active:
+                    active[layer] = members + (item_id,)
+                else:
+                    members = tuple(member for member in members if member != item_id)
+                    if members:
+                        active[layer] = members
+                    else:
+                        active.pop(layer, None)
+            items[item_id] = image
+        for ack in record["acks"]:
+            note = self.annotations[ack["annotation"]]
+            self.annotations[ack["annotation"]] = {
+                **note,
+                "status": "acknowledged",
+                "acknowledged_revision": ack["revision"],
+                "acknowledged_at": ack["at"],
+                "acknowledged_by": ack["by"],
+            }
+        self.revision = record["revision"]
+        if kind == "checked":
+            self.last_checked_at = record["at"]
+
+    def freeze(self) -> State:
+        return replace(
+            self.state,
+            revision=self.revision,
+            event_seq=self.event_seq,
+            last_checked_at=self.last_checked_at,
+            items=self.items,
+            annotations=self.annotations,
+            active=self.active,
+        )
+
+
+def apply_record(state: State, record: Mapping) -> State:
+    """T: the state after one accepted record."""
+    builder = _Builder(state)
+    builder.apply(record)
+    return builder.freeze()
+
+
+def replay(records: Iterable[Mapping], start: State | None = None, *, budget: int | None = None) -> State:
+    """``foldl(T, start, records)``; ``start`` defaults to the empty state of ``budget``."""
+    if start is None:
+        if budget is None:
+            raise ValueError("replay needs a start state or a budget")
+        start = empty_state(budget)
+    builder = _Builder(start)
+    for record in records:
+        builder.apply(record)
+    return builder.freeze()
+
+
+def resolve_item(state: State, item_id: str) -> str:
+    """Follow ``merged_into`` from ``item_id`` to the item that now stands for it."""
+    seen = set()
+    items = state.items
+    while item_id in items and items[item_id]["merged_into"] is not None and item_id not in seen:
+        seen.add(item_id)
+        item_id = items[item_id]["merged_into"]
+    return item_id

@@ -1,0 +1,42 @@
+"""Fault injection for tests (contract §6.3).
+
+``FOLD_FAULT=<point>`` makes the process call ``os._exit(137)`` exactly at
+that point of the write protocol: ``before_append``, ``mid_append`` (half of
+the record's bytes written, no newline), ``after_append`` (before fsync),
+``after_fsync`` (before the snapshot), ``mid_snapshot`` (temporary snapshot
+written, before replace).
+
+``FOLD_INJECT`` (comma-separated) turns an operation into an I/O error instead
+of a crash, so tests can check that a failed write reports
+``store_unavailable`` and leaves nothing partial: ``enospc_append`` (ENOSPC
+after half of the record was written), ``eio_fsync`` (EIO from the log's
+fsync), ``enospc_snapshot`` (ENOSPC while writing the snapshot; only logged).
+
+Both are read from the environment at the point itself (so in-process tests
+may set them); unset, each point costs one dict lookup.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+__all__ = ["FAULT_POINTS", "INJECTIONS", "crash_at", "injected"]
+
+FAULT_POINTS = ("before_append", "mid_append", "after_append", "after_fsync", "mid_snapshot")
+INJECTIONS = ("enospc_append", "eio_fsync", "enospc_snapshot")
+
+
+def crash_at(point: str) -> None:
+    """Die here (exit status 137, no cleanup) when ``FOLD_FAULT`` names ``point``."""
+    if os.environ.get("FOLD_FAULT") == point:
+        os._exit(137)
+
+
+def injected(name: str) -> OSError | None:
+    """The OSError to raise at ``name`` when ``FOLD_INJECT`` asks for it."""
+    wanted = os.environ.get("FOLD_INJECT")
+    if not wanted or name not in wanted.split(","):
+        return None
+    code = errno.EIO if name.startswith("eio") else errno.ENOSPC
+    return OSError(code, os.strerror(code) + f" (injected: {name})")

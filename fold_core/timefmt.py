@@ -1,0 +1,68 @@
+"""Instants and compact durations (contract §1 "times", §2 "time projection").
+
+Times are ISO 8601 instants that carry an offset (``Z`` or ``±hh:mm``); a naive
+time is not an instant. They are stored exactly as given and compared as
+instants. Durations are rendered as signed compact strings: the largest two
+non-zero units of ``d``, ``h``, ``m``, truncated toward zero (``"2d3h"``,
+``"-20h30m"``, ``"2d5m"``, ``"0m"``).
+
+Pure functions: nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+
+__all__ = ["compact_duration", "duration_between", "instant_key", "parse_instant"]
+
+
+@lru_cache(maxsize=4096)
+def parse_instant(text: object) -> datetime | None:
+    """The aware datetime for ``text``, or None when it is not an instant with an offset."""
+    if not isinstance(text, str) or not 10 < len(text) <= 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        return None
+    return moment
+
+
+def instant_key(text: str) -> float:
+    """A sort key for a stored (valid) instant: seconds since the epoch."""
+    moment = parse_instant(text)
+    if moment is None:  # stored times were validated; keep sorting total anyway
+        return float("inf")
+    return moment.timestamp()
+
+
+def duration_between(later: str | None, earlier: str | None) -> str | None:
+    """``later − earlier`` as a compact duration, or None when either is missing."""
+    if later is None or earlier is None:
+        return None
+    a, b = parse_instant(later), parse_instant(earlier)
+    if a is None or b is None:
+        return None
+    delta = a - b
+    return compact_duration(delta.days * 86400 + delta.seconds, delta.microseconds)
+
+
+def compact_duration(seconds: int, microseconds: int = 0) -> str:
+    """Render a signed span of time as the largest two non-zero units of d/h/m.
+
+    ``seconds``/``microseconds`` follow timedelta's normalisation (microseconds
+    are non-negative), so the exact span is ``seconds + microseconds / 1e6``.
+    Truncation is toward zero: −59 s is ``"0m"``, not ``"-1m"``.
+    """
+    total_us = seconds * 1_000_000 + microseconds
+    negative = total_us < 0
+    minutes = abs(total_us) // 60_000_000
+    if minutes == 0:
+        return "0m"
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    parts = [f"{value}{unit}" for value, unit in ((days, "d"), (hours, "h"), (mins, "m")) if value]
+    return ("-" if negative else "") + "".join(parts[:2])
