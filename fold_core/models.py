@@ -16,15 +16,15 @@ needs a reason" need the stored state and belong to the kernel.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
                       StrictStr, StringConstraints, model_validator)
-from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
+from pydantic.json_schema import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from fold_core.kernel.fields import Relation, RelationError
+from fold_core.kernel.fields import parse_relation as _kernel_parse_relation
 from fold_core.shares import KINDS, MAX_BUDGET, MIN_BUDGET, WEIGHTS
 from fold_core.text import ANNOTATION_ID, BATCH_ID, ITEM_ID, check_line_text, check_multiline_text, check_name, preview
 from fold_core.timefmt import parse_instant
@@ -44,22 +44,9 @@ ERROR_CODES = (  # the §5 table, in its order
 )
 
 
-# Relations (§3.2, §3.3)
+# Relations (§3.2, §3.3): one parser, shared with the kernel.
 class UnsupportedRelation(ValueError):
     """A relation word other than new / supersedes / merges / withdraw (``unsupported_relation``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """A parsed relation: ``word`` plus ``target`` (supersedes) or ``sources`` (merges)."""
-    word: Literal["new", "supersedes", "merges", "withdraw"]
-    target: str | None = None
-    sources: tuple[str, ...] = ()
-
-
-_RELATION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-# One merge-list element: optional spaces, an id optionally in double quotes.
-_MERGE_ELEMENT = re.compile(r'\s*(?:"([^"]*)"|([^",\[\]\s]*))\s*')
 
 
 def parse_relation(text: object) -> Relation:
@@ -70,44 +57,12 @@ def parse_relation(text: object) -> Relation:
     for an unknown relation word (``detail-of:x``) and ``ValueError`` for a known
     word written wrongly (malformed list, fewer than 2 ids, a repeated id, a bad id).
     """
-    if not isinstance(text, str):
-        raise ValueError(f"relation must be a string, got {type(text).__name__}")
-    word, colon, rest = text.partition(":")
-    if text in ("new", "withdraw"):
-        return Relation(word=text)  # type: ignore[arg-type]
-    if word == "supersedes" and colon:
-        target = rest.strip()
-        if not ITEM_ID.fullmatch(target):
-            raise ValueError(f"supersedes needs an item id after ':', got {preview(rest)}")
-        return Relation(word="supersedes", target=target)
-    if word == "merges" and colon:
-        return Relation(word="merges", sources=_merge_sources(rest))
-    if word in ("new", "withdraw", "supersedes", "merges"):
-        raise ValueError(f"malformed {word} relation {preview(text)}; expected "
-                         "new, withdraw, supersedes:<id> or merges:[a, b, …]")
-    if _RELATION_WORD.fullmatch(word):
-        raise UnsupportedRelation(f"unsupported relation {preview(word)}; "
-                                  "expected new, supersedes:<id>, merges:[a, b, …] or withdraw")
-    raise ValueError(f"malformed relation {preview(text)}")
-
-
-def _merge_sources(rest: str) -> tuple[str, ...]:
-    body = rest.strip()
-    if not (body.startswith("[") and body.endswith("]")):
-        raise ValueError(f"merges needs a bracketed id list, got {preview(rest)}")
-    ids: list[str] = []
-    inner = body[1:-1]
-    for element in inner.split(",") if inner.strip() else ():
-        match = _MERGE_ELEMENT.fullmatch(element)
-        found = None if match is None else (match.group(1) if match.group(1) is not None else match.group(2))
-        if found is None or not ITEM_ID.fullmatch(found):
-            raise ValueError(f"merges list element {preview(element.strip())} is not an item id")
-        if found in ids:
-            raise ValueError(f"merges lists {found!r} twice")
-        ids.append(found)
-    if len(ids) < 2:
-        raise ValueError(f"merges needs at least 2 ids, got {len(ids)}")
-    return tuple(ids)
+    try:
+        return _kernel_parse_relation(text, None)
+    except RelationError as problem:
+        if problem.unsupported:
+            raise UnsupportedRelation(str(problem)) from None
+        raise ValueError(str(problem)) from None
 
 
 def _relation_text(value: str) -> str:
@@ -194,18 +149,19 @@ _WITHDRAW_KEYS = frozenset({"id", "relation", "reason"})  # all a withdraw may h
 
 
 class Declaration(_Wire):
-    """One declaration of a batch (§3.2). Omitted keys mean "keep"; see ``model_fields_set``."""
+    """One declaration (§3.2). Omitted = keep: read ``model_fields_set``, dump with ``exclude_unset``."""
     id: ItemId
     relation: Annotated[StrictStr, AfterValidator(_relation_text)] = "new"
-    title: Title | SkipJsonSchema[None] = None
+    # These four may be omitted (keep) but never null; a None default is not validated.
+    title: Title = None  # type: ignore[assignment]
     summary: Summary = None
-    weight: Weight | SkipJsonSchema[None] = None
-    kind: Kind | SkipJsonSchema[None] = None
+    weight: Weight = None  # type: ignore[assignment]
+    kind: Kind = None  # type: ignore[assignment]
     share: Share | None = None
     reason: Reason | None = None
     due_at: Instant | None = None
     stale_after: Instant | None = None
-    sources: Sources | SkipJsonSchema[None] = None
+    sources: Sources = None  # type: ignore[assignment]
     children: list[Declaration] | None = None
 
     @property
@@ -217,9 +173,6 @@ class Declaration(_Wire):
     def _relation_rules(self) -> Declaration:
         relation = self.parsed_relation
         given = self.model_fields_set
-        for name in ("title", "weight", "kind", "sources"):  # optional, but null is not "keep"
-            if name in given and getattr(self, name) is None:
-                raise ValueError(f"{name} must not be null; omit it to keep the stored value")
         if relation.word == "supersedes" and relation.target != self.id:
             raise ValueError(f"relation supersedes:{relation.target} must name the declaration's own id {self.id!r}")
         if relation.word == "withdraw":

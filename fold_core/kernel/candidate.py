@@ -56,10 +56,10 @@ class Candidate:
 
     def _put(self, item: dict, op: str | None) -> None:
         item_id = item["id"]
-        if item_id not in self.state.items and item_id not in self.overlay:
-            self.new_in_layer.setdefault(item["parent"], []).append(item_id)
-        elif item_id not in self.state.active.get(item["parent"], ()) and item["status"] == "active":
-            self.new_in_layer.setdefault(item["parent"], []).append(item_id)
+        if item["status"] == "active" and item_id not in self.state.active.get(item["parent"], ()):
+            joined = self.new_in_layer.setdefault(item["parent"], [])
+            if item_id not in joined:
+                joined.append(item_id)  # created or restored in this batch
         self.overlay[item_id] = item
         if op is not None:
             self.ops[item_id] = op

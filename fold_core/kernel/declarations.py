@@ -276,6 +276,10 @@ class _Walk:
                                          item=item, sources=sources))
         if not every_source_found:
             return
+        inherited = F.merge_sources(decl.values.get("sources", []), [items[source]["sources"] for source in sources])
+        if len(inherited) > F.MAX_SOURCES:
+            self.invalid(item, "sources", f"the merge result would hold {len(inherited)} sources after "
+                                          f"inheriting its sources' lists; at most {F.MAX_SOURCES}")
         layers = [items[source]["parent"] for source in sources]
         if len(set(layers)) > 1:
             self.errors.append(error("merge_layer_mismatch", "merge sources must share one layer",

@@ -20,6 +20,7 @@ __all__ = [
     "DECLARATION_KEYS",
     "MAX_SOURCES",
     "Relation",
+    "RelationError",
     "check_instant",
     "check_kind",
     "check_reason",
@@ -28,6 +29,7 @@ __all__ = [
     "check_summary",
     "check_title",
     "check_weight",
+    "merge_sources",
     "parse_relation",
     "same_instant",
     "same_sources",
@@ -64,8 +66,11 @@ class RelationError(ValueError):
 _MERGE_ID = re.compile(r'\s*(?:"([a-z0-9-]{1,64})"|([a-z0-9-]{1,64}))\s*')
 
 
-def parse_relation(value: object, declared_id: object) -> Relation:
-    """Parse ``new`` / ``supersedes:<id>`` / ``merges:[a, b, …]`` / ``withdraw``."""
+def parse_relation(value: object, declared_id: str | None = None) -> Relation:
+    """Parse ``new`` / ``supersedes:<id>`` / ``merges:[a, b, …]`` / ``withdraw``.
+
+    With ``declared_id``, a supersedes target must equal it.
+    """
     if value is None:
         raise RelationError("relation must be a string, got null (omit it for new)", unsupported=False)
     if not isinstance(value, str):
@@ -84,7 +89,7 @@ def parse_relation(value: object, declared_id: object) -> Relation:
         target = rest.strip()
         if not ITEM_ID.fullmatch(target):
             raise RelationError(f"supersedes needs an item id, got {preview(rest)}", unsupported=False)
-        if target != declared_id:
+        if declared_id is not None and target != declared_id:
             raise RelationError(f"supersedes:{target} must name the declaration's own id "
                                 f"{preview(declared_id)}", unsupported=False)
         return Relation(word, target=target)
@@ -180,7 +185,8 @@ def check_sources(value: object) -> tuple[list[dict] | None, Problems]:
             problems.append(("sources", f"{where} must be an object, got {type_name(raw)}"))
             continue
         before = len(problems)
-        problems.extend((key, f"{where}: unknown key {preview(key)}") for key in raw if key not in SOURCE_KEYS)
+        problems.extend((key if len(key) <= 64 else key[:64] + "…", f"{where}: unknown key {preview(key)}")
+                        for key in raw if key not in SOURCE_KEYS)
         for key, low, high in (("channel", 1, 64), ("ref", 1, 512)):
             if key not in raw:
                 problems.append(("sources", f"{where}.{key} is required"))

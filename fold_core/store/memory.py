@@ -6,6 +6,7 @@ files: the model the file store is tested against.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -33,7 +34,9 @@ class _MemorySession(Session):
         recorder = self._recorder
         if record["event_seq"] != len(recorder.log) + 1:
             raise ValueError(f"record {record['event_seq']} does not follow {len(recorder.log)}")
-        recorder.log.append(record)
+        # Keep a JSON copy, as the file recorder does: later changes to the
+        # caller's objects never alter the log, and non-JSON values fail here.
+        recorder.log.append(json.loads(json.dumps(record, ensure_ascii=False)))
         if "batch_id" in record:
             recorder.batches[record["batch_id"]] = (record["event_seq"], record["request_digest"])
         recorder.state = state

@@ -1,0 +1,162 @@
+"""The snapshot ``snapshot.json``: a rebuildable cache of the log (contract §6.2 step 5).
+
+It holds the state after ``last_event_seq``, the byte ``offset`` of the log end
+it reflects (and ``last_offset``, where that last record's line starts, so a
+reader can check cheaply that the log really holds that record), the full item
+and annotation tables, and the batch index ``{batch_id: [event_seq, digest,
+offset]}`` that makes a replayed receipt an O(1) lookup.
+
+Layout: one JSON object written on two physical lines. The first line holds
+everything but the batch index; the second is ``"batches": {...}}``. Compact
+JSON never contains a raw newline, so a reader that only needs the state
+(``foldctl state``) parses the first line and leaves the index — the biggest
+part of an old store — as bytes until a lookup needs it.
+
+Writing: a temporary file in the same directory, fsync, ``os.replace``, fsync
+of the directory. A failure is logged, never raised: the log is intact and the
+next reader recovers from it. The snapshot is never trusted over the log: a
+snapshot that does not parse, names another format, or is ahead of the log
+is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from fold_core.state import State
+from fold_core.store.faults import crash_at, injected
+from fold_core.store.log import fsync_dir
+
+__all__ = ["FORMAT", "Snapshot", "encode_snapshot", "parse_snapshot", "write_snapshot"]
+
+FORMAT, VERSION = "fold-snapshot", 1
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A parsed snapshot head; the batch index stays raw until ``batches`` is called."""
+
+    state: State
+    offset: int
+    last_offset: int
+    raw_batches: bytes
+
+    def batches(self) -> dict[str, list]:
+        """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
+        value = json.loads(b"{" + self.raw_batches)["batches"]
+        if type(value) is not dict:
+            raise ValueError("batch index is not an object")
+        return value
+
+
+def parse_snapshot(data: bytes, budget: int) -> Snapshot:
+    """Parse snapshot bytes; raises ValueError (or KeyError/TypeError) when unusable."""
+    head, newline, rest = data.partition(b"\n")
+    if not newline or head[-1:] != b",":
+        raise ValueError("not a two-line fold snapshot")
+    doc = json.loads(head[:-1] + b"}")
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
+    if doc["budget"] != budget:
+        raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
+    seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
+    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset)):
+        raise ValueError("bad positions")
+    if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
+        raise ValueError("inconsistent positions")
+    items, annotations = doc["items"], doc["annotations"]
+    if type(items) is not dict or type(annotations) is not dict:
+        raise ValueError("bad tables")
+    active = {layer: tuple(ids) for layer, ids in doc["active"]}
+    state = State(
+        budget=budget,
+        revision=doc["revision"],
+        event_seq=seq,
+        last_checked_at=doc["last_checked_at"],
+        items=items,
+        annotations=annotations,
+        active=active,
+    )
+    return Snapshot(state, offset, last_offset, rest)
+
+
+def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) -> bytes:
+    """The two-line snapshot bytes for ``state`` at log ``offset``."""
+    head = {
+        "format": FORMAT,
+        "version": VERSION,
+        "last_event_seq": state.event_seq,
+        "offset": offset,
+        "last_offset": last_offset,
+        "budget": state.budget,
+        "revision": state.revision,
+        "last_checked_at": state.last_checked_at,
+        "items": dict(state.items),
+        "annotations": dict(state.annotations),
+        "active": [[layer, list(ids)] for layer, ids in state.active.items()],
+    }
+    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+    # ASCII escapes keep every raw newline out of the text (also U+2028 and
+    # lone surrogates), which the two-line layout relies on.
+    first = dumps(head)
+    second = dumps({"batches": batches})
+    return (first[:-1] + ",\n" + second[1:] + "\n").encode("ascii")
+
+
+def write_snapshot(directory: str, data: bytes, *, exclusive: bool) -> bool:
+    """Atomically replace ``snapshot.json``; False (and a logged warning) on failure.
+
+    Readers may refresh under the shared lock (the log cannot change then, so
+    every concurrent reader writes the same bytes); each uses its own
+    temporary name. Only a holder of the exclusive lock removes temporary
+    files left by killed processes.
+    """
+    target = os.path.join(directory, "snapshot.json")
+    temp = os.path.join(directory, f"{_TEMP_PREFIX}{os.getpid()}")
+    try:
+        if exclusive:
+            _remove_stale_temps(directory)
+        try:
+            with open(temp, "wb") as file:
+                error = injected("enospc_snapshot")
+                if error is not None:
+                    file.write(data[: len(data) // 2])
+                    raise error
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            crash_at("mid_snapshot")
+            os.replace(temp, target)
+        except BaseException:
+            _remove_quietly(temp)
+            raise
+        fsync_dir(directory)
+        return True
+    except OSError as error:
+        import logging  # only on this rare path: keeps the read path's imports light
+
+        logging.getLogger("fold.store").warning(
+            "fold: snapshot.json not refreshed in %s (%s); the log is intact and the next"
+            " reader recovers from it",
+            directory,
+            error,
+        )
+        return False
+
+
+_TEMP_PREFIX = ".snapshot.json.tmp-"
+
+
+def _remove_stale_temps(directory: str) -> None:
+    for name in os.listdir(directory):
+        if name.startswith(_TEMP_PREFIX):
+            _remove_quietly(os.path.join(directory, name))
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
