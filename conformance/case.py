@@ -7,7 +7,7 @@ and ``exit``. Everything is checked before anything runs, so a malformed file
 a bad path in ``expect_paths``) becomes one ``CaseError`` naming the file,
 the step and the key — never a traceback, and never a half-run case.
 
-Decisions the contract leaves open (see ``docs/decisions.md``):
+Decisions the contract leaves open (proposed for ``docs/decisions.md``):
 * unknown keys in a case or step are errors (a typo such as ``expect_path``
   would otherwise turn a check into one that cannot fail); a step may carry
   a free-text ``about``;

@@ -49,6 +49,10 @@ def cli_unavailable() -> str | None:
             return f"cannot look up {module} ({type(exc).__name__}: {exc})"
         if found is None:
             return f"{module} does not exist yet (the CLI has not landed)"
+    try:  # importing it runs nothing: the CLI builds everything in main()
+        importlib.import_module("fold_core.cli")
+    except Exception as exc:
+        return f"fold_core.cli does not import ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -57,9 +61,22 @@ def _package_root() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))).parent)
 
 
-def _tail(text: str, limit: int = 400) -> str:
-    text = text.strip()
+def _tail(text: str, limit: int = 300) -> str:
+    """The end of ``text`` on one line (newlines shown as `` | ``)."""
+    text = " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _stderr_summary(err: str) -> str:
+    """A traceback's last line and innermost frame, or the end of stderr."""
+    lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if "Traceback (most recent call last):" in lines:
+        frames = [line for line in lines if line.startswith('File "')]
+        where = f" ({frames[-1]})" if frames else ""
+        return f"traceback: {lines[-1]}{where}"[:400]
+    return _tail(err)
 
 
 class _Store:
@@ -103,7 +120,7 @@ def run_cli(case: Case, timeout: float = 60.0) -> list[StepOutcome]:
         except subprocess.TimeoutExpired:
             raise ModeUnavailable(f"init --budget {case.budget} timed out after {timeout:g} s") from None
         if code != 0:
-            raise ModeUnavailable(f"init --budget {case.budget} exited {code}: {_tail(err or out)}")
+            raise ModeUnavailable(f"init --budget {case.budget} exited {code}: {_stderr_summary(err or out)}")
         return [_run_step(store, step) for step in case.steps]
 
 
@@ -147,22 +164,19 @@ def _command(step: Step) -> tuple[list[str], str | None]:
 
 
 def _answer(step: Step, code: int, out: str, err: str) -> StepOutcome:
-    """Parse stdout as one JSON document and flag what §7 forbids."""
+    """Parse stdout as one JSON document; no document where §7 requires one is an error."""
     outcome = StepOutcome(step, exit_code=code)
-    if "Traceback (most recent call last)" in err:
-        outcome.error = f"exit {code} with a traceback on stderr: {_tail(err, 300)}"
-        return outcome
+    # A traceback is never the answer (§7); one that is merely logged beside a
+    # proper answer (say, a failed snapshot refresh) is not this runner's business.
+    because = f"; stderr: {_stderr_summary(err)}" if err.strip() else ""
     if out.strip():
         try:
             outcome.document = json.loads(out)
         except json.JSONDecodeError as exc:
             outcome.error = (f"exit {code}, stdout is not one JSON document ({exc.msg} at line "
-                             f"{exc.lineno} column {exc.colno}): {_tail(out, 200)}")
-            return outcome
+                             f"{exc.lineno} column {exc.colno}): {_tail(out, 200)}{because}")
     elif code in DOCUMENT_EXITS:
-        outcome.error = f"exit {code} with nothing on stdout (one JSON document expected)"
-        if err.strip():
-            outcome.error += f"; stderr: {_tail(err, 300)}"
+        outcome.error = f"exit {code} with nothing on stdout (one JSON document expected){because}"
     return outcome
 
 
@@ -173,8 +187,10 @@ def _crash(store: _Store, step: Step) -> StepOutcome:
         extra["FOLD_SNAPSHOT_EVERY"] = "1"
     args, stdin = _command(step.args["step"])
     code, out, err = store.run(args, stdin, extra)
-    if code != CRASH_EXIT and "Traceback (most recent call last)" in err:
-        return StepOutcome(step, exit_code=code, error=f"exit {code} with a traceback on stderr: {_tail(err, 300)}")
+    if code != CRASH_EXIT:
+        answered = _answer(step, code, out, err)
+        if answered.error is not None:
+            return answered
     probe = _answer(step, *store.run(["history", f"--batch={crash_batch_id(step)}", "--format=json"]))
     if probe.error is None and probe.exit_code != 0:
         probe.error = f"history --batch after the crash exited {probe.exit_code}"

@@ -54,7 +54,9 @@ class Failure:
 
     def describe(self) -> str:
         where = f"{self.step.label} " if self.step is not None else ""
-        return f"{where}[{self.mode}]: {self.message}"
+        # One failure, one line: whatever a message quotes stays on it.
+        message = " | ".join(part for part in self.message.splitlines() if part.strip())
+        return f"{where}[{self.mode}]: {message}"
 
 
 @dataclass(slots=True)
@@ -93,6 +95,8 @@ def _display(path: str) -> str:
 
 def collect_case_files(paths: list[str | Path] | None = None) -> list[Path]:
     """Case files named or found (``*.json``, sorted) in the given directories."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     files: list[Path] = []
     for path in map(Path, paths or [CASES_DIR]):
         if path.is_dir():
@@ -169,7 +173,11 @@ def _errors_hint(document: object) -> str:
     shown = []
     for error in errors[:3]:
         if isinstance(error, dict):
-            shown.append(" ".join(str(error[key]) for key in ("code", "item", "field") if error.get(key)))
+            keys = ("code", "item", "field", "annotation", "parent", "batch_id")
+            text = " ".join(str(error[key]) for key in keys if error.get(key) is not None)
+            if str(error.get("code", "")).startswith("store_"):  # no locator says what happened
+                text += f": {error.get('message')}"
+            shown.append(text)
     more = f", +{len(errors) - 3}" if len(errors) > 3 else ""
     return f" (errors: {'; '.join(shown)}{more})"
 
@@ -250,6 +258,6 @@ def compare_modes(kernel: list[StepOutcome], cli: list[StepOutcome]) -> Failure 
             return Failure("both", f"exit codes differ: kernel {left.exit_code}, cli {right.exit_code}", step)
         mismatch = exact_mismatch(left.document, right.document)
         if mismatch is not None:
-            what = "the history --batch probe" if step.op == "crash" else "the documents"
+            what = "the history --batch probes" if step.op == "crash" else "the documents"
             return Failure("both", f"{what} differ: {mismatch.describe('kernel', 'cli')}", step)
     return None

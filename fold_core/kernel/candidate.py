@@ -33,7 +33,8 @@ class Candidate:
         self.overlay: dict[str, dict] = {}
         self.ops: dict[str, str] = {}  # Π-changed items: id -> final op, in receipt order
         self.bookkeeping: set[str] = set()
-        self.new_in_layer: dict[str | None, list[str]] = {}
+        self.new_in_layer: dict[str | None, list[str]] = {}  # became active in this batch
+        self._members: dict[str | None, list[dict]] = {}
 
     # -- reading ------------------------------------------------------
 
@@ -46,11 +47,17 @@ class Candidate:
         return item is not None and item["status"] == "active"
 
     def active_members(self, layer: str | None) -> list[dict]:
-        """Active items of a layer in the candidate (unordered)."""
-        ids = list(self.state.active.get(layer, ()))
-        ids.extend(item for item in self.new_in_layer.get(layer, ()) if item not in ids)
-        members = (self.get(item) for item in ids)
-        return [item for item in members if item is not None and item["status"] == "active"]
+        """Active items of a layer in the candidate (unordered; cached until the next write)."""
+        cached = self._members.get(layer)
+        if cached is not None:
+            return cached
+        before = self.state.active.get(layer, ())
+        overlay, items = self.overlay, self.state.items
+        members = [overlay.get(item) or items[item] for item in before]
+        members.extend(overlay[item] for item in self.new_in_layer.get(layer, ()))
+        members = [item for item in members if item["status"] == "active"]
+        self._members[layer] = members
+        return members
 
     # -- writing ------------------------------------------------------
 
@@ -61,6 +68,7 @@ class Candidate:
             if item_id not in joined:
                 joined.append(item_id)  # created or restored in this batch
         self.overlay[item_id] = item
+        self._members.clear()
         if op is not None:
             self.ops[item_id] = op
             self.bookkeeping.discard(item_id)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import errno
 import os
 
-__all__ = ["FAULT_POINTS", "INJECTIONS", "crash_at", "injected"]
+__all__ = ["FAULT_POINTS", "INJECTIONS", "crash_at", "fault_is", "injected"]
 
 FAULT_POINTS = ("before_append", "mid_append", "after_append", "after_fsync", "mid_snapshot")
 INJECTIONS = ("enospc_append", "eio_fsync", "enospc_snapshot")
@@ -31,6 +31,11 @@ def crash_at(point: str) -> None:
     """Die here (exit status 137, no cleanup) when ``FOLD_FAULT`` names ``point``."""
     if os.environ.get("FOLD_FAULT") == point:
         os._exit(137)
+
+
+def fault_is(point: str) -> bool:
+    """Whether ``FOLD_FAULT`` names ``point`` (for points that must prepare the crash)."""
+    return os.environ.get("FOLD_FAULT") == point
 
 
 def injected(name: str) -> OSError | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fold_core.errors import StoreCorrupt
 
@@ -42,8 +42,7 @@ def encode_record(record: dict) -> bytes:
     return data + b"\n"
 
 
-@dataclass(frozen=True, slots=True)
-class Torn:
+class Torn(NamedTuple):
     """Bytes at the end of the log that are not a record."""
 
     offset: int  # where the torn bytes start (the end of the last complete record)
@@ -57,8 +56,8 @@ class Scan:
 
     def __init__(self, file, offset: int, event_seq: int, size: int) -> None:
         self._file = file
-        self.offset = offset  # end of the last complete record seen so far
-        self.event_seq = event_seq  # event_seq of that record
+        self.offset = offset  # end of the last complete record yielded so far
+        self.event_seq = event_seq  # event_seq of that record (its line number)
         self.size = size  # file size when the lock was taken
         self.torn: Torn | None = None
 
@@ -99,8 +98,8 @@ class Scan:
                     f" found {found!r}",
                     line=expected,
                 )
-            yield record, position
-            self.offset, self.event_seq = end, expected
+            self.offset, self.event_seq = end, expected  # before yielding: a consumer
+            yield record, position  # that fails on this record finds its line here
             position, expected = end, expected + 1
             if end >= size:
                 break

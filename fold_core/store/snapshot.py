@@ -23,25 +23,26 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
 from fold_core.state import State
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 
-__all__ = ["FORMAT", "Snapshot", "encode_snapshot", "parse_snapshot", "write_snapshot"]
+__all__ = ["FORMAT", "Snapshot", "encode_snapshot", "parse_snapshot", "remove_stale_temps", "write_snapshot"]
 
 FORMAT, VERSION = "fold-snapshot", 1
 
 
-@dataclass(slots=True)
 class Snapshot:
     """A parsed snapshot head; the batch index stays raw until ``batches`` is called."""
 
-    state: State
-    offset: int
-    last_offset: int
-    raw_batches: bytes
+    __slots__ = ("state", "offset", "last_offset", "raw_batches")
+
+    def __init__(self, state: State, offset: int, last_offset: int, raw_batches: bytes) -> None:
+        self.state = state
+        self.offset = offset
+        self.last_offset = last_offset
+        self.raw_batches = raw_batches
 
     def batches(self) -> dict[str, list]:
         """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
@@ -105,19 +106,20 @@ def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) 
     return (first[:-1] + ",\n" + second[1:] + "\n").encode("ascii")
 
 
-def write_snapshot(directory: str, data: bytes, *, exclusive: bool) -> bool:
+def write_snapshot(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> bool:
     """Atomically replace ``snapshot.json``; False (and a logged warning) on failure.
 
     Readers may refresh under the shared lock (the log cannot change then, so
     every concurrent reader writes the same bytes); each uses its own
     temporary name. Only a holder of the exclusive lock removes temporary
-    files left by killed processes.
+    files left by killed processes. ``quiet`` (readers) skips the warning: a
+    reader of a directory it may not write is normal.
     """
     target = os.path.join(directory, "snapshot.json")
     temp = os.path.join(directory, f"{_TEMP_PREFIX}{os.getpid()}")
     try:
         if exclusive:
-            _remove_stale_temps(directory)
+            remove_stale_temps(directory)
         try:
             with open(temp, "wb") as file:
                 error = injected("enospc_snapshot")
@@ -135,6 +137,8 @@ def write_snapshot(directory: str, data: bytes, *, exclusive: bool) -> bool:
         fsync_dir(directory)
         return True
     except OSError as error:
+        if quiet:
+            return False
         import logging  # only on this rare path: keeps the read path's imports light
 
         logging.getLogger("fold.store").warning(
@@ -149,7 +153,8 @@ def write_snapshot(directory: str, data: bytes, *, exclusive: bool) -> bool:
 _TEMP_PREFIX = ".snapshot.json.tmp-"
 
 
-def _remove_stale_temps(directory: str) -> None:
+def remove_stale_temps(directory: str) -> None:
+    """Remove temporary snapshots of killed processes (only under the exclusive lock)."""
     for name in os.listdir(directory):
         if name.startswith(_TEMP_PREFIX):
             _remove_quietly(os.path.join(directory, name))

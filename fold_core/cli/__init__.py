@@ -1,0 +1,109 @@
+"""``foldctl``: the command line of Fold (contract §7).
+
+``main`` parses the command line, runs one command and turns its outcome into
+exactly one answer: one JSON document on stdout (or the text view with
+``--format text``), explanations on stderr, and the contract's exit code —
+
+    0  accepted / answered (a replayed receipt too)
+    1  rejected by validation (the rejection on stdout)
+    2  usage error (bad flag, bad --now, unreadable FILE, bad plugins.toml)
+    3  store_unavailable: lock timeout, I/O error, failed fsync, no store to
+       read — the outcome is unknown: retry with the same batch_id
+    4  store_corrupt: a complete log line that does not parse or breaks order
+
+A traceback is never the answer to bad input. Command groups live in their own
+modules (``writes``: init, commit, annotate; ``reads``: state, history,
+verify); each registers its subcommands and imports the store only when run,
+so ``foldctl state`` loads no more than it needs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from fold_core.cli import reads, writes
+from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json
+from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
+
+__all__ = ["build_parser", "main"]
+
+COMMAND_GROUPS = (writes, reads)
+EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
+
+
+def build_parser() -> FoldArgumentParser:
+    parser = FoldArgumentParser(
+        prog="foldctl",
+        description="Fold: many information channels folded into one small, budgeted, traceable state.",
+        epilog="exit codes: 0 ok, 1 rejected, 2 usage, 3 store unavailable (outcome unknown), 4 store corrupt",
+    )
+    add_store(parser, top=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=FoldArgumentParser)
+    commands.required = True
+    for group in COMMAND_GROUPS:
+        group.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``foldctl`` command; returns the exit code."""
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        document, code = args.run(args)
+        _answer(args, document)
+        if code == 1:
+            explain(f"foldctl {args.command}: rejected (see the errors on stdout)")
+        return code
+    except UsageError as error:
+        return _fail(args, error, EXIT_USAGE, "")
+    except StoreUnavailable as error:
+        hint = "outcome unknown: retry with the same batch_id" if _writes(args) else "the store could not be read"
+        return _fail(args, error, EXIT_UNAVAILABLE, hint)
+    except StoreCorrupt as error:
+        hint = "run `foldctl verify`; the log is never repaired silently"
+        return _fail(args, error, EXIT_CORRUPT, hint)
+    except FoldError as error:
+        return _fail(args, error, error.exit_code, "")
+    except KeyboardInterrupt:
+        explain("foldctl: interrupted")
+        return 130
+    except Exception as error:  # a bug: still one answer, never a traceback for the user
+        if os.environ.get("FOLD_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        unknown = StoreUnavailable(
+            f"internal error ({type(error).__name__}: {error}); please report it"
+            " (set FOLD_DEBUG=1 for the traceback)"
+        )
+        return _fail(args, unknown, EXIT_UNAVAILABLE, "outcome unknown: retry with the same batch_id")
+
+
+def _writes(args) -> bool:
+    return args is not None and args.command in ("commit", "annotate", "init")
+
+
+def _answer(args, document: dict) -> None:
+    if wants_json(args):
+        emit(document)
+        return
+    from fold_core.cli import textview
+
+    if args.command == "state" and "schema" in document:
+        emit_text(textview.render_state(document))
+    elif args.command == "history" and document.get("ok") is not False:
+        emit_text(textview.render_history(document))
+    else:
+        emit_text(textview.render_answer(args.command, document))
+
+
+def _fail(args, error: FoldError, code: int, hint: str) -> int:
+    document = {"ok": False, "errors": [error.to_error()]}
+    command = f"foldctl {args.command}" if args is not None else "foldctl"
+    message = str(error) if str(error).startswith("foldctl") else f"{command}: {error}"
+    explain(message + (f"\n{command}: {hint}" if hint else ""))
+    if args is None or wants_json(args):
+        emit(document)
+    return code

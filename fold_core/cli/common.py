@@ -1,0 +1,175 @@
+"""What every ``foldctl`` command shares (contract §7): store location, ``--now``, output.
+
+* Store precedence: ``--store`` > ``FOLD_STORE`` > ``[store] path`` in the
+  plugins.toml in use (``FOLD_CONFIG``, else ``./plugins.toml``; a relative path
+  there is relative to that file) > ``$XDG_DATA_HOME/fold/store`` (default
+  ``~/.local/share/fold/store``).
+* ``--now`` defaults to the current clock (the shell may read it; the kernel
+  never does); a time that is not an instant with an offset is a usage error.
+* stdout holds exactly one JSON document (``--format json``, the default when
+  stdout is not a terminal) or the text view; explanations go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from fold_core.errors import UsageError
+
+__all__ = [
+    "FoldArgumentParser",
+    "add_format",
+    "add_store",
+    "emit",
+    "explain",
+    "non_negative",
+    "resolve_now",
+    "resolve_store",
+    "wants_json",
+]
+
+
+class FoldArgumentParser(argparse.ArgumentParser):
+    """argparse that raises ``UsageError`` (exit 2, one clear line) instead of printing and exiting."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def non_negative(text: str) -> int:
+    """An argparse type: an integer ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
+    return value
+
+
+def add_store(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--store DIR``, accepted before and after the command name."""
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        default=None if top else argparse.SUPPRESS,
+        help="the store directory (else $FOLD_STORE, [store] path in plugins.toml,"
+        " $XDG_DATA_HOME/fold/store)",
+    )
+
+
+def add_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default=None,
+        help="json (default when stdout is not a terminal) or text",
+    )
+
+
+def wants_json(args: argparse.Namespace) -> bool:
+    chosen = getattr(args, "format", None)
+    if chosen is not None:
+        return chosen == "json"
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+def resolve_store(given: str | None) -> str:
+    """The store directory by the contract's precedence."""
+    if given:
+        return os.path.expanduser(given)
+    from_env = os.environ.get("FOLD_STORE")
+    if from_env:
+        return os.path.expanduser(from_env)
+    from_config = _store_from_config()
+    if from_config:
+        return from_config
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data_home, "fold", "store")
+
+
+def _store_from_config() -> str | None:
+    named = os.environ.get("FOLD_CONFIG")
+    config = named or "plugins.toml"
+    if not os.path.isfile(config):
+        if named:
+            raise UsageError(f"FOLD_CONFIG names {named}, which is not a file")
+        return None
+    import tomllib  # only when a plugins.toml is in use
+
+    try:
+        with open(config, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise UsageError(f"{config}: cannot read it as TOML ({error})") from None
+    section = data.get("store")
+    if section is None:
+        return None
+    path = section.get("path") if isinstance(section, dict) else None
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path:
+        raise UsageError(f"{config}: [store] path must be a non-empty string")
+    path = os.path.expanduser(path)
+    return os.path.join(os.path.dirname(os.path.abspath(config)), path)
+
+
+def resolve_now(given: str | None) -> str:
+    """``--now`` checked as an instant with an offset, or the current clock."""
+    from fold_core.timefmt import parse_instant
+
+    if given is None:
+        from datetime import datetime
+
+        return datetime.now().astimezone().isoformat(timespec="seconds")
+    if parse_instant(given) is None:
+        raise UsageError(
+            f"--now must be an ISO 8601 instant with an offset, like 2026-10-09T08:00:00+08:00; got {given!r}"
+        )
+    return given
+
+
+def dumps(document: object) -> bytes:
+    """One JSON document as UTF-8 bytes (ASCII escapes for anything UTF-8 cannot hold)."""
+    text = json.dumps(document, ensure_ascii=False)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(document).encode("ascii") + b"\n"
+
+
+def emit(document: object) -> None:
+    """Write the one JSON document of this command to stdout."""
+    _write_stdout(dumps(document))
+
+
+def emit_text(text: str) -> None:
+    """Write the text view to stdout."""
+    _write_stdout(text.encode("utf-8", "replace") + (b"" if text.endswith("\n") else b"\n"))
+
+
+def _write_stdout(data: bytes) -> None:
+    out = sys.stdout
+    out.flush()
+    try:
+        out.buffer.write(data)
+        out.buffer.flush()
+    except BrokenPipeError:
+        # The reader went away (``foldctl state | head``): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+
+
+def explain(message: str) -> None:
+    """A human explanation on stderr."""
+    try:
+        sys.stderr.write(message.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,500 @@
+"""The durable file store (contract §6, seed 002 "本地提交与恢复").
+
+A store is a directory::
+
+    meta.json       {"format": "fold-store", "version": 1, "budget": 64, "created_at": ...}
+    events.jsonl    the truth: record n on line n (see ``log``)
+    snapshot.json   a cache of the state and the batch index (see ``snapshot``)
+    lock            the flock target (see ``locking``)
+
+``FileRecorder`` is the ``Recorder`` of ``store.base``: every session takes the
+lock (exclusive to write, shared to read) and recovers before anything else —
+snapshot (ignored and rebuilt from the log when missing, unreadable or ahead of
+the log), then only the log tail after the snapshot's offset; a writer repairs
+a torn tail under the lock. ``append`` writes one line, then fsyncs the file
+(and the directory when the log was just created): from then on the batch is
+committed, whatever fails later. The snapshot is refreshed at the end of a
+session only when the tail beyond it reaches ``FOLD_SNAPSHOT_EVERY`` records
+(default 64) or 1 MiB, and by ``close()``; a failed refresh is only logged.
+
+A failed write or fsync is never retried and never reported as success:
+``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed
+append is truncated away so nothing partial stays; after a failed fsync the
+in-memory cache is dropped and the next session recovers from the file.
+
+One ``FileRecorder`` keeps the recovered state between its sessions, so a
+long-lived process (the host, a benchmark) reads only what other processes
+appended since its last session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fold_core.errors import StoreCorrupt, StoreError, StoreUnavailable
+from fold_core.state import State, apply_record, empty_state, replay
+from fold_core.store.base import Recorder, Session, Store
+from fold_core.store.faults import crash_at, fault_is, injected
+from fold_core.store.locking import StoreLock
+from fold_core.store.log import Torn, encode_record, fsync_dir, repair_tail, scan
+from fold_core.store.snapshot import (
+    Snapshot,
+    encode_snapshot,
+    parse_snapshot,
+    remove_stale_temps,
+    write_snapshot,
+)
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "FileRecorder",
+    "StoreMissing",
+    "create_store",
+    "file_store",
+    "read_meta",
+    "snapshot_bound",
+]
+
+DEFAULT_BUDGET = 64
+META_FORMAT, META_VERSION = "fold-store", 1
+SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 64, 1 << 20
+
+
+class StoreMissing(StoreUnavailable):
+    """A read found no store at the path (exit 3: it cannot answer, it never says "empty")."""
+
+
+def snapshot_bound() -> int:
+    """Records the log may hold beyond the snapshot (``FOLD_SNAPSHOT_EVERY`` overrides 64)."""
+    text = os.environ.get("FOLD_SNAPSHOT_EVERY")
+    if text and text.isdigit() and int(text) >= 1:
+        return int(text)
+    return SNAPSHOT_RECORDS
+
+
+def read_meta(path: str) -> dict | None:
+    """``meta.json`` of the store at ``path``, None when absent; StoreCorrupt when unusable."""
+    try:
+        with open(os.path.join(path, "meta.json"), "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        return None
+    try:
+        meta = json.loads(data)
+        budget = meta["budget"]
+        valid = meta["format"] == META_FORMAT and meta["version"] == META_VERSION
+    except (ValueError, TypeError, KeyError):
+        valid, meta, budget = False, None, None
+    if not valid or type(budget) is not int or not 8 <= budget <= 4096:
+        raise StoreCorrupt(
+            f"{os.path.join(path, 'meta.json')}: expected"
+            ' {"format": "fold-store", "version": 1, "budget": 8…4096, ...}'
+        )
+    return meta
+
+
+def _write_meta(path: str, budget: int) -> dict:
+    from datetime import datetime, timezone  # write path only
+
+    created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    meta = {"format": META_FORMAT, "version": META_VERSION, "budget": budget, "created_at": created_at}
+    temp = os.path.join(path, ".meta.json.tmp")
+    with open(temp, "wb") as file:
+        file.write(json.dumps(meta).encode() + b"\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temp, os.path.join(path, "meta.json"))
+    fsync_dir(path)
+    return meta
+
+
+def _unavailable(error: OSError, doing: str) -> StoreUnavailable:
+    where = f" ({error.filename})" if error.filename else ""
+    return StoreUnavailable(f"{doing}: {error.strerror or error}{where}")
+
+
+def create_store(path: str, budget: int = DEFAULT_BUDGET) -> tuple[dict, bool]:
+    """``init``: create the store at ``path`` unless one exists; ``(meta, created)``."""
+    if not 8 <= budget <= 4096:
+        raise ValueError(f"budget must be 8…4096, got {budget}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        lock = StoreLock(os.path.join(path, "lock"), exclusive=True, create=True)
+    except OSError as error:
+        raise _unavailable(error, f"cannot create a store in {path}") from error
+    try:
+        meta = read_meta(path)
+        if meta is not None:
+            return meta, False
+        if os.path.exists(os.path.join(path, "events.jsonl")):
+            raise StoreCorrupt(f"{path}: events.jsonl exists but meta.json is missing")
+        try:
+            return _write_meta(path, budget), True
+        except OSError as error:
+            raise _unavailable(error, f"cannot create a store in {path}") from error
+    finally:
+        lock.release()
+
+
+class _Cache:
+    """The recovered view of the log, kept between sessions of one recorder.
+
+    (A plain class, not a dataclass: building dataclasses costs import time on
+    the read path.)
+    """
+
+    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap_stale",
+                 "snapshot", "batches", "tail_batches", "offsets")
+
+    def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
+                 snap_seq: int, snap_offset: int, snap_stale: bool, snapshot: Snapshot | None) -> None:
+        self.state = state
+        self.offset = offset  # end of the last complete record
+        self.last_offset = last_offset  # start of that record's line
+        self.identity = identity  # (st_dev, st_ino) of events.jsonl; None while it does not exist
+        self.snap_seq = snap_seq  # event_seq the snapshot file reflects (0: none usable)
+        self.snap_offset = snap_offset
+        self.snap_stale = snap_stale  # snapshot file missing or unusable: rewrite it
+        self.snapshot = snapshot  # kept for its raw batch index until a lookup needs it
+        self.batches: dict | None = None  # the full index, once loaded
+        self.tail_batches: dict = {}  # index entries beyond the snapshot
+        self.offsets: dict = {}  # event_seq -> line start, where known
+
+
+class FileRecorder(Recorder):
+    """Records in ``<path>/events.jsonl``, cached in ``snapshot.json``, under ``<path>/lock``."""
+
+    def __init__(self, path: str | os.PathLike, budget: int | None = None) -> None:
+        self.path = os.fspath(path)
+        self.budget = budget  # used only when a write creates the store
+        self.log_path = os.path.join(self.path, "events.jsonl")
+        self._cache: _Cache | None = None
+        self._meta: dict | None = None
+
+    # -- sessions -----------------------------------------------------------
+
+    @contextmanager
+    def session(self, *, write: bool) -> Iterator[Session]:
+        lock = self._lock(write)
+        try:
+            try:
+                cache = self._recover(write)
+            except OSError as error:
+                self._cache = None
+                raise _unavailable(error, f"cannot read the store {self.path}") from error
+            try:
+                yield _FileSession(self, cache)
+            except OSError as error:
+                raise _unavailable(error, f"cannot read the store {self.path}") from error
+            if self._cache is cache and self._refresh_due(cache):
+                self._refresh(cache, exclusive=write)
+        finally:
+            lock.release()
+
+    def close(self) -> None:
+        """Clean shutdown: bring the snapshot up to date with the log (best effort)."""
+        if self._cache is None or not os.path.exists(os.path.join(self.path, "meta.json")):
+            return
+        try:
+            with self.session(write=True) as session:
+                cache = session.cache
+                if cache.state.event_seq > cache.snap_seq or cache.snap_stale:
+                    self._refresh(cache, exclusive=True)
+        except StoreUnavailable:
+            pass
+
+    def _lock(self, write: bool) -> StoreLock:
+        lock_path = os.path.join(self.path, "lock")
+        if not write and not os.path.exists(os.path.join(self.path, "meta.json")):
+            raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+        try:
+            if write:
+                os.makedirs(self.path, exist_ok=True)
+            return StoreLock(lock_path, exclusive=write, create=True)
+        except OSError as error:
+            raise _unavailable(error, f"cannot lock the store {self.path}") from error
+
+    # -- recovery -----------------------------------------------------------
+
+    def _recover(self, write: bool) -> _Cache:
+        meta = read_meta(self.path)
+        try:
+            stat = os.stat(self.log_path)
+        except FileNotFoundError:
+            stat = None
+        if meta is None:
+            if not write:
+                raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+            if stat is not None:
+                raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
+            self._meta, self._cache = None, None
+            budget = self.budget or DEFAULT_BUDGET
+            return _Cache(empty_state(budget), 0, 0, None, 0, 0, False, None)
+        if self._meta is None or self._meta != meta:
+            self._meta, self._cache = meta, None
+        budget = meta["budget"]
+        if stat is None:
+            self._cache = _Cache(empty_state(budget), 0, 0, None, 0, 0, False, None)
+            self._cache.snap_stale = os.path.exists(os.path.join(self.path, "snapshot.json"))
+            return self._cache
+        identity = (stat.st_dev, stat.st_ino)
+        with open(self.log_path, "rb") as log:
+            cache = self._cache
+            if cache is None or cache.identity != identity or stat.st_size < cache.offset:
+                cache = self._from_snapshot(log, budget, identity)
+            self._cache = None  # until the tail is applied
+            torn = self._apply_tail(log, cache)
+        if write:
+            if torn is not None:
+                repair_tail(self.log_path, torn)
+            remove_stale_temps(self.path)  # left by a process killed mid-snapshot
+        self._cache = cache
+        return cache
+
+    def _from_snapshot(self, log, budget: int, identity: tuple) -> _Cache:
+        snapshot_path = os.path.join(self.path, "snapshot.json")
+        try:
+            with open(snapshot_path, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
+            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, True, None)
+        try:
+            snap = parse_snapshot(data, budget)
+            if snap.state.event_seq and not _holds_record(log, snap):
+                raise ValueError("ahead of the log")
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, True, None)
+        seq = snap.state.event_seq
+        return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, False, snap)
+
+    def _apply_tail(self, log, cache: _Cache) -> Torn | None:
+        walk = scan(log, cache.offset, cache.state.event_seq)
+        if walk.size == cache.offset:
+            return None
+        tail_batches, offsets = cache.tail_batches, cache.offsets
+        batches = cache.batches
+        last = [cache.last_offset]
+
+        def indexed() -> Iterator[dict]:
+            for record, start in walk.records():
+                offsets[record["event_seq"]] = start
+                batch_id = record.get("batch_id")
+                if batch_id is not None:
+                    entry = [record["event_seq"], record.get("request_digest"), start]
+                    tail_batches[batch_id] = entry
+                    if batches is not None:
+                        batches[batch_id] = entry
+                last[0] = start
+                yield record
+
+        try:
+            cache.state = replay(indexed(), cache.state)
+        except StoreCorrupt:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+            line = walk.event_seq
+            raise StoreCorrupt(
+                f"events.jsonl line {line}: the record does not have the expected shape"
+                f" ({type(error).__name__}: {error})",
+                line=line,
+            ) from None
+        cache.offset, cache.last_offset = walk.offset, last[0]
+        return walk.torn
+
+    def _refresh_due(self, cache: _Cache) -> bool:
+        if cache.snap_stale:
+            return cache.state.event_seq > 0 or cache.identity is None
+        return (
+            cache.state.event_seq - cache.snap_seq >= snapshot_bound()
+            or cache.offset - cache.snap_offset >= SNAPSHOT_BYTES
+        )
+
+    def _refresh(self, cache: _Cache, *, exclusive: bool) -> None:
+        directory = self.path
+        if cache.state.event_seq == 0:  # nothing to cache: drop an unusable snapshot
+            try:
+                os.remove(os.path.join(directory, "snapshot.json"))
+            except OSError:
+                pass
+            cache.snap_stale = False
+            return
+        try:
+            batches = self._batches(cache)
+        except StoreError:
+            return
+        data = encode_snapshot(cache.state, cache.offset, cache.last_offset, batches)
+        if write_snapshot(directory, data, exclusive=exclusive, quiet=not exclusive):
+            cache.snap_seq, cache.snap_offset, cache.snap_stale = cache.state.event_seq, cache.offset, False
+            cache.snapshot, cache.tail_batches = None, {}
+
+    # -- the batch index ------------------------------------------------------
+
+    def _batches(self, cache: _Cache) -> dict:
+        if cache.batches is None:
+            batches = None
+            if cache.snapshot is not None:
+                try:
+                    batches = cache.snapshot.batches()
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    batches = None
+            if batches is None:
+                batches = self._index_from_log(cache.snap_offset, cache.snap_seq)
+            batches.update(cache.tail_batches)
+            cache.batches, cache.snapshot = batches, None
+        return cache.batches
+
+    def _index_from_log(self, end: int, end_seq: int) -> dict:
+        """The batch index of the records before ``end`` (when the snapshot's is unusable)."""
+        batches: dict = {}
+        if end_seq == 0:
+            return batches
+        with open(self.log_path, "rb") as log:
+            walk = scan(log, 0, 0)
+            walk.size = end
+            for record, start in walk.records():
+                batch_id = record.get("batch_id")
+                if batch_id is not None:
+                    batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
+        return batches
+
+    # -- appending --------------------------------------------------------------
+
+    def _append(self, cache: _Cache, record: dict) -> None:
+        event_seq = cache.state.event_seq + 1
+        if record.get("event_seq") != event_seq:
+            raise ValueError(f"record {record.get('event_seq')!r} does not follow {event_seq - 1}")
+        state = apply_record(cache.state, record)  # the cache holds exactly what replay gives
+        data = encode_record(record)
+        try:
+            if self._meta is None:
+                self._meta = _write_meta(self.path, cache.state.budget)
+        except OSError as error:
+            raise _unavailable(error, f"cannot create the store {self.path}; nothing was written") from error
+        crash_at("before_append")
+        try:
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise _unavailable(error, "cannot open events.jsonl; nothing was written") from error
+        try:
+            stat = os.fstat(fd)
+            if stat.st_size != cache.offset:
+                self._cache = None
+                raise StoreUnavailable("events.jsonl changed outside the lock; nothing was written")
+            self._write(fd, data, cache.offset)
+            crash_at("after_append")
+            try:
+                error = injected("eio_fsync")
+                if error is not None:
+                    raise error
+                os.fsync(fd)
+                if cache.identity is None:  # the log was just created: make its name durable
+                    fsync_dir(self.path)
+            except OSError as error:
+                self._cache = None  # never trust the page cache after a failed fsync
+                raise _unavailable(
+                    error, "fsync of events.jsonl failed: the outcome is unknown, retry with the same batch_id"
+                ) from error
+            crash_at("after_fsync")
+        finally:
+            os.close(fd)
+        # Committed: only bookkeeping from here on.
+        start = cache.offset
+        cache.state, cache.last_offset, cache.offset = state, start, start + len(data)
+        cache.identity = (stat.st_dev, stat.st_ino)
+        cache.offsets[event_seq] = start
+        batch_id = record.get("batch_id")
+        if batch_id is not None:
+            entry = [event_seq, record.get("request_digest"), start]
+            cache.tail_batches[batch_id] = entry
+            if cache.batches is not None:
+                cache.batches[batch_id] = entry
+        self._cache = cache
+
+    @staticmethod
+    def _write(fd: int, data: bytes, start: int) -> None:
+        """Write the whole line; on any failure cut the file back to ``start``."""
+        try:
+            error = injected("enospc_append")
+            if error is not None or fault_is("mid_append"):
+                os.write(fd, data[: len(data) // 2])
+                crash_at("mid_append")
+                raise error
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError as error:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass  # the next writer repairs the torn fragment
+            raise _unavailable(error, "cannot append to events.jsonl (retry with the same batch_id)") from error
+
+
+class _FileSession(Session):
+    """The recovered store while the lock is held."""
+
+    def __init__(self, recorder: FileRecorder, cache: _Cache) -> None:
+        self._recorder = recorder
+        self.cache = cache
+
+    @property
+    def state(self) -> State:  # type: ignore[override]
+        return self.cache.state
+
+    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+        cache = self.cache
+        entry = cache.tail_batches.get(batch_id)
+        if entry is None:
+            entry = self._recorder._batches(cache).get(batch_id)
+            if entry is None:
+                return None
+        cache.offsets.setdefault(entry[0], entry[2])
+        return entry[0], entry[1]
+
+    def record(self, event_seq: int) -> dict:
+        for record in self.records(event_seq - 1):
+            return record
+        raise KeyError(event_seq)
+
+    def records(self, since: int = 0) -> Iterator[dict]:
+        cache = self.cache
+        since = max(since, 0)
+        if since >= cache.state.event_seq:
+            return iter(())
+        start = cache.offsets.get(since + 1)
+        if start is None:
+            since_read, start = 0, 0
+        else:
+            since_read = since
+        return _read_records(self._recorder.log_path, start, since_read, since, cache.offset)
+
+    def append(self, record: dict, state: State) -> None:
+        self._recorder._append(self.cache, record)
+
+
+def _read_records(path: str, start: int, start_seq: int, since: int, end: int) -> Iterator[dict]:
+    with open(path, "rb") as log:
+        walk = scan(log, start, start_seq)
+        walk.size = end
+        for record, _ in walk.records():
+            if record["event_seq"] > since:
+                yield record
+
+
+def _holds_record(log, snap: Snapshot) -> bool:
+    """Whether the log's line at the snapshot's ``last_offset`` is its last record."""
+    log.seek(snap.last_offset)
+    line = log.readline(snap.offset - snap.last_offset + 1)
+    if len(line) != snap.offset - snap.last_offset or line[-1:] != b"\n":
+        return False
+    record = json.loads(line)
+    return type(record) is dict and record.get("event_seq") == snap.state.event_seq
+
+
+def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:
+    """A ``Store`` over the directory at ``path``."""
+    return Store(FileRecorder(path, budget))
