@@ -58,7 +58,7 @@ def register(commands) -> None:
 
 
 def run_init(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.file import DEFAULT_BUDGET, create_store
+    from fold_core.store.meta import DEFAULT_BUDGET, create_store
 
     budget = DEFAULT_BUDGET if args.budget is None else args.budget
     if not 8 <= budget <= 4096:

@@ -11,11 +11,19 @@ A store is a directory::
 lock (exclusive to write, shared to read) and recovers before anything else —
 snapshot (ignored and rebuilt from the log when missing, unreadable or ahead of
 the log), then only the log tail after the snapshot's offset; a writer repairs
-a torn tail under the lock. ``append`` writes one line, then fsyncs the file
-(and the directory when the log was just created): from then on the batch is
-committed, whatever fails later. The snapshot is refreshed at the end of a
-session only when the tail beyond it reaches ``FOLD_SNAPSHOT_EVERY`` records
-(default 64) or 1 MiB, and by ``close()``; a failed refresh is only logged.
+a torn tail under the lock. An unusable snapshot is never deleted by a reader;
+the next writer keeps it as ``snapshot.json.bad`` (it may be the last trace of
+lost records) and writes a fresh one. Records that recovery finds beyond what
+this recorder already knew are fsynced (file and directory) before they are
+answered: their writer may have died between its write and its fsync.
+
+``append`` writes one line, then fsyncs the file (and the directory when the
+log was just created): from then on the batch is committed, whatever fails
+later. The snapshot is refreshed at the end of a session only when the tail
+beyond it reaches ``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by
+``close()`` (a long-lived process's clean shutdown; a ``foldctl`` process does
+not refresh on exit, which would rewrite it on every commit); a failed refresh
+is only logged.
 
 A failed write or fsync is never retried and never reported as success:
 ``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed
@@ -29,7 +37,6 @@ appended since its last session.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,16 +44,13 @@ from contextlib import contextmanager
 from fold_core.errors import StoreCorrupt, StoreError, StoreUnavailable
 from fold_core.state import State, apply_record, empty_state, replay
 from fold_core.store.base import Recorder, Session, Store
-from fold_core.store.faults import crash_at, fault_is, injected
+from fold_core.store.faults import crash_at
 from fold_core.store.locking import StoreLock
-from fold_core.store.log import Torn, encode_record, fsync_dir, repair_tail, scan
-from fold_core.store.snapshot import (
-    Snapshot,
-    encode_snapshot,
-    parse_snapshot,
-    remove_stale_temps,
-    write_snapshot,
-)
+from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
+from fold_core.store.log import unavailable
+from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
+from fold_core.store.snapshot import Snapshot, encode_snapshot, parse_snapshot, write_snapshot
+from fold_core.store.snapshot import remove_stale_temps
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -58,13 +62,8 @@ __all__ = [
     "snapshot_bound",
 ]
 
-DEFAULT_BUDGET = 64
-META_FORMAT, META_VERSION = "fold-store", 1
 SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 64, 1 << 20
-
-
-class StoreMissing(StoreUnavailable):
-    """A read found no store at the path (exit 3: it cannot answer, it never says "empty")."""
+SNAP_OK, SNAP_MISSING, SNAP_BAD = "ok", "missing", "bad"
 
 
 def snapshot_bound() -> int:
@@ -75,70 +74,6 @@ def snapshot_bound() -> int:
     return SNAPSHOT_RECORDS
 
 
-def read_meta(path: str) -> dict | None:
-    """``meta.json`` of the store at ``path``, None when absent; StoreCorrupt when unusable."""
-    try:
-        with open(os.path.join(path, "meta.json"), "rb") as file:
-            data = file.read()
-    except FileNotFoundError:
-        return None
-    try:
-        meta = json.loads(data)
-        budget = meta["budget"]
-        valid = meta["format"] == META_FORMAT and meta["version"] == META_VERSION
-    except (ValueError, TypeError, KeyError):
-        valid, meta, budget = False, None, None
-    if not valid or type(budget) is not int or not 8 <= budget <= 4096:
-        raise StoreCorrupt(
-            f"{os.path.join(path, 'meta.json')}: expected"
-            ' {"format": "fold-store", "version": 1, "budget": 8…4096, ...}'
-        )
-    return meta
-
-
-def _write_meta(path: str, budget: int) -> dict:
-    from datetime import datetime, timezone  # write path only
-
-    created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    meta = {"format": META_FORMAT, "version": META_VERSION, "budget": budget, "created_at": created_at}
-    temp = os.path.join(path, ".meta.json.tmp")
-    with open(temp, "wb") as file:
-        file.write(json.dumps(meta).encode() + b"\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temp, os.path.join(path, "meta.json"))
-    fsync_dir(path)
-    return meta
-
-
-def _unavailable(error: OSError, doing: str) -> StoreUnavailable:
-    where = f" ({error.filename})" if error.filename else ""
-    return StoreUnavailable(f"{doing}: {error.strerror or error}{where}")
-
-
-def create_store(path: str, budget: int = DEFAULT_BUDGET) -> tuple[dict, bool]:
-    """``init``: create the store at ``path`` unless one exists; ``(meta, created)``."""
-    if not 8 <= budget <= 4096:
-        raise ValueError(f"budget must be 8…4096, got {budget}")
-    try:
-        os.makedirs(path, exist_ok=True)
-        lock = StoreLock(os.path.join(path, "lock"), exclusive=True, create=True)
-    except OSError as error:
-        raise _unavailable(error, f"cannot create a store in {path}") from error
-    try:
-        meta = read_meta(path)
-        if meta is not None:
-            return meta, False
-        if os.path.exists(os.path.join(path, "events.jsonl")):
-            raise StoreCorrupt(f"{path}: events.jsonl exists but meta.json is missing")
-        try:
-            return _write_meta(path, budget), True
-        except OSError as error:
-            raise _unavailable(error, f"cannot create a store in {path}") from error
-    finally:
-        lock.release()
-
-
 class _Cache:
     """The recovered view of the log, kept between sessions of one recorder.
 
@@ -146,18 +81,18 @@ class _Cache:
     the read path.)
     """
 
-    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap_stale",
+    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap",
                  "snapshot", "batches", "tail_batches", "offsets")
 
     def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
-                 snap_seq: int, snap_offset: int, snap_stale: bool, snapshot: Snapshot | None) -> None:
+                 snap_seq: int, snap_offset: int, snap: str, snapshot: Snapshot | None) -> None:
         self.state = state
         self.offset = offset  # end of the last complete record
         self.last_offset = last_offset  # start of that record's line
         self.identity = identity  # (st_dev, st_ino) of events.jsonl; None while it does not exist
         self.snap_seq = snap_seq  # event_seq the snapshot file reflects (0: none usable)
         self.snap_offset = snap_offset
-        self.snap_stale = snap_stale  # snapshot file missing or unusable: rewrite it
+        self.snap = snap  # the snapshot file: SNAP_OK, SNAP_MISSING or SNAP_BAD (kept aside, then rewritten)
         self.snapshot = snapshot  # kept for its raw batch index until a lookup needs it
         self.batches: dict | None = None  # the full index, once loaded
         self.tail_batches: dict = {}  # index entries beyond the snapshot
@@ -184,11 +119,11 @@ class FileRecorder(Recorder):
                 cache = self._recover(write)
             except OSError as error:
                 self._cache = None
-                raise _unavailable(error, f"cannot read the store {self.path}") from error
+                raise unavailable(error, f"cannot read the store {self.path}") from error
             try:
                 yield _FileSession(self, cache)
             except OSError as error:
-                raise _unavailable(error, f"cannot read the store {self.path}") from error
+                raise unavailable(error, f"cannot read the store {self.path}") from error
             if self._cache is cache and self._refresh_due(cache):
                 self._refresh(cache, exclusive=write)
         finally:
@@ -201,7 +136,7 @@ class FileRecorder(Recorder):
         try:
             with self.session(write=True) as session:
                 cache = session.cache
-                if cache.state.event_seq > cache.snap_seq or cache.snap_stale:
+                if cache.state.event_seq > cache.snap_seq or cache.snap != SNAP_OK:
                     self._refresh(cache, exclusive=True)
         except StoreUnavailable:
             pass
@@ -215,7 +150,7 @@ class FileRecorder(Recorder):
                 os.makedirs(self.path, exist_ok=True)
             return StoreLock(lock_path, exclusive=write, create=True)
         except OSError as error:
-            raise _unavailable(error, f"cannot lock the store {self.path}") from error
+            raise unavailable(error, f"cannot lock the store {self.path}") from error
 
     # -- recovery -----------------------------------------------------------
 
@@ -232,13 +167,13 @@ class FileRecorder(Recorder):
                 raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
             self._meta, self._cache = None, None
             budget = self.budget or DEFAULT_BUDGET
-            return _Cache(empty_state(budget), 0, 0, None, 0, 0, False, None)
+            return _Cache(empty_state(budget), 0, 0, None, 0, 0, SNAP_OK, None)
         if self._meta is None or self._meta != meta:
             self._meta, self._cache = meta, None
         budget = meta["budget"]
         if stat is None:
-            self._cache = _Cache(empty_state(budget), 0, 0, None, 0, 0, False, None)
-            self._cache.snap_stale = os.path.exists(os.path.join(self.path, "snapshot.json"))
+            snap = SNAP_BAD if os.path.exists(os.path.join(self.path, "snapshot.json")) else SNAP_OK
+            self._cache = _Cache(empty_state(budget), 0, 0, None, 0, 0, snap, None)
             return self._cache
         identity = (stat.st_dev, stat.st_ino)
         with open(self.log_path, "rb") as log:
@@ -246,7 +181,13 @@ class FileRecorder(Recorder):
             if cache is None or cache.identity != identity or stat.st_size < cache.offset:
                 cache = self._from_snapshot(log, budget, identity)
             self._cache = None  # until the tail is applied
+            seen = cache.state.event_seq
             torn = self._apply_tail(log, cache)
+            if cache.state.event_seq != seen:
+                # Seed 002: a complete record found by recovery is synced before it is
+                # answered as saved — its writer may have died between write and fsync.
+                os.fsync(log.fileno())
+                fsync_dir(self.path)
         if write:
             if torn is not None:
                 repair_tail(self.log_path, torn)
@@ -260,15 +201,15 @@ class FileRecorder(Recorder):
             with open(snapshot_path, "rb") as file:
                 data = file.read()
         except FileNotFoundError:
-            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, True, None)
+            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_MISSING, None)
         try:
             snap = parse_snapshot(data, budget)
-            if snap.state.event_seq and not _holds_record(log, snap):
+            if snap.state.event_seq and not snap.matches(log):
                 raise ValueError("ahead of the log")
         except (ValueError, KeyError, TypeError, RecursionError):
-            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, True, None)
+            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
         seq = snap.state.event_seq
-        return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, False, snap)
+        return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
 
     def _apply_tail(self, log, cache: _Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
@@ -305,8 +246,10 @@ class FileRecorder(Recorder):
         return walk.torn
 
     def _refresh_due(self, cache: _Cache) -> bool:
-        if cache.snap_stale:
-            return cache.state.event_seq > 0 or cache.identity is None
+        if cache.snap == SNAP_BAD:
+            return True
+        if cache.snap == SNAP_MISSING:
+            return cache.state.event_seq > 0
         return (
             cache.state.event_seq - cache.snap_seq >= snapshot_bound()
             or cache.offset - cache.snap_offset >= SNAPSHOT_BYTES
@@ -314,12 +257,21 @@ class FileRecorder(Recorder):
 
     def _refresh(self, cache: _Cache, *, exclusive: bool) -> None:
         directory = self.path
-        if cache.state.event_seq == 0:  # nothing to cache: drop an unusable snapshot
+        if cache.snap == SNAP_BAD:
+            # A snapshot that disagrees with the log may be the last trace of lost
+            # records: a writer keeps it as snapshot.json.bad; readers leave it alone.
+            if not exclusive:
+                return
+            target = os.path.join(directory, "snapshot.json")
             try:
-                os.remove(os.path.join(directory, "snapshot.json"))
-            except OSError:
+                os.replace(target, target + ".bad")
+            except FileNotFoundError:
                 pass
-            cache.snap_stale = False
+            except OSError:
+                return
+            cache.snap = SNAP_MISSING
+        if cache.state.event_seq == 0:
+            cache.snap = SNAP_OK
             return
         try:
             batches = self._batches(cache)
@@ -327,7 +279,7 @@ class FileRecorder(Recorder):
             return
         data = encode_snapshot(cache.state, cache.offset, cache.last_offset, batches)
         if write_snapshot(directory, data, exclusive=exclusive, quiet=not exclusive):
-            cache.snap_seq, cache.snap_offset, cache.snap_stale = cache.state.event_seq, cache.offset, False
+            cache.snap_seq, cache.snap_offset, cache.snap = cache.state.event_seq, cache.offset, SNAP_OK
             cache.snapshot, cache.tail_batches = None, {}
 
     # -- the batch index ------------------------------------------------------
@@ -362,48 +314,28 @@ class FileRecorder(Recorder):
 
     # -- appending --------------------------------------------------------------
 
-    def _append(self, cache: _Cache, record: dict) -> None:
+    def _append(self, cache: _Cache, record: dict, state: State | None) -> None:
         event_seq = cache.state.event_seq + 1
         if record.get("event_seq") != event_seq:
             raise ValueError(f"record {record.get('event_seq')!r} does not follow {event_seq - 1}")
-        state = apply_record(cache.state, record)  # the cache holds exactly what replay gives
+        if state is None or state.event_seq != event_seq:
+            state = apply_record(cache.state, record)  # the kernel's state is T's already
         data = encode_record(record)
         try:
             if self._meta is None:
-                self._meta = _write_meta(self.path, cache.state.budget)
+                self._meta = write_meta(self.path, cache.state.budget)
         except OSError as error:
-            raise _unavailable(error, f"cannot create the store {self.path}; nothing was written") from error
+            raise unavailable(error, f"cannot create the store {self.path}; nothing was written") from error
         crash_at("before_append")
         try:
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as error:
-            raise _unavailable(error, "cannot open events.jsonl; nothing was written") from error
-        try:
-            stat = os.fstat(fd)
-            if stat.st_size != cache.offset:
-                self._cache = None
-                raise StoreUnavailable("events.jsonl changed outside the lock; nothing was written")
-            self._write(fd, data, cache.offset)
-            crash_at("after_append")
-            try:
-                error = injected("eio_fsync")
-                if error is not None:
-                    raise error
-                os.fsync(fd)
-                if cache.identity is None:  # the log was just created: make its name durable
-                    fsync_dir(self.path)
-            except OSError as error:
-                self._cache = None  # never trust the page cache after a failed fsync
-                raise _unavailable(
-                    error, "fsync of events.jsonl failed: the outcome is unknown, retry with the same batch_id"
-                ) from error
-            crash_at("after_fsync")
-        finally:
-            os.close(fd)
+            identity = append_line(self.log_path, data, cache.offset, created=cache.identity is None)
+        except BaseException:
+            self._cache = None  # recover from the file next time, never from this memory
+            raise
         # Committed: only bookkeeping from here on.
         start = cache.offset
         cache.state, cache.last_offset, cache.offset = state, start, start + len(data)
-        cache.identity = (stat.st_dev, stat.st_ino)
+        cache.identity = identity
         cache.offsets[event_seq] = start
         batch_id = record.get("batch_id")
         if batch_id is not None:
@@ -412,27 +344,6 @@ class FileRecorder(Recorder):
             if cache.batches is not None:
                 cache.batches[batch_id] = entry
         self._cache = cache
-
-    @staticmethod
-    def _write(fd: int, data: bytes, start: int) -> None:
-        """Write the whole line; on any failure cut the file back to ``start``."""
-        try:
-            error = injected("enospc_append")
-            if error is not None or fault_is("mid_append"):
-                os.write(fd, data[: len(data) // 2])
-                crash_at("mid_append")
-                raise error
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        except OSError as error:
-            try:
-                os.ftruncate(fd, start)
-            except OSError:
-                pass  # the next writer repairs the torn fragment
-            raise _unavailable(error, "cannot append to events.jsonl (retry with the same batch_id)") from error
-
 
 class _FileSession(Session):
     """The recovered store while the lock is held."""
@@ -470,29 +381,10 @@ class _FileSession(Session):
             since_read, start = 0, 0
         else:
             since_read = since
-        return _read_records(self._recorder.log_path, start, since_read, since, cache.offset)
+        return read_records(self._recorder.log_path, start, since_read, since, cache.offset)
 
     def append(self, record: dict, state: State) -> None:
-        self._recorder._append(self.cache, record)
-
-
-def _read_records(path: str, start: int, start_seq: int, since: int, end: int) -> Iterator[dict]:
-    with open(path, "rb") as log:
-        walk = scan(log, start, start_seq)
-        walk.size = end
-        for record, _ in walk.records():
-            if record["event_seq"] > since:
-                yield record
-
-
-def _holds_record(log, snap: Snapshot) -> bool:
-    """Whether the log's line at the snapshot's ``last_offset`` is its last record."""
-    log.seek(snap.last_offset)
-    line = log.readline(snap.offset - snap.last_offset + 1)
-    if len(line) != snap.offset - snap.last_offset or line[-1:] != b"\n":
-        return False
-    record = json.loads(line)
-    return type(record) is dict and record.get("event_seq") == snap.state.event_seq
+        self._recorder._append(self.cache, record, state)
 
 
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:

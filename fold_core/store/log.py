@@ -12,6 +12,12 @@ does not parse, or does not carry the next event_seq, stops recovery with
 
 are not records. ``scan`` reports them in ``Scan.torn`` and never yields them;
 only a writer, holding the exclusive lock, repairs them (``repair_tail``).
+
+``append_line`` is §6.2 step 4: write the whole line, fsync the file (and the
+directory when the log was just created). A failed write is cut back so
+nothing partial stays; a failed fsync is never retried. Both raise
+``StoreUnavailable``. The §6.3 fault points ``mid_append``, ``after_append``
+and ``after_fsync`` sit here.
 """
 
 from __future__ import annotations
@@ -19,11 +25,22 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from typing import NamedTuple
 
-from fold_core.errors import StoreCorrupt
+from fold_core.errors import StoreCorrupt, StoreUnavailable
+from fold_core.store.faults import crash_at, fault_is, injected
 
-__all__ = ["Scan", "Torn", "encode_record", "fsync_dir", "read_line_at", "repair_tail", "scan"]
+__all__ = [
+    "Scan",
+    "Torn",
+    "append_line",
+    "encode_record",
+    "fsync_dir",
+    "read_line_at",
+    "read_records",
+    "repair_tail",
+    "scan",
+    "unavailable",
+]
 
 _loads = json.loads
 
@@ -42,13 +59,20 @@ def encode_record(record: dict) -> bytes:
     return data + b"\n"
 
 
-class Torn(NamedTuple):
-    """Bytes at the end of the log that are not a record."""
+class Torn:
+    """Bytes at the end of the log that are not a record.
 
-    offset: int  # where the torn bytes start (the end of the last complete record)
-    size: int  # how many bytes
-    event_seq: int  # the event_seq the torn line would have had
-    nul_line: bool  # a newline-terminated line with NUL bytes (moved aside on repair)
+    (Plain class: ``typing.NamedTuple`` or dataclasses would cost import time
+    on the read path.)
+    """
+
+    __slots__ = ("offset", "size", "event_seq", "nul_line")
+
+    def __init__(self, offset: int, size: int, event_seq: int, nul_line: bool) -> None:
+        self.offset = offset  # where the torn bytes start (the end of the last complete record)
+        self.size = size  # how many bytes
+        self.event_seq = event_seq  # the event_seq the torn line would have had
+        self.nul_line = nul_line  # a newline-terminated line with NUL bytes (moved aside on repair)
 
 
 class Scan:
@@ -117,6 +141,16 @@ def read_line_at(path: str, offset: int) -> dict:
         return _loads(file.readline())
 
 
+def read_records(path: str, start: int, start_seq: int, since: int, end: int) -> Iterator[dict]:
+    """Records with event_seq > ``since`` from the line at ``start`` (after ``start_seq``) up to ``end``."""
+    with open(path, "rb") as log:
+        walk = scan(log, start, start_seq)
+        walk.size = end
+        for record, _ in walk.records():
+            if record["event_seq"] > since:
+                yield record
+
+
 def fsync_dir(path: str) -> None:
     """Make a directory's entries (a created or replaced file) durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -147,3 +181,63 @@ def repair_tail(log_path: str, torn: Torn) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    fsync_dir(os.path.dirname(log_path))  # the log may have been created by the writer that died
+
+
+def unavailable(error: OSError, doing: str) -> StoreUnavailable:
+    """``StoreUnavailable`` for an OSError, naming what was being done and the file."""
+    where = f" ({error.filename})" if error.filename else ""
+    return StoreUnavailable(f"{doing}: {error.strerror or error}{where}")
+
+
+def append_line(log_path: str, data: bytes, start: int, *, created: bool) -> tuple[int, int]:
+    """Append one record line durably at ``start`` (the log's size); ``(st_dev, st_ino)`` of the log.
+
+    On return the record is committed. ``created``: the log did not exist
+    before, so its directory entry is fsynced too.
+    """
+    try:
+        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise unavailable(error, "cannot open events.jsonl; nothing was written") from error
+    try:
+        stat = os.fstat(fd)
+        if stat.st_size != start:
+            raise StoreUnavailable("events.jsonl changed outside the lock; nothing was written")
+        _write_all(fd, data, start)
+        crash_at("after_append")
+        try:
+            error = injected("eio_fsync")
+            if error is not None:
+                raise error
+            os.fsync(fd)
+            if created:  # make the new file's name durable too
+                fsync_dir(os.path.dirname(log_path))
+        except OSError as error:
+            raise unavailable(
+                error, "fsync of events.jsonl failed: the outcome is unknown, retry with the same batch_id"
+            ) from error
+        crash_at("after_fsync")
+        return stat.st_dev, stat.st_ino
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes, start: int) -> None:
+    """Write the whole line; on any failure cut the file back to ``start``."""
+    try:
+        error = injected("enospc_append")
+        if error is not None or fault_is("mid_append"):
+            os.write(fd, data[: len(data) // 2])
+            crash_at("mid_append")
+            raise error
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError as error:
+        try:
+            os.ftruncate(fd, start)
+        except OSError:
+            pass  # the next writer repairs the torn fragment
+        raise unavailable(error, "cannot append to events.jsonl (retry with the same batch_id)") from error

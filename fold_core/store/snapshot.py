@@ -44,6 +44,20 @@ class Snapshot:
         self.last_offset = last_offset
         self.raw_batches = raw_batches
 
+    def matches(self, log) -> bool:
+        """Whether ``log`` (opened ``rb``) holds this snapshot's last record where it says.
+
+        One short read: catches a snapshot ahead of the log, or written for
+        another log, without replaying anything.
+        """
+        log.seek(self.last_offset)
+        length = self.offset - self.last_offset
+        line = log.readline(length + 1)
+        if len(line) != length or line[-1:] != b"\n":
+            return False
+        record = json.loads(line)
+        return type(record) is dict and record.get("event_seq") == self.state.event_seq
+
     def batches(self) -> dict[str, list]:
         """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
         value = json.loads(b"{" + self.raw_batches)["batches"]

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import ITEM_FIELDS, State, empty_state, replay
-from fold_core.store.file import StoreMissing, read_meta
+from fold_core.store.meta import StoreMissing, read_meta
 from fold_core.store.locking import StoreLock
 from fold_core.store.log import scan
 from fold_core.store.snapshot import parse_snapshot

@@ -165,13 +165,11 @@ def test_snapshot_refreshed_only_when_the_tail_reaches_the_bound(store):
     env = {"FOLD_SNAPSHOT_EVERY": "3"}
     for n in range(1, 6):
         assert commit(store, batch(f"b{n}", f"i{n}"), env=env)[0] == 0
-    head = open(store / "snapshot.json", "rb").readline()
     # created by the 2nd commit's recovery (no snapshot yet), refreshed 3 records later
-    assert json.loads(head[:-2] + b"}")["last_event_seq"] == 5
+    assert snapshot_seq(store) == 5
     for n in range(6, 8):
         assert commit(store, batch(f"b{n}", f"i{n}"), env=env)[0] == 0
-    head = open(store / "snapshot.json", "rb").readline()
-    assert json.loads(head[:-2] + b"}")["last_event_seq"] == 5
+    assert snapshot_seq(store) == 5
     assert state_doc(store)["event_seq"] == 7
 
 
@@ -188,20 +186,19 @@ def test_snapshot_failure_is_logged_not_reported(store):
 # -- recovery --------------------------------------------------------------------------------
 
 
-def populate(store, count=3, env=None):
+def populate(store, count=3, every=None):
     """Commit ``count`` batches in this process (the same code path as the CLI, faster)."""
-    saved = {name: os.environ.get(name) for name in env or {}}
-    os.environ.update(env or {})
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        if every is not None:
+            patch.setenv("FOLD_SNAPSHOT_EVERY", str(every))
         target = file_store(store)
         for n in range(1, count + 1):
             assert target.commit(batch(f"b{n}", f"i{n}"), actor="agent", now=NOW).exit_code == 0
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+
+
+def snapshot_seq(store):
+    head = open(store / "snapshot.json", "rb").readline()
+    return json.loads(head[:-2] + b"}")["last_event_seq"]
 
 
 def test_torn_fragment_is_ignored_by_reads_and_truncated_by_the_next_write(store):
@@ -239,7 +236,7 @@ def test_bad_last_line_without_nul_is_corrupt(store, garbage):
 
 
 def test_corrupt_middle_line(store):
-    populate(store, 4, env={"FOLD_SNAPSHOT_EVERY": "1"})
+    populate(store, 4, every=1)
     lines = log_lines(store)
     lines[1] = b"#### garbage ####\n"
     (store / "events.jsonl").write_bytes(b"".join(lines))
@@ -276,7 +273,7 @@ def test_deleted_snapshot_is_rebuilt(store):
 
 @pytest.mark.parametrize("damage", ["ahead", "garbage", "other_budget"])
 def test_unusable_snapshot_is_rebuilt(store, damage):
-    populate(store, 4, env={"FOLD_SNAPSHOT_EVERY": "1"})
+    populate(store, 4, every=1)
     snapshot = store / "snapshot.json"
     if damage == "ahead":  # the log lost its last records: the cache is ahead of the truth
         (store / "events.jsonl").write_bytes(b"".join(log_lines(store)[:2]))
@@ -284,15 +281,19 @@ def test_unusable_snapshot_is_rebuilt(store, damage):
         snapshot.write_bytes(b'{"format": "fold-snapshot", "versi')
     else:
         snapshot.write_bytes(snapshot.read_bytes().replace(b'"budget":64', b'"budget":65'))
+    damaged = snapshot.read_bytes()
     doc = state_doc(store)
     assert doc["event_seq"] == (2 if damage == "ahead" else 4)
     assert doc["revision"] == doc["event_seq"]
-    assert run(store, "verify")[0] == 0
+    assert snapshot.read_bytes() == damaged  # a reader never destroys the evidence
+    assert run(store, "verify")[0] == 4
     assert commit(store, batch("b1", "i1"))[1]["replayed"] is True
+    assert (store / "snapshot.json.bad").read_bytes() == damaged  # the writer keeps it aside
+    assert run(store, "verify")[0] == 0
 
 
 def test_verify_reports_a_snapshot_that_disagrees_with_the_log(store):
-    populate(store, 2, env={"FOLD_SNAPSHOT_EVERY": "1"})
+    populate(store, 2, every=1)
     snapshot = store / "snapshot.json"
     snapshot.write_bytes(snapshot.read_bytes().replace("标题 i1".encode("unicode_escape"), b"forged"))
     code, doc, err = run(store, "verify")
@@ -443,6 +444,5 @@ def test_close_refreshes_the_snapshot(tmp_path):
     for n in range(1, 4):
         store.commit(batch(f"b{n}", f"i{n}"), actor="agent", now=NOW)
     recorder.close()
-    head = open(path / "snapshot.json", "rb").readline()
-    assert json.loads(head[:-2] + b"}")["last_event_seq"] == 3
+    assert snapshot_seq(path) == 3
     assert run(path, "verify")[0] == 0
