@@ -10,7 +10,6 @@ version bump.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 
@@ -34,5 +33,7 @@ def normalized_request(batch: Mapping) -> dict:
 
 def request_digest(actor: str, request: Mapping) -> str:
     """The identity of a request under one batch_id (``now`` is not part of it)."""
+    import hashlib  # only writes need it: keep it off the read path
+
     payload = canonical_json({"actor": actor, "request": request})
     return "sha256:" + hashlib.sha256(payload).hexdigest()

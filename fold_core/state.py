@@ -21,7 +21,6 @@ new acknowledgements.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 
 __all__ = ["State", "apply_record", "empty_state", "replay", "resolve_item"]
 
@@ -36,21 +35,63 @@ PI_FIELDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class State:
-    """Everything the kernel needs to decide, and the reads need to answer."""
+    """Everything the kernel needs to decide, and the reads need to answer.
+
+    Frozen by convention and by ``__setattr__``: accepted batches produce a new
+    ``State`` (``replace``). A plain slotted class rather than a dataclass so
+    that ``foldctl state`` does not pay for importing ``dataclasses``.
+    """
+
+    __slots__ = ("budget", "revision", "event_seq", "last_checked_at", "items", "annotations",
+                 "active", "inactive_total")
 
     budget: int
-    revision: int = 0
-    event_seq: int = 0
-    last_checked_at: str | None = None
-    items: Mapping[str, dict] = field(default_factory=dict)
-    annotations: Mapping[str, dict] = field(default_factory=dict)
+    revision: int
+    event_seq: int
+    last_checked_at: str | None
+    items: Mapping[str, dict]
+    annotations: Mapping[str, dict]
     # The ids of the *active* items of each layer (key None = root layer, else
     # the parent id), in the order they became active. Derived from ``items``;
     # kept so that a layer's members are found without scanning every item
     # the store ever held.
-    active: Mapping[str | None, tuple[str, ...]] = field(default_factory=dict)
+    active: Mapping[str | None, tuple[str, ...]]
+    # How many items are withdrawn or merged: the state document's
+    # ``not_active_total``, known without scanning the whole item table.
+    inactive_total: int
+
+    def __init__(self, budget: int, revision: int = 0, event_seq: int = 0, last_checked_at: str | None = None,
+                 items: Mapping[str, dict] | None = None, annotations: Mapping[str, dict] | None = None,
+                 active: Mapping[str | None, tuple[str, ...]] | None = None, inactive_total: int = 0) -> None:
+        values = (budget, revision, event_seq, last_checked_at, {} if items is None else items,
+                  {} if annotations is None else annotations, {} if active is None else active, inactive_total)
+        for name, value in zip(self.__slots__, values):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"State is frozen; use replace() to change {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        # copy, deepcopy and pickle rebuild through __init__ (setattr is closed).
+        return (State, tuple(getattr(self, name) for name in self.__slots__))
+
+    def __repr__(self) -> str:
+        return (f"State(budget={self.budget}, revision={self.revision}, event_seq={self.event_seq}, "
+                f"items={len(self.items)}, annotations={len(self.annotations)})")
+
+    def replace(self, **changes: object) -> "State":
+        """A copy with ``changes`` applied."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return State(**values)
 
 
 def empty_state(budget: int) -> State:
@@ -61,7 +102,8 @@ def empty_state(budget: int) -> State:
 class _Builder:
     """Mutable working copy used while folding records; frozen again at the end."""
 
-    __slots__ = ("state", "items", "annotations", "active", "revision", "event_seq", "last_checked_at")
+    __slots__ = ("state", "items", "annotations", "active", "revision", "event_seq", "last_checked_at",
+                 "inactive_total")
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -71,6 +113,7 @@ class _Builder:
         self.revision = state.revision
         self.event_seq = state.event_seq
         self.last_checked_at = state.last_checked_at
+        self.inactive_total = state.inactive_total
 
     def apply(self, record: Mapping) -> None:
         kind = record["type"]
@@ -92,6 +135,10 @@ class _Builder:
             before = items.get(item_id)
             was_active = before is not None and before["status"] == "active"
             is_active = image["status"] == "active"
+            if before is not None and not was_active:
+                self.inactive_total -= 1
+            if not is_active:
+                self.inactive_total += 1
             if was_active != is_active:
                 layer = image["parent"]
                 members = active.get(layer, ())
@@ -118,14 +165,14 @@ class _Builder:
             self.last_checked_at = record["at"]
 
     def freeze(self) -> State:
-        return replace(
-            self.state,
+        return self.state.replace(
             revision=self.revision,
             event_seq=self.event_seq,
             last_checked_at=self.last_checked_at,
             items=self.items,
             annotations=self.annotations,
             active=self.active,
+            inactive_total=self.inactive_total,
         )
 
 

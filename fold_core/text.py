@@ -32,11 +32,21 @@ _ALLOWED_BREAKS = frozenset("\n\r\t")
 
 
 def preview(value: object, limit: int = 40) -> str:
-    """A short, safe rendering of an untrusted value for an error message."""
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > limit:
-        text = text[:limit] + f"… ({len(text)} code points)"
-    return repr(text) if isinstance(value, str) else text
+    """A short, safe rendering of an untrusted value for an error message.
+
+    Strings are quoted and cut; numbers are shown unless huge; containers are
+    named by type only (their repr could be huge or too deep to build).
+    """
+    if isinstance(value, str):
+        text = value if len(value) <= limit else value[:limit] + f"… ({len(value)} code points)"
+        return repr(text)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value) if -10**18 < value < 10**18 else "a huge integer"
+    if isinstance(value, float):
+        return repr(value)
+    return f"an {type_name(value)}" if type_name(value) in ("array", "object") else type_name(value)
 
 
 def _first_forbidden(text: str, allow_breaks: bool) -> str | None:

@@ -17,11 +17,15 @@ from functools import lru_cache
 __all__ = ["compact_duration", "duration_between", "instant_key", "parse_instant"]
 
 
-@lru_cache(maxsize=4096)
 def parse_instant(text: object) -> datetime | None:
     """The aware datetime for ``text``, or None when it is not an instant with an offset."""
     if not isinstance(text, str) or not 10 < len(text) <= 64:
         return None
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

@@ -83,11 +83,10 @@ def _batch_level(state: State, batch: dict, *, actor: object, now: object,
     else:
         chosen = batch_id if batch_id is not None else in_object
     base = batch.get("base_revision")
-    base_ok = base is None or (isinstance(base, int) and not isinstance(base, bool) and base >= 0)
+    base_ok = base is None or (isinstance(base, int) and not isinstance(base, bool) and 0 <= base < 2**63)
     if not base_ok:
-        errors.append(error("invalid_field", f"base_revision must be a non-negative integer or null, "
-                            f"got {preview(base) if isinstance(base, str) else type_name(base)}",
-                            field="base_revision"))
+        errors.append(error("invalid_field", "base_revision must be a non-negative integer below 2^63 "
+                            f"or null, got {preview(base)}", field="base_revision"))
     for key in ("declarations", "acknowledges"):
         if key in batch and not isinstance(batch[key], list):
             errors.append(error("invalid_field", f"{key} must be an array, got {type_name(batch[key])}",

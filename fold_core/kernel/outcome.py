@@ -3,44 +3,50 @@
 The kernel answers with values: ``Accepted`` (new state, receipt, record) or
 ``Rejected`` (the §4.2 document with every error found). Error records are
 plain dicts ``{"code", "message", <locators>}`` in the order the kernel found
-them.
+them. Plain slotted classes, not dataclasses: the read path stays light.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from fold_core.state import State
 
 __all__ = ["Accepted", "Rejected", "RequestIdentity", "error", "rejection"]
 
 
-@dataclass(frozen=True, slots=True)
 class Accepted:
     """An accepted write: the state after it, the caller's receipt, the record to append."""
 
-    state: State
-    receipt: dict
-    record: dict
+    __slots__ = ("state", "receipt", "record")
+
+    def __init__(self, state: State, receipt: dict, record: dict) -> None:
+        self.state, self.receipt, self.record = state, receipt, record
 
 
-@dataclass(frozen=True, slots=True)
 class Rejected:
     """A rejected request: nothing changes; ``document`` is what the caller receives."""
 
-    document: dict
+    __slots__ = ("document",)
+
+    def __init__(self, document: dict) -> None:
+        self.document = document
 
     @property
     def errors(self) -> list[dict]:
         return self.document["errors"]
 
 
-@dataclass(frozen=True, slots=True)
 class RequestIdentity:
     """What identifies a request under §6.2 step 2: its batch_id and digest."""
 
-    batch_id: str
-    digest: str
+    __slots__ = ("batch_id", "digest")
+
+    def __init__(self, batch_id: str, digest: str) -> None:
+        self.batch_id, self.digest = batch_id, digest
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RequestIdentity) and (self.batch_id, self.digest) == (other.batch_id, other.digest)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def error(code: str, message: str, **locators: object) -> dict:

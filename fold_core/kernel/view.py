@@ -72,6 +72,12 @@ class _View:
 
 
 def _not_active(state: State, bound: int | None) -> tuple[list[dict], int]:
+    """The most recent withdrawn/merged entries and the full count.
+
+    The count comes from the state, not from the scan: a store may hand the
+    view a state whose item table holds only the active items and the recent
+    inactive ones (``inactive_total`` still counts them all).
+    """
     inactive = [item for item in state.items.values() if item["status"] != "active"]
     key = lambda item: (instant_key(item["status_at"]), item["id"])  # noqa: E731
     if bound is None or bound >= len(inactive):
@@ -82,7 +88,7 @@ def _not_active(state: State, bound: int | None) -> tuple[list[dict], int]:
                 "parent": item["parent"], "at": item["status_at"], "reason": item["reason"],
                 "merged_into": item["merged_into"], "withdrawn_with": item["withdrawn_with"]}
                for item in chosen]
-    return entries, len(inactive)
+    return entries, state.inactive_total
 
 
 def _pending(state: State) -> list[dict]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 from fold_core import kernel
 from fold_core.state import State
@@ -28,12 +27,16 @@ __all__ = ["Answer", "Recorder", "Session", "Store"]
 EXIT_OK, EXIT_REJECTED = 0, 1
 
 
-@dataclass(frozen=True, slots=True)
 class Answer:
     """One JSON document for stdout and the exit code that goes with it."""
 
-    document: dict
-    exit_code: int = EXIT_OK
+    __slots__ = ("document", "exit_code")
+
+    def __init__(self, document: dict, exit_code: int = EXIT_OK) -> None:
+        self.document, self.exit_code = document, exit_code
+
+    def __repr__(self) -> str:
+        return f"Answer(exit_code={self.exit_code}, document={self.document!r})"
 
 
 class Session(ABC):
