@@ -60,6 +60,15 @@ class Session(ABC):
     def append(self, record: dict, state: State) -> None:
         """Durably append ``record`` (whose result is ``state``); committed on return."""
 
+    def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
+        """A state good enough for this state-document request (by default the whole state).
+
+        A recorder may answer with less — e.g. without old withdrawn items
+        when the document will not list them — as long as the document is
+        the same.
+        """
+        return self.state
+
 
 class Recorder(ABC):
     """Durable records, their cache and the lock around them."""
@@ -119,7 +128,7 @@ class Store:
                        not_active: int | None = kernel.NOT_ACTIVE_DEFAULT) -> Answer:
         """The §8 state document (or an item's view) with the time projection at ``now``."""
         with self.recorder.session(write=False) as session:
-            state = session.state
+            state = session.state_for_view(item=item, not_active=not_active)
         outcome = kernel.state_document(state, now, item=item, depth=depth, not_active=not_active)
         if isinstance(outcome, kernel.Rejected):
             return Answer(outcome.document, EXIT_REJECTED)

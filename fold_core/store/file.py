@@ -49,7 +49,7 @@ from fold_core.store.locking import StoreLock
 from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.snapshot import Snapshot, encode_snapshot, parse_snapshot, write_snapshot
+from fold_core.store.snapshot import RECENT, Snapshot, encode_snapshot, parse_snapshot, write_snapshot
 from fold_core.store.snapshot import remove_stale_temps
 
 __all__ = [
@@ -82,7 +82,7 @@ class _Cache:
     """
 
     __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap",
-                 "snapshot", "batches", "tail_batches", "offsets")
+                 "snapshot", "batches", "tail_batches", "offsets", "archive")
 
     def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
                  snap_seq: int, snap_offset: int, snap: str, snapshot: Snapshot | None) -> None:
@@ -97,6 +97,10 @@ class _Cache:
         self.batches: dict | None = None  # the full index, once loaded
         self.tail_batches: dict = {}  # index entries beyond the snapshot
         self.offsets: dict = {}  # event_seq -> line start, where known
+        # While not None, ``state`` holds only the snapshot head's items (a
+        # partial state, enough for a default state read); this snapshot
+        # holds the rest as raw bytes.
+        self.archive: Snapshot | None = snapshot if snapshot is not None and snapshot.partial else None
 
 
 class FileRecorder(Recorder):
@@ -181,6 +185,9 @@ class FileRecorder(Recorder):
             if cache is None or cache.identity != identity or stat.st_size < cache.offset:
                 cache = self._from_snapshot(log, budget, identity)
             self._cache = None  # until the tail is applied
+            if cache.archive is not None and (write or not _tail_fits_partial(scan(log, cache.offset,
+                                                                                cache.state.event_seq), cache)):
+                cache = self._complete(cache, budget, identity)
             seen = cache.state.event_seq
             torn = self._apply_tail(log, cache)
             if cache.state.event_seq != seen:
@@ -210,6 +217,17 @@ class FileRecorder(Recorder):
             return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
         seq = snap.state.event_seq
         return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
+
+    def _complete(self, cache: _Cache, budget: int, identity: tuple) -> _Cache:
+        """Merge the snapshot's archive into a partial state (or rebuild from the log if unreadable)."""
+        try:
+            archive = cache.archive.archive()
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
+        # The head's items win: they may be newer than the snapshot (tail applied).
+        cache.state = cache.state.replace(items={**archive, **cache.state.items})
+        cache.archive = None
+        return cache
 
     def _apply_tail(self, log, cache: _Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
@@ -257,6 +275,8 @@ class FileRecorder(Recorder):
 
     def _refresh(self, cache: _Cache, *, exclusive: bool) -> None:
         directory = self.path
+        if cache.archive is not None:
+            return  # a partial state (a reader's) cannot write a whole snapshot
         if cache.snap == SNAP_BAD:
             # A snapshot that disagrees with the log may be the last trace of lost
             # records: a writer keeps it as snapshot.json.bad; readers leave it alone.
@@ -354,7 +374,31 @@ class _FileSession(Session):
 
     @property
     def state(self) -> State:  # type: ignore[override]
-        return self.cache.state
+        cache = self.cache
+        if cache.archive is not None:
+            self._complete()
+        return cache.state
+
+    def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
+        cache = self.cache
+        if cache.archive is not None:
+            wide = not_active is None or not_active > RECENT
+            if wide or (item is not None and item not in cache.state.items):
+                self._complete()
+        return cache.state
+
+    def _complete(self) -> None:
+        """Load the archive into this session's partial state (under the lock)."""
+        recorder, cache = self._recorder, self.cache
+        try:
+            archive = cache.archive.archive()
+        except (ValueError, KeyError, TypeError, RecursionError):
+            budget = cache.state.budget
+            records = read_records(recorder.log_path, 0, 0, 0, cache.offset)
+            cache.state, cache.snap = replay(records, empty_state(budget)), SNAP_BAD
+        else:
+            cache.state = cache.state.replace(items={**archive, **cache.state.items})
+        cache.archive = None
 
     def lookup(self, batch_id: str) -> tuple[int, str] | None:
         cache = self.cache
@@ -390,3 +434,26 @@ class _FileSession(Session):
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:
     """A ``Store`` over the directory at ``path``."""
     return Store(FileRecorder(path, budget))
+
+
+def _tail_fits_partial(walk, cache: _Cache) -> bool:
+    """Whether the log tail can be applied to a partial state without its archive.
+
+    True when every change in the tail is to an item the head holds or to an
+    item the record creates, and nothing becomes active again: a restore could
+    pull an archived item into the most recent ``not_active`` entries.
+    """
+    items = cache.state.items
+    for record, _start in walk.records():
+        if record.get("type") == "annotation":
+            continue
+        created = {change["item"] for change in record["receipt"]["changes"] if change["op"] == "created"}
+        for change in record["changes"]:
+            image = change["item"]
+            before = items.get(image["id"])
+            if before is None:
+                if image["id"] not in created:
+                    return False
+            elif before["status"] != "active" and image["status"] == "active":
+                return False
+    return True

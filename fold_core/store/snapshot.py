@@ -6,11 +6,19 @@ reader can check cheaply that the log really holds that record), the full item
 and annotation tables, and the batch index ``{batch_id: [event_seq, digest,
 offset]}`` that makes a replayed receipt an O(1) lookup.
 
-Layout: one JSON object written on two physical lines. The first line holds
-everything but the batch index; the second is ``"batches": {...}}``. Compact
-JSON never contains a raw newline, so a reader that only needs the state
-(``foldctl state``) parses the first line and leaves the index — the biggest
-part of an old store — as bytes until a lookup needs it.
+Layout: one JSON object written on three physical lines. Compact JSON never
+contains a raw newline, so each line can be parsed on its own:
+
+1. the *head*: positions, revision, the active items, the ``RECENT`` most
+   recent withdrawn/merged items, every item on an annotation's merge chain,
+   the annotations, the active index and ``inactive_total``;
+2. ``"archive": {...},`` — every other item (old withdrawn/merged ones);
+3. ``"batches": {...}}`` — the batch index.
+
+The not-active index and the batch index grow forever; the head does not. A
+state read parses only the head (a *partial* state: enough for the state
+document with the default ``not_active`` bound), and the archive and the
+batch index stay bytes until a write, a lookup or a wider read needs them.
 
 Writing: a temporary file in the same directory, fsync, ``os.replace``, fsync
 of the directory. A failure is logged, never raised: the log is intact and the
@@ -21,28 +29,52 @@ is ignored and rebuilt.
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 
 from fold_core.state import State
+from fold_core.timefmt import instant_key
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 
-__all__ = ["FORMAT", "Snapshot", "encode_snapshot", "parse_snapshot", "remove_stale_temps", "write_snapshot"]
+__all__ = ["FORMAT", "RECENT", "Snapshot", "encode_snapshot", "parse_snapshot", "remove_stale_temps", "split_items",
+           "write_snapshot"]
 
-FORMAT, VERSION = "fold-snapshot", 1
+FORMAT, VERSION = "fold-snapshot", 2
+RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
 
 
 class Snapshot:
-    """A parsed snapshot head; the batch index stays raw until ``batches`` is called."""
+    """A parsed snapshot head; the archive and batch index stay raw until asked for.
 
-    __slots__ = ("state", "offset", "last_offset", "raw_batches")
+    ``state`` holds the head's items only when ``partial`` is true; ``archive()``
+    gives the rest.
+    """
 
-    def __init__(self, state: State, offset: int, last_offset: int, raw_batches: bytes) -> None:
+    __slots__ = ("state", "offset", "last_offset", "raw_archive", "raw_batches", "partial")
+
+    def __init__(self, state: State, offset: int, last_offset: int, raw_archive: bytes,
+                 raw_batches: bytes, partial: bool) -> None:
         self.state = state
         self.offset = offset
         self.last_offset = last_offset
+        self.raw_archive = raw_archive
         self.raw_batches = raw_batches
+        self.partial = partial
+
+    def archive(self) -> dict[str, dict]:
+        """The items the head leaves out."""
+        value = json.loads(b"{" + self.raw_archive + b"}")["archive"]
+        if type(value) is not dict:
+            raise ValueError("archive is not an object")
+        return value
+
+    def full_state(self) -> State:
+        """The snapshot's whole state (head and archive)."""
+        if not self.partial:
+            return self.state
+        return self.state.replace(items={**self.archive(), **self.state.items})
 
     def matches(self, log) -> bool:
         """Whether ``log`` (opened ``rb``) holds this snapshot's last record where it says.
@@ -68,9 +100,9 @@ class Snapshot:
 
 def parse_snapshot(data: bytes, budget: int) -> Snapshot:
     """Parse snapshot bytes; raises ValueError (or KeyError/TypeError) when unusable."""
-    head, newline, rest = data.partition(b"\n")
-    if not newline or head[-1:] != b",":
-        raise ValueError("not a two-line fold snapshot")
+    head, archive, rest = data.split(b"\n", 2) if data.count(b"\n") >= 3 else (b"", b"", b"")
+    if head[-1:] != b"," or archive[-1:] != b",":
+        raise ValueError("not a three-line fold snapshot")
     doc = json.loads(head[:-1] + b"}")
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
@@ -93,12 +125,17 @@ def parse_snapshot(data: bytes, budget: int) -> Snapshot:
         items=items,
         annotations=annotations,
         active=active,
+        inactive_total=doc["inactive_total"],
     )
-    return Snapshot(state, offset, last_offset, rest)
+    if type(state.inactive_total) is not int or state.inactive_total < 0:
+        raise ValueError("bad inactive_total")
+    partial = archive != b'"archive":{},'
+    return Snapshot(state, offset, last_offset, archive[:-1], rest, partial)
 
 
 def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) -> bytes:
-    """The two-line snapshot bytes for ``state`` at log ``offset``."""
+    """The three-line snapshot bytes for ``state`` (a full state) at log ``offset``."""
+    head_items, archive = split_items(state)
     head = {
         "format": FORMAT,
         "version": VERSION,
@@ -108,7 +145,8 @@ def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) 
         "budget": state.budget,
         "revision": state.revision,
         "last_checked_at": state.last_checked_at,
-        "items": dict(state.items),
+        "inactive_total": state.inactive_total,
+        "items": head_items,
         "annotations": dict(state.annotations),
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
@@ -116,8 +154,35 @@ def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) 
     # ASCII escapes keep every raw newline out of the text (also U+2028 and
     # lone surrogates), which the two-line layout relies on.
     first = dumps(head)
-    second = dumps({"batches": batches})
-    return (first[:-1] + ",\n" + second[1:] + "\n").encode("ascii")
+    second = dumps({"archive": archive})
+    third = dumps({"batches": batches})
+    return (first[:-1] + ",\n" + second[1:-1] + ",\n" + third[1:] + "\n").encode("ascii")
+
+
+def split_items(state: State) -> tuple[dict, dict]:
+    """(head items, archive items): what a state read needs, and the rest.
+
+    The head keeps every active item, the ``RECENT`` most recent inactive ones
+    by (``status_at`` instant, id) — so the default ``not_active`` list is
+    complete — and every item on an annotation's ``merged_into`` chain, so that
+    annotations resolve without the archive.
+    """
+    items = state.items
+    inactive = [item for item in items.values() if item["status"] != "active"]
+    if len(inactive) <= RECENT:
+        return dict(items), {}
+    key = lambda item: (instant_key(item["status_at"]), item["id"])  # noqa: E731
+    keep = {item["id"] for item in heapq.nlargest(RECENT, inactive, key=key)}
+    chained: set[str] = set()
+    for note in state.annotations.values():
+        item_id = note["item"]
+        while item_id in items and item_id not in chained:  # the whole chain, once
+            chained.add(item_id)
+            item_id = items[item_id]["merged_into"]
+    keep |= chained
+    head = {item_id: item for item_id, item in items.items() if item["status"] == "active" or item_id in keep}
+    archive = {item_id: item for item_id, item in items.items() if item_id not in head}
+    return head, archive
 
 
 def write_snapshot(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> bool:

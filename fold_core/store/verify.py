@@ -137,12 +137,15 @@ class _Checker:
 
 
 def _compare(snapshot, state: State, checker: _Checker) -> None:
-    snap = snapshot.state
+    try:
+        snap = snapshot.full_state()
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        raise _bad_snapshot(f"its archive cannot be read ({error})") from None
     if checker.walk.event_seq != snap.event_seq:
         raise _bad_snapshot(f"it reflects event_seq {snap.event_seq} but the log ends at {checker.walk.event_seq}")
     if checker.walk.offset != snapshot.offset:
         raise _bad_snapshot(f"its offset {snapshot.offset} is not the end of record {snap.event_seq}")
-    for name in ("revision", "last_checked_at", "items", "annotations"):
+    for name in ("revision", "last_checked_at", "items", "annotations", "inactive_total"):
         if getattr(snap, name) != getattr(state, name):
             raise _bad_snapshot(f"its {name} differ from a replay of the log up to event_seq {snap.event_seq}")
     if {k: set(v) for k, v in snap.active.items()} != {k: set(v) for k, v in state.active.items()}:

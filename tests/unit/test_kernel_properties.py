@@ -419,6 +419,27 @@ class Builder:
     def duplicate(self) -> tuple[dict, str]:
         return self.new(), "duplicate_declaration"
 
+    def parent_without_summary(self) -> tuple[dict, str]:
+        """An item that would have active children but no summary (§3.5)."""
+        draw = self.draw
+        parents = [item for item in _active(self.state) if _active_children(self.state, item)]
+        if parents and draw(st.booleans()):
+            parent = draw(st.sampled_from(parents))  # clear the summary of an existing parent
+            stored = self.state.items[parent]
+            return {"id": parent, "relation": f"supersedes:{parent}", "weight": stored["weight"],
+                    "kind": stored["kind"], "summary": draw(st.sampled_from([None, ""]))}, "invalid_field"
+        leaves = [item for item in _active(self.state) if self.state.items[item]["summary"] is None
+                  and _depth(self.state, item) < MAX_DEPTH and not _active_children(self.state, item)]
+        if leaves and draw(st.booleans()):
+            parent = draw(st.sampled_from(leaves))  # give children to an item without a summary
+            stored = self.state.items[parent]
+            return {"id": parent, "relation": f"supersedes:{parent}", "weight": stored["weight"],
+                    "kind": stored["kind"], "children": [self.new(MAX_DEPTH)]}, "invalid_field"
+        decl = self.new(MAX_DEPTH)  # a new item with children and no summary
+        decl.pop("summary", None)
+        decl["children"] = [self.new(MAX_DEPTH)]
+        return decl, "invalid_field"
+
 
 NON_OBJECTS = st.sampled_from([[], ["x"], "batch", "", 3, -1, 2.5, None, True, False])
 
@@ -452,7 +473,7 @@ def commit_step(draw, state, ids: _Ids, index: int, now: str) -> Step:
             declarations.append(builder.noop_patch(item_id))
         expect_type = "checked"
     elif mode == "single":
-        choice = draw(st.sampled_from(["over_budget", "partial_children", "duplicate"]))
+        choice = draw(st.sampled_from(["over_budget", "partial_children", "duplicate", "parent_without_summary"]))
         found = getattr(builder, choice)()
         if found is None:
             found = builder.over_budget()

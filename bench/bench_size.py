@@ -1,0 +1,79 @@
+"""Benchmark 4: bytes on disk per record, and the snapshot's size.
+
+What: for each workload's store of N records (100,000 in the full run, built
+by ``common.build_store`` with the store's own encoders), the size of
+``events.jsonl`` divided by N, the size of a fresh ``snapshot.json`` and how
+it splits between its physical lines (the head with the state a read needs,
+then each further section such as the batch index, by name), and — over the last 1,000 records — how many
+bytes each top-level field of a record takes (compact JSON of the value, as
+encoded in the line), to show where the bytes go.
+
+No timing: sizes are exact, one measurement is enough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from common import SCRATCH, build_store, emit_json
+
+SAMPLE = 1000
+
+
+def field_bytes(log_path: str, records: int) -> dict:
+    """Mean bytes per top-level field over the last ``SAMPLE`` records."""
+    totals: dict[str, int] = {}
+    seen = 0
+    with open(log_path, "rb") as log:
+        for number, line in enumerate(log, 1):
+            if number <= records - SAMPLE:
+                continue
+            record = json.loads(line)
+            seen += 1
+            for key, value in record.items():
+                size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()) + len(key) + 4
+                totals[key] = totals.get(key, 0) + size
+    return {key: round(total / seen) for key, total in sorted(totals.items(), key=lambda kv: -kv[1])}
+
+
+def snapshot_parts(data: bytes) -> dict:
+    """Bytes of each physical line of the snapshot: the head, then each ``"name":...`` line by name."""
+    parts = {}
+    for number, line in enumerate(data.split(b"\n")):
+        if not line:
+            continue
+        name = "head" if number == 0 else line[1:line.index(b'"', 1)].decode() if line[:1] == b'"' else f"line{number}"
+        parts[name] = len(line) + 1
+    return parts
+
+
+def measure(store: str, records: int) -> dict:
+    log_path = os.path.join(store, "events.jsonl")
+    with open(os.path.join(store + ".snapshots", "tail-0.json"), "rb") as file:
+        snapshot = file.read()
+    log_bytes = os.path.getsize(log_path)
+    return {"records": records, "log_bytes": log_bytes, "log_bytes_allocated": os.stat(log_path).st_blocks * 512,
+            "bytes_per_record": log_bytes / records, "snapshot_bytes": len(snapshot),
+            "snapshot_parts": snapshot_parts(snapshot), "snapshot_bytes_per_record": len(snapshot) / records,
+            "fields": field_bytes(log_path, records)}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--stores", default=os.path.join(SCRATCH, "stores"), help="built when missing")
+    parser.add_argument("--workloads", default="steady,churn")
+    args = parser.parse_args(argv)
+    result = {"name": "size", "records": args.records, "workloads": {}}
+    for kind in args.workloads.split(","):
+        store = os.path.join(args.stores, f"{kind}-{args.records}")
+        if not os.path.exists(os.path.join(store, "events.jsonl")):
+            build_store(store, kind, args.records, (0, 63, 64))
+        result["workloads"][kind] = measure(store, args.records)
+    return result
+
+
+if __name__ == "__main__":
+    emit_json(main())
