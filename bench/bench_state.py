@@ -20,21 +20,20 @@ after untimed warm-up runs (caches written, files in the page cache).
 
 For the analysis it also times the phases in-process (modules already
 imported): open + recover (parse snapshot head, replay tail), the state
-document, and the JSON encoding; and it records ``-X importtime`` for the
-modules of one ``foldctl state`` run.
+document, and the JSON encoding; records ``-X importtime`` of one ``foldctl
+state`` run; and profiles (cProfile) one in-process read per snapshot
+position.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import time
 
-from common import (SCRATCH, build_store, clean_env, emit_json, install_snapshot, paired, process, summarize,
-                    timed)
+from common import SCRATCH, build_store, clean_env, emit_json, install_snapshot, paired, process, summarize
 
 TAILS = (0, 63, 64)
 
@@ -77,6 +76,32 @@ def phases(store: str, repeats: int) -> dict:
             "output_bytes": len(data)}
 
 
+def profiles(store: str, tails, top: int = 6) -> dict:
+    """cProfile of one in-process read per snapshot position: total and the top functions by own time."""
+    import cProfile
+    import pstats
+
+    from fold_core.cli.common import dumps
+    from fold_core.store.file import file_store
+
+    result = {}
+    for tail in tails:
+        install_snapshot(store, tail)
+        profiler = cProfile.Profile()
+        started = time.perf_counter()
+        profiler.enable()
+        dumps(file_store(store).state_document(now="2026-12-01T09:00:00+08:00").document)
+        profiler.disable()
+        total = time.perf_counter() - started
+        stats = pstats.Stats(profiler).stats
+        rows = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
+        result[f"tail-{tail}"] = {"total_s": total, "top": [
+            {"function": f"{os.path.basename(file)}:{line}:{name}", "calls": calls, "own_s": own, "cum_s": cum}
+            for (file, line, name), (_, calls, own, cum, _) in rows]}
+    install_snapshot(store, 0)
+    return result
+
+
 def import_times(store: str) -> dict:
     """``-X importtime`` of one ``foldctl state``: total and the heaviest modules (cumulative)."""
     env = clean_env()
@@ -114,6 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
         entry = foldctl_vs_python(store, TAILS, args.repeats, args.warmups)
         entry["phases"] = phases(store, max(args.repeats // 2, 1))
         entry["imports"] = import_times(store)
+        entry["profiles"] = profiles(store, TAILS)
         if facts:
             entry["build"] = facts
         result["workloads"][kind] = entry

@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmarks: workloads, store building, timing, machine facts.
+"""Shared helpers of the benchmarks: workloads, store building, timing.
 
 Workloads (deterministic, seeded): a ~200-item state with realistic content
 (CJK titles and summaries, sources with quotes, due dates) laid out as the
@@ -38,8 +38,7 @@ from fold_core.store.log import encode_record  # noqa: E402
 from fold_core.store.meta import write_meta  # noqa: E402
 from fold_core.store.snapshot import encode_snapshot  # noqa: E402
 
-BUDGET = 64
-ACTOR = "agent"
+BUDGET, ACTOR = 64, "agent"
 START = datetime(2026, 10, 8, 20, 0, tzinfo=timezone(timedelta(hours=8)))
 TOPICS = ["签证材料", "周报", "机票改签", "信用卡账单", "PR 评审", "季度预算", "体检预约", "房租续约",
           "论文修改", "客户回访", "服务器告警", "孩子家长会", "快递签收", "年假申请", "保险理赔"]
@@ -158,16 +157,14 @@ class Workload:
     @classmethod
     def from_state(cls, kind: str, state, seed: int = 11) -> "Workload":
         """A workload that continues from a stored state (ids, weights and leaves read from it)."""
-        workload = cls(kind, seed)
-        items = state.items
+        workload, items = cls(kind, seed), state.items
         for layer, members in state.active.items():
             for item in members:
                 workload.info[item] = (items[item]["weight"], items[item]["kind"])
                 if layer is not None:
                     workload.children.append(item)
         workload.leaves = [item for item in state.active.get(None, ()) if not state.active.get(item)]
-        serials = [int(item[2:]) for item in items if item.startswith("n-")]
-        workload.serial = max(serials, default=0)
+        workload.serial = max((int(item[2:]) for item in items if item.startswith("n-")), default=0)
         workload.tick = state.event_seq
         return workload
 
@@ -215,11 +212,10 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
 def install_snapshot(path: str, tail: int | None) -> None:
     """Put the kept snapshot ``tail`` records behind in place (None: no snapshot at all)."""
     target = os.path.join(path, "snapshot.json")
-    if tail is None:
-        if os.path.exists(target):
-            os.remove(target)
-        return
-    shutil.copyfile(os.path.join(path + ".snapshots", f"tail-{tail}.json"), target)
+    if tail is not None:
+        shutil.copyfile(os.path.join(path + ".snapshots", f"tail-{tail}.json"), target)
+    elif os.path.exists(target):
+        os.remove(target)
 
 
 # -- timing --------------------------------------------------------------------
@@ -248,13 +244,8 @@ def paired(subject, baseline, repeats: int, *, warmups: int = 1, setup=None, bas
     Alternating puts both under the same machine noise; the ratio is reported
     as the ratio of the medians and as the median of the per-pair ratios.
     """
-    a, b = [], []
-    for index in range(warmups + repeats):
-        pair = timed(subject, setup), timed(baseline, base_setup)
-        if index >= warmups:
-            a.append(pair[0])
-            b.append(pair[1])
-    return pair_result(a, b)
+    pairs = [(timed(subject, setup), timed(baseline, base_setup)) for _ in range(warmups + repeats)]
+    return pair_result([a for a, _ in pairs[warmups:]], [b for _, b in pairs[warmups:]])
 
 
 def pair_result(a: list[float], b: list[float]) -> dict:
@@ -303,5 +294,4 @@ def filesystem(path: str) -> str:
 
 
 def emit_json(result: dict) -> None:
-    """Scripts print their result as one JSON line on stdout (run_all reads it)."""
-    print(json.dumps(result, ensure_ascii=False))
+    print(json.dumps(result, ensure_ascii=False))  # one line on stdout: run_all reads it

@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     common = ["--records", str(records), "--stores", stores]
     plan = [
         ("bench_commit", ["--commits", str(sizes["commits"]), "--warmups", str(sizes["warmups"]),
+                          "--big-store", os.path.join(stores, f"steady-{records}"),
                           "--big-store", os.path.join(stores, f"churn-{records}")]),
         ("bench_state", [*common, "--repeats", str(sizes["state_repeats"]),
                          "--warmups", str(sizes["process_warmups"])]),

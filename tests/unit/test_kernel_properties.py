@@ -369,7 +369,8 @@ class Builder:
                 ("weight", "urgent"), ("weight", 3), ("weight", None), ("kind", "todo"), ("kind", False),
                 ("share", "3"), ("share", 0), ("share", self.budget + 1), ("share", 2.5), ("share", True),
                 ("summary", "x" * 61), ("summary", 5), ("due_at", "tomorrow"), ("due_at", "2026-10-12T18:00:00"),
-                ("due_at", 20261012), ("due_at", []), ("stale_after", {}), ("stale_after", "2026-13-01T00:00:00Z"), ("sources", "x"), ("sources", [1]),
+                ("due_at", 20261012), ("due_at", []), ("stale_after", {}), ("stale_after", "2026-13-01T00:00:00Z"),
+                ("sources", "x"), ("sources", [1]),
                 ("sources", [{"channel": "c"}]), ("sources", [{"channel": "c", "ref": "r", "observed_at": ["x"]}]),
                 ("children", "x"), ("children", 5), ("id", "UPPER"), ("id", 5),
             ]))
@@ -591,7 +592,9 @@ def check_invariants(state, where: str) -> None:
             assert item["merged_into"] in items, f"{where}: {item_id} merged into an unknown item"
         assert item["share"] == derive_share(item["weight"], item["explicit_share"], budget), \
             f"{where}: {item_id} share {item['share']} is not the derived share"
-    # (e) the active index is what the items say
+    # (e) the derived indexes are what the items say
+    inactive = sum(1 for item in items.values() if item["status"] != "active")
+    assert state.inactive_total == inactive, f"{where}: inactive_total {state.inactive_total}, items say {inactive}"
     index = {layer: members for layer, members in state.active.items() if members}
     for layer, members in index.items():
         assert len(members) == len(set(members)), f"{where}: layer {layer} lists an id twice"
@@ -674,7 +677,8 @@ def check_commit_receipt(before, after, receipt: dict, record: dict, step: Step,
     for item_id in set(after.items) - changed_pi:
         assert after.items[item_id]["updated_at"] == before.items[item_id]["updated_at"], \
             f"{where}: {item_id} did not change but updated_at moved"
-    touched = sorted({change["layer"] for change in receipt["changes"]}, key=lambda layer: (layer is not None, layer or ""))
+    touched = sorted({change["layer"] for change in receipt["changes"]},
+                     key=lambda layer: (layer is not None, layer or ""))
     assert [layer["layer"] for layer in receipt["layers"]] == touched, f"{where}: receipt layers"
     for layer in receipt["layers"]:
         members = after.active.get(layer["layer"], ())
@@ -733,6 +737,7 @@ def check_history(history: History) -> tuple[list[dict], object, list[str]]:
         document = state_document(after, step.args["now"])
         json.dumps(document, allow_nan=False)
         assert document["root"]["used"] <= after.budget, where
+        assert document["not_active_total"] == after.inactive_total, where
         records.append(outcome.record)
         state = after
     return records, state, outputs
