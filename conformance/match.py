@@ -20,9 +20,12 @@ Numbers compare as JSON numbers (``1 == 1.0``) but booleans are not numbers
 
 from __future__ import annotations
 
+
 import json
 import re
 from dataclasses import dataclass
+
+from fold_core.text import type_name
 
 __all__ = [
     "MISSING", "Mismatch", "PathError", "exact_mismatch", "format_path", "json_equal",
@@ -114,20 +117,7 @@ def lookup(document: object, path: str | tuple[Segment, ...]) -> object:
 
 # -- comparison ------------------------------------------------------------
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+_kind = type_name  # JSON type names: one definition, in fold_core.text
 
 
 def _compare(expected: object, actual: object, path: tuple[Segment, ...], subset: bool) -> Mismatch | None:

@@ -107,7 +107,7 @@ def type_name(value: object) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "array"
     if isinstance(value, dict):
         return "object"

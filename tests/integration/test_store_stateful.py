@@ -150,8 +150,13 @@ class FileStoreMachine(RuleBasedStateMachine):
         expected = self.oracle.commit(copy.deepcopy(batch), actor=actor, now=now)
         assert (got.exit_code, got.document) == (expected.exit_code, expected.document)
         self.torn = False  # every write session repairs a torn tail first
+        self.no_temporary_snapshots()
         if got.exit_code == 0 and not got.document["replayed"]:
             self.accepted[got.document["batch_id"]] = (batch, actor)
+
+    def no_temporary_snapshots(self) -> None:
+        """A writer removes what a process killed mid-snapshot left behind."""
+        assert [name for name in os.listdir(self.path) if name.startswith(".snapshot")] == []
 
     # -- operations on both --------------------------------------------------------------
 
@@ -167,6 +172,7 @@ class FileStoreMachine(RuleBasedStateMachine):
         expected = self.oracle.annotate(item=item, text=text, author="user", now=now)
         assert (got.exit_code, got.document) == (expected.exit_code, expected.document)
         self.torn = False
+        self.no_temporary_snapshots()
 
     @precondition(lambda self: self.accepted)
     @rule(rng=st.randoms(use_true_random=False), conflicting=st.booleans())
@@ -299,7 +305,7 @@ class FileStoreMachine(RuleBasedStateMachine):
 
 
 FileStoreMachine.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=25, deadline=None,
+    max_examples=80, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestFileStoreAgainstModel = FileStoreMachine.TestCase
