@@ -5,8 +5,10 @@ churn, see ``common``), runs each benchmark script in its own process, prints
 the summary table and rewrites ``docs/benchmarks.md`` with the figures, the
 method and the machine. ``--quick`` is a smoke run (2,000 records, one
 repeat, < 60 s) that prints the table and leaves the document alone unless
-``--doc`` is given. Benchmarks are not tests: nothing fails on time, the exit
-code is 0 whatever the figures (a script that crashes is reported as such).
+``--doc`` is given. The raw results are kept as ``results-<mode>.json`` in the
+scratch directory; ``--render FILE`` rewrites the document from such a file.
+Benchmarks are not tests: nothing fails on time, the exit code is 0 whatever
+the figures (a script that crashes is reported as such).
 """
 
 from __future__ import annotations
@@ -73,7 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, one repeat")
     parser.add_argument("--doc", help="write the document here (default: docs/benchmarks.md in full mode)")
     parser.add_argument("--keep", action="store_true", help=f"keep the stores under {SCRATCH}")
+    parser.add_argument("--render", metavar="RESULTS.json",
+                        help="only rewrite the document from the results of an earlier run (saved under the scratch dir)")
     args = parser.parse_args(argv)
+    if args.render:
+        with open(args.render, encoding="utf-8") as file:
+            results = json.load(file)
+        doc = args.doc or os.path.join(REPO, "docs", "benchmarks.md")
+        with open(doc, "w", encoding="utf-8") as out:
+            out.write(render(results))
+        print(table(results))
+        return 0
     sizes = QUICK if args.quick else FULL
     doc = args.doc or (None if args.quick else os.path.join(REPO, "docs", "benchmarks.md"))
     started = time.perf_counter()
@@ -84,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
 
     for kind in ("steady", "churn"):
         print(f"building the {kind} store ({records:,} records)…", file=sys.stderr, flush=True)
-        results["builds"][kind] = build_store(os.path.join(stores, f"{kind}-{records}"), kind, records, TAILS)
+        try:
+            results["builds"][kind] = build_store(os.path.join(stores, f"{kind}-{records}"), kind, records, TAILS)
+        except Exception as error:  # reported, not raised: the scripts then report their own failure
+            results["builds"][kind] = {"error": f"{type(error).__name__}: {error}"[:1500]}
 
     common = ["--records", str(records), "--stores", stores]
     plan = [
