@@ -205,15 +205,16 @@ class FileRecorder(Recorder):
     def _from_snapshot(self, log, budget: int, identity: tuple) -> _Cache:
         snapshot_path = os.path.join(self.path, "snapshot.json")
         try:
-            with open(snapshot_path, "rb") as file:
-                data = file.read()
+            file = open(snapshot_path, "rb")  # kept open by the Snapshot for its lazy sections
         except FileNotFoundError:
             return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_MISSING, None)
         try:
-            snap = parse_snapshot(data, budget)
+            snap = parse_snapshot(file, budget)
             if snap.state.event_seq and not snap.matches(log):
+                snap.close()
                 raise ValueError("ahead of the log")
         except (ValueError, KeyError, TypeError, RecursionError):
+            file.close()
             return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
         seq = snap.state.event_seq
         return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
@@ -444,16 +445,21 @@ def _tail_fits_partial(walk, cache: _Cache) -> bool:
     pull an archived item into the most recent ``not_active`` entries.
     """
     items = cache.state.items
+    in_tail: dict[str, str] = {}  # status of items the tail itself created or changed
     for record, _start in walk.records():
         if record.get("type") == "annotation":
             continue
         created = {change["item"] for change in record["receipt"]["changes"] if change["op"] == "created"}
         for change in record["changes"]:
             image = change["item"]
-            before = items.get(image["id"])
-            if before is None:
-                if image["id"] not in created:
-                    return False
-            elif before["status"] != "active" and image["status"] == "active":
+            item_id = image["id"]
+            status = in_tail.get(item_id)
+            if status is None:
+                before = items.get(item_id)
+                if before is None and item_id not in created:
+                    return False  # an archived item
+                status = before["status"] if before is not None else "active"
+            if status != "active" and image["status"] == "active":
                 return False
+            in_tail[item_id] = image["status"]
     return True

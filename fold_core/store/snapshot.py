@@ -30,6 +30,7 @@ is ignored and rebuilt.
 from __future__ import annotations
 
 import heapq
+import io
 import json
 import os
 
@@ -46,35 +47,32 @@ RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_A
 
 
 class Snapshot:
-    """A parsed snapshot head; the archive and batch index stay raw until asked for.
+    """A parsed snapshot head; the archive and batch index are read from the file when asked for.
 
     ``state`` holds the head's items only when ``partial`` is true; ``archive()``
-    gives the rest.
+    gives the rest. The snapshot keeps its file open (a later ``os.replace`` of
+    ``snapshot.json`` does not change what it reads) and closes it when dropped.
     """
 
-    __slots__ = ("state", "offset", "last_offset", "raw_archive", "raw_batches", "partial")
+    __slots__ = ("state", "offset", "last_offset", "partial", "_source", "_head_bytes", "_archive_bytes")
 
-    def __init__(self, state: State, offset: int, last_offset: int, raw_archive: bytes,
-                 raw_batches: bytes, partial: bool) -> None:
+    def __init__(self, state: State, offset: int, last_offset: int, partial: bool, source,
+                 head_bytes: int, archive_bytes: int) -> None:
         self.state = state
         self.offset = offset
         self.last_offset = last_offset
-        self.raw_archive = raw_archive
-        self.raw_batches = raw_batches
         self.partial = partial
+        self._source = source
+        self._head_bytes = head_bytes
+        self._archive_bytes = archive_bytes
 
-    def archive(self) -> dict[str, dict]:
-        """The items the head leaves out."""
-        value = json.loads(b"{" + self.raw_archive + b"}")["archive"]
-        if type(value) is not dict:
-            raise ValueError("archive is not an object")
-        return value
+    def __del__(self) -> None:
+        self.close()
 
-    def full_state(self) -> State:
-        """The snapshot's whole state (head and archive)."""
-        if not self.partial:
-            return self.state
-        return self.state.replace(items={**self.archive(), **self.state.items})
+    def close(self) -> None:
+        source = getattr(self, "_source", None)
+        if source is not None:
+            source.close()
 
     def matches(self, log) -> bool:
         """Whether ``log`` (opened ``rb``) holds this snapshot's last record where it says.
@@ -90,26 +88,54 @@ class Snapshot:
         record = json.loads(line)
         return type(record) is dict and record.get("event_seq") == self.state.event_seq
 
+    def archive(self) -> dict[str, dict]:
+        """The items the head leaves out."""
+        self._source.seek(self._head_bytes)
+        raw = self._source.read(self._archive_bytes)
+        if len(raw) != self._archive_bytes or raw[-2:] != b",\n":
+            raise ValueError("archive line is cut short")
+        value = json.loads(b"{" + raw[:-2] + b"}")["archive"]
+        if type(value) is not dict:
+            raise ValueError("archive is not an object")
+        return value
+
+    def full_state(self) -> State:
+        """The snapshot's whole state (head and archive)."""
+        if not self.partial:
+            return self.state
+        return self.state.replace(items={**self.archive(), **self.state.items})
+
     def batches(self) -> dict[str, list]:
         """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
-        value = json.loads(b"{" + self.raw_batches)["batches"]
+        self._source.seek(self._head_bytes + self._archive_bytes)
+        raw = self._source.read()
+        if raw[-2:] != b"}\n":
+            raise ValueError("batch index line is cut short")
+        value = json.loads(b"{" + raw)["batches"]
         if type(value) is not dict:
             raise ValueError("batch index is not an object")
         return value
 
 
-def parse_snapshot(data: bytes, budget: int) -> Snapshot:
-    """Parse snapshot bytes; raises ValueError (or KeyError/TypeError) when unusable."""
-    head, archive, rest = data.split(b"\n", 2) if data.count(b"\n") >= 3 else (b"", b"", b"")
-    if head[-1:] != b"," or archive[-1:] != b",":
+def parse_snapshot(source, budget: int) -> Snapshot:
+    """Parse a snapshot's head from bytes or a binary file (kept for the lazy sections).
+
+    Raises ValueError (or KeyError/TypeError) when unusable; the caller keeps
+    ownership of ``source`` in that case.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
+    head = source.readline()
+    if head[-2:] != b",\n":
         raise ValueError("not a three-line fold snapshot")
-    doc = json.loads(head[:-1] + b"}")
+    doc = json.loads(head[:-2] + b"}")
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
     if doc["budget"] != budget:
         raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
     seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
-    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset)):
+    sizes = (doc["archive_bytes"], doc["archive_count"], doc["inactive_total"])
+    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + sizes):
         raise ValueError("bad positions")
     if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
         raise ValueError("inconsistent positions")
@@ -127,15 +153,17 @@ def parse_snapshot(data: bytes, budget: int) -> Snapshot:
         active=active,
         inactive_total=doc["inactive_total"],
     )
-    if type(state.inactive_total) is not int or state.inactive_total < 0:
-        raise ValueError("bad inactive_total")
-    partial = archive != b'"archive":{},'
-    return Snapshot(state, offset, last_offset, archive[:-1], rest, partial)
+    return Snapshot(state, offset, last_offset, doc["archive_count"] > 0, source, len(head), doc["archive_bytes"])
 
 
 def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) -> bytes:
     """The three-line snapshot bytes for ``state`` (a full state) at log ``offset``."""
     head_items, archive = split_items(state)
+    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+    # ASCII escapes keep every raw newline out of the text (also U+2028 and
+    # lone surrogates), which the line layout relies on.
+    archive_line = dumps({"archive": archive})[1:-1] + ",\n"
+    batches_line = dumps({"batches": batches})[1:] + "\n"
     head = {
         "format": FORMAT,
         "version": VERSION,
@@ -146,17 +174,14 @@ def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) 
         "revision": state.revision,
         "last_checked_at": state.last_checked_at,
         "inactive_total": state.inactive_total,
+        "archive_count": len(archive),
+        "archive_bytes": len(archive_line),
         "items": head_items,
         "annotations": dict(state.annotations),
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
-    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
-    # ASCII escapes keep every raw newline out of the text (also U+2028 and
-    # lone surrogates), which the two-line layout relies on.
-    first = dumps(head)
-    second = dumps({"archive": archive})
-    third = dumps({"batches": batches})
-    return (first[:-1] + ",\n" + second[1:-1] + ",\n" + third[1:] + "\n").encode("ascii")
+    head_line = dumps(head)[:-1] + ",\n"
+    return (head_line + archive_line + batches_line).encode("ascii")
 
 
 def split_items(state: State) -> tuple[dict, dict]:

@@ -98,7 +98,12 @@ def test_every_kind_of_read_matches_the_model(churned, request_):
     assert (mine.exit_code, mine.document) == (theirs.exit_code, theirs.document)
 
 
-@pytest.mark.parametrize("tail", ["restore-archived", "restore-recent", "withdraw", "annotate-archived"])
+# Tails that leave the head enough (True) and tails that need the archive (False).
+TAILS = {"restore-archived": False, "restore-recent": False, "withdraw": True, "annotate-archived": True,
+         "create-then-withdraw": True}
+
+
+@pytest.mark.parametrize("tail", sorted(TAILS))
 def test_a_tail_after_the_snapshot_is_applied_correctly(churned, tail):
     path, model, commit, annotate = churned
     last = RECENT + 149
@@ -112,9 +117,17 @@ def test_a_tail_after_the_snapshot_is_applied_correctly(churned, tail):
     elif tail == "withdraw":
         commit({"batch_id": "t", "declarations": [{"id": f"i{last}", "relation": "withdraw", "reason": "done"}]},
                LATER)
+    elif tail == "create-then-withdraw":
+        for n in range(3):
+            commit({"batch_id": f"t{n}", "declarations": [
+                {"id": f"t{n}", "title": "short-lived", "weight": "low", "kind": "fyi"}]}, LATER)
+            commit({"batch_id": f"u{n}", "declarations": [
+                {"id": f"t{n}", "relation": "withdraw", "reason": "gone"}]}, LATER)
     else:
         annotate("i2", LATER)
-    reader, _recorder = _fresh_reader(path)
+    reader, recorder = _fresh_reader(path)
+    reader.state_document(now=LATER)
+    assert (recorder._cache.archive is not None) == TAILS[tail], "head-only read when (and only when) it suffices"
     for request_ in ({}, {"not_active": None}):
         mine = reader.state_document(now=LATER, **request_).document
         assert json.dumps(mine, sort_keys=True) == json.dumps(
