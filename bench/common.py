@@ -36,7 +36,7 @@ from fold_core import kernel  # noqa: E402
 from fold_core.state import empty_state  # noqa: E402
 from fold_core.store.log import encode_record  # noqa: E402
 from fold_core.store.meta import write_meta  # noqa: E402
-from fold_core.store.snapshot import encode_snapshot  # noqa: E402
+from fold_core.store.snapshot import batches_line, encode_snapshot  # noqa: E402
 
 BUDGET, ACTOR = 64, "agent"
 START = datetime(2026, 10, 8, 20, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -199,7 +199,7 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
             tail = wanted.get(record["event_seq"])
             if tail is not None:
                 with open(os.path.join(aside, f"tail-{tail}.json"), "wb") as snap:
-                    snap.write(encode_snapshot(full.freeze(), offset, last_offset, batches))
+                    snap.write(encode_snapshot(full.freeze(), offset, last_offset, batches_line(batches)))
         log.flush()
         os.fsync(log.fileno())
     state = full.freeze()

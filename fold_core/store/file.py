@@ -37,6 +37,7 @@ appended since its last session.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,7 +50,8 @@ from fold_core.store.locking import StoreLock
 from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.snapshot import RECENT, Snapshot, encode_snapshot, parse_snapshot, write_snapshot
+from fold_core.store.snapshot import RECENT, Snapshot, batches_line, encode_snapshot, find_batch, parse_snapshot
+from fold_core.store.snapshot import write_snapshot
 from fold_core.store.snapshot import remove_stale_temps
 
 __all__ = [
@@ -82,7 +84,7 @@ class _Cache:
     """
 
     __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap",
-                 "snapshot", "batches", "tail_batches", "offsets", "archive")
+                 "snapshot", "batches", "tail_batches", "offsets", "archive", "index_line")
 
     def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
                  snap_seq: int, snap_offset: int, snap: str, snapshot: Snapshot | None) -> None:
@@ -96,6 +98,7 @@ class _Cache:
         self.snapshot = snapshot  # kept for its raw batch index until a lookup needs it
         self.batches: dict | None = None  # the full index, once loaded
         self.tail_batches: dict = {}  # index entries beyond the snapshot
+        self.index_line: bytes | None = None  # the snapshot's raw index line, once read
         self.offsets: dict = {}  # event_seq -> line start, where known
         # While not None, ``state`` holds only the snapshot head's items (a
         # partial state, enough for a default state read); this snapshot
@@ -295,28 +298,57 @@ class FileRecorder(Recorder):
             cache.snap = SNAP_OK
             return
         try:
-            batches = self._batches(cache)
+            if cache.batches is not None:
+                line = batches_line(cache.batches)
+            else:
+                base = self._index_line(cache)
+                line = batches_line(self._batches(cache)) if base is None else batches_line(cache.tail_batches, base)
         except StoreError:
             return
-        data = encode_snapshot(cache.state, cache.offset, cache.last_offset, batches)
+        data = encode_snapshot(cache.state, cache.offset, cache.last_offset, line)
         if write_snapshot(directory, data, exclusive=exclusive, quiet=not exclusive):
             cache.snap_seq, cache.snap_offset, cache.snap = cache.state.event_seq, cache.offset, SNAP_OK
             cache.snapshot, cache.tail_batches = None, {}
+            cache.index_line = line if cache.batches is None else None
 
     # -- the batch index ------------------------------------------------------
+
+    def _index_line(self, cache: _Cache) -> bytes | None:
+        """The raw index line of the snapshot the cache started from (None: unusable)."""
+        if cache.index_line is None and cache.snapshot is not None:
+            try:
+                cache.index_line = cache.snapshot.batches_line()
+            except (OSError, ValueError):
+                cache.snapshot = None
+        return cache.index_line
+
+    def _entry(self, cache: _Cache, batch_id: str) -> list | None:
+        """``[event_seq, digest, offset]`` of an accepted batch, without loading the whole index."""
+        entry = cache.tail_batches.get(batch_id)
+        if entry is not None:
+            return entry
+        if cache.batches is None:
+            line = self._index_line(cache)
+            if line is not None:
+                try:
+                    return find_batch(line, batch_id)
+                except ValueError:
+                    cache.index_line, cache.snapshot = None, None
+        return self._batches(cache).get(batch_id)
 
     def _batches(self, cache: _Cache) -> dict:
         if cache.batches is None:
             batches = None
-            if cache.snapshot is not None:
+            line = self._index_line(cache)
+            if line is not None:
                 try:
-                    batches = cache.snapshot.batches()
+                    batches = json.loads(b"{" + line)["batches"]
                 except (ValueError, KeyError, TypeError, RecursionError):
                     batches = None
-            if batches is None:
+            if type(batches) is not dict:
                 batches = self._index_from_log(cache.snap_offset, cache.snap_seq)
             batches.update(cache.tail_batches)
-            cache.batches, cache.snapshot = batches, None
+            cache.batches, cache.snapshot, cache.index_line = batches, None, None
         return cache.batches
 
     def _index_from_log(self, end: int, end_seq: int) -> dict:
@@ -403,11 +435,9 @@ class _FileSession(Session):
 
     def lookup(self, batch_id: str) -> tuple[int, str] | None:
         cache = self.cache
-        entry = cache.tail_batches.get(batch_id)
+        entry = self._recorder._entry(cache, batch_id)
         if entry is None:
-            entry = self._recorder._batches(cache).get(batch_id)
-            if entry is None:
-                return None
+            return None
         cache.offsets.setdefault(entry[0], entry[2])
         return entry[0], entry[1]
 

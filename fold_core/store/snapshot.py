@@ -39,8 +39,8 @@ from fold_core.timefmt import instant_key
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 
-__all__ = ["FORMAT", "RECENT", "Snapshot", "encode_snapshot", "parse_snapshot", "remove_stale_temps", "split_items",
-           "write_snapshot"]
+__all__ = ["FORMAT", "RECENT", "Snapshot", "batches_line", "encode_snapshot", "find_batch", "parse_snapshot",
+           "remove_stale_temps", "split_items", "write_snapshot"]
 
 FORMAT, VERSION = "fold-snapshot", 2
 RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
@@ -105,16 +105,59 @@ class Snapshot:
             return self.state
         return self.state.replace(items={**self.archive(), **self.state.items})
 
-    def batches(self) -> dict[str, list]:
-        """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
+    def batches_line(self) -> bytes:
+        """The raw batch index line ``"batches":{...}}\\n``."""
         self._source.seek(self._head_bytes + self._archive_bytes)
         raw = self._source.read()
-        if raw[-2:] != b"}\n":
+        if not raw.startswith(b'"batches":{') or raw[-3:] != b"}}\n":
             raise ValueError("batch index line is cut short")
-        value = json.loads(b"{" + raw)["batches"]
+        return raw
+
+    def batches(self) -> dict[str, list]:
+        """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
+        value = json.loads(b"{" + self.batches_line())["batches"]
         if type(value) is not dict:
             raise ValueError("batch index is not an object")
         return value
+
+
+def find_batch(line: bytes, batch_id: str) -> list | None:
+    """The entry of ``batch_id`` in a raw batch index line, without parsing the rest.
+
+    Batch ids are ``[A-Za-z0-9._:-]`` and need no JSON escaping, so the key
+    ``"<id>":[`` right after ``{`` or ``,`` can only be that batch's entry.
+    """
+    needle = b'"' + batch_id.encode("ascii") + b'":['
+    at = line.find(needle)
+    while at != -1:
+        if line[at - 1:at] in (b"{", b","):
+            start = at + len(needle) - 1
+            end = line.index(b"]", start) + 1
+            entry = json.loads(line[start:end])
+            if type(entry) is not list or len(entry) != 3:
+                raise ValueError(f"bad batch index entry for {batch_id}")
+            return entry
+        at = line.find(needle, at + 1)
+    return None
+
+
+def batches_line(batches: dict, base: bytes | None = None) -> bytes:
+    """A batch index line: ``batches`` alone, or appended to the raw line ``base``.
+
+    Entries never change once written, so a refresh appends the tail's
+    entries to the previous snapshot's line instead of decoding and
+    re-encoding the whole index (most of an old store's snapshot).
+    """
+    added = _dumps(batches)[1:-1].encode("ascii")
+    if base is None:
+        return b'"batches":{' + added + b"}}\n"
+    if not added:
+        return base
+    body = base[:-3]
+    return body + (b"," if body[-1:] != b"{" else b"") + added + b"}}\n"
+
+
+_dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
 
 def parse_snapshot(source, budget: int) -> Snapshot:
@@ -156,14 +199,13 @@ def parse_snapshot(source, budget: int) -> Snapshot:
     return Snapshot(state, offset, last_offset, doc["archive_count"] > 0, source, len(head), doc["archive_bytes"])
 
 
-def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) -> bytes:
+def encode_snapshot(state: State, offset: int, last_offset: int, index_line: bytes) -> bytes:
     """The three-line snapshot bytes for ``state`` (a full state) at log ``offset``."""
     head_items, archive = split_items(state)
-    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
     # ASCII escapes keep every raw newline out of the text (also U+2028 and
     # lone surrogates), which the line layout relies on.
+    dumps = _dumps
     archive_line = dumps({"archive": archive})[1:-1] + ",\n"
-    batches_line = dumps({"batches": batches})[1:] + "\n"
     head = {
         "format": FORMAT,
         "version": VERSION,
@@ -181,7 +223,7 @@ def encode_snapshot(state: State, offset: int, last_offset: int, batches: dict) 
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
     head_line = dumps(head)[:-1] + ",\n"
-    return (head_line + archive_line + batches_line).encode("ascii")
+    return (head_line + archive_line).encode("ascii") + index_line
 
 
 def split_items(state: State) -> tuple[dict, dict]:

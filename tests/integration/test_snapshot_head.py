@@ -143,3 +143,24 @@ def test_a_writer_after_a_partial_read_sees_every_item(churned):
     theirs = model.commit(batch, actor="agent", now=LATER)
     assert mine.document == theirs.document
     assert mine.document["errors"][0]["code"] == "item_exists"
+
+
+def test_replays_and_conflicts_are_found_through_the_raw_index(churned):
+    """A retry of an old batch is answered from the snapshot's index line (and a refresh appends to it)."""
+    path, model, commit, _annotate = churned
+    old = {"batch_id": "c5", "declarations": [{"id": "i5", "title": "item 5", "weight": "normal", "kind": "fyi"},
+                                              {"id": "i4", "relation": "withdraw", "reason": "superseded"}]}
+    for _round in range(2):
+        reader, recorder = _fresh_reader(path)
+        mine = reader.commit(old, actor="agent", now=LATER)
+        assert mine.document == model.commit(old, actor="agent", now=LATER).document
+        assert mine.document["replayed"] is True
+        assert recorder._cache.batches is None, "one lookup must not load the whole batch index"
+        other = dict(old, declarations=old["declarations"][:1])
+        assert reader.commit(other, actor="agent", now=LATER).document["errors"][0]["code"] == "batch_conflict"
+        for n in range(70):  # enough new batches for a refresh that appends to the index line
+            commit({"batch_id": f"r{_round}-{n}", "declarations": []}, LATER)
+    from fold_core.store.verify import verify_store
+
+    report = verify_store(str(path))
+    assert report["ok"] and report["snapshot"]["consistent"], report
