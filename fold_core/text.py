@@ -50,6 +50,8 @@ def preview(value: object, limit: int = 40) -> str:
 
 
 def _first_forbidden(text: str, allow_breaks: bool) -> str | None:
+    if text.isprintable():
+        return None  # printable text holds no Cc, Cs, Zl or Zp: skip the per-character look-up
     for char in text:
         if allow_breaks and char in _ALLOWED_BREAKS:
             continue

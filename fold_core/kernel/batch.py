@@ -129,9 +129,14 @@ def _acknowledges(state: State, entries: list) -> tuple[list[str], list[str], li
     return fresh, already, errors
 
 
-def apply_batch(state: State, batch: object, *, actor: str, now: str,
-                batch_id: str | None = None, budget: int | None = None) -> Accepted | Rejected:
-    """Accept or reject ``batch`` against ``state`` at the caller's ``now``."""
+def apply_batch(state: State, batch: object, *, actor: str, now: str, batch_id: str | None = None,
+                budget: int | None = None, identity: RequestIdentity | None = None) -> Accepted | Rejected:
+    """Accept or reject ``batch`` against ``state`` at the caller's ``now``.
+
+    ``identity`` is what ``request_identity`` gave for this same request (a
+    store computes it first, to look the batch up); passing it saves hashing
+    the request twice.
+    """
     if budget is not None and budget != state.budget:
         raise ValueError(f"budget {budget} differs from the state's budget {state.budget}")
     if not isinstance(batch, dict):
@@ -159,11 +164,12 @@ def apply_batch(state: State, batch: object, *, actor: str, now: str,
     errors += final_state_errors(candidate, declarations)
     if errors:
         return rejection(errors, revision=state.revision, batch_id=chosen)
-    return _accept(state, batch, candidate, fresh, already, actor=actor, now=now, batch_id=chosen)
+    digest = identity.digest if identity is not None and identity.batch_id == chosen else None
+    return _accept(state, batch, candidate, fresh, already, actor=actor, now=now, batch_id=chosen, digest=digest)
 
 
 def _accept(state: State, batch: dict, candidate: Candidate, fresh: list[str], already: list[str], *,
-            actor: str, now: str, batch_id: str) -> Accepted:
+            actor: str, now: str, batch_id: str, digest: str | None) -> Accepted:
     if candidate.ops:
         kind, revision = "commit", state.revision + 1
     elif fresh:
@@ -187,7 +193,7 @@ def _accept(state: State, batch: dict, candidate: Candidate, fresh: list[str], a
     request = normalized_request(batch)
     record = {
         "v": RECORD_VERSION, "event_seq": event_seq, "type": kind, "at": now, "actor": actor,
-        "batch_id": batch_id, "request_digest": request_digest(actor, request),
+        "batch_id": batch_id, "request_digest": digest or request_digest(actor, request),
         "revision": revision, "previous_revision": state.revision, "request": request,
         "changes": [{"item": image} for image in images],
         "acks": [{"annotation": note, "revision": revision, "at": now, "by": actor} for note in fresh],

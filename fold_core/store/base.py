@@ -94,7 +94,8 @@ class Store:
                 known = session.lookup(identity.batch_id)
                 if known is not None:
                     return self._replay(session, identity, *known)
-            outcome = kernel.apply_batch(session.state, batch, actor=actor, now=now, batch_id=batch_id)
+            outcome = kernel.apply_batch(session.state, batch, actor=actor, now=now, batch_id=batch_id,
+                                         identity=identity)
             if isinstance(outcome, kernel.Rejected):
                 return Answer(outcome.document, EXIT_REJECTED)
             session.append(outcome.record, outcome.state)
