@@ -1,12 +1,15 @@
 """The crash matrix of issue 3 (contract §6.2, §6.3): every fault point × 20 randomized histories.
 
 Each history is reproducible from its seed (``random.Random(seed)``): a fresh
-store with a random budget, a few random operations through real ``foldctl``
-subprocesses — valid and invalid batches, annotations, replays and conflicting
-reuses of earlier batch ids, now and then a torn tail or a deleted snapshot,
-random snapshot bounds — and then one accepted batch committed with
-``FOLD_FAULT=<point>`` (``FOLD_SNAPSHOT_EVERY=1`` for ``mid_snapshot``), which
-must die with exit 137. The in-memory store is the model: it is fed every
+store with a random budget (or none at all: the first accepted write creates
+it); in about a third of the histories a prefix of more than 200 not-active
+items written in process, so that the snapshot keeps the older ones in its
+archive; a few random operations through real ``foldctl`` subprocesses —
+valid and invalid batches, annotations, replays and conflicting reuses of
+earlier batch ids, restores of withdrawn (maybe archived) items, now and then
+a torn tail or a deleted snapshot, random snapshot bounds — and then one
+accepted batch committed with ``FOLD_FAULT=<point>`` (``FOLD_SNAPSHOT_EVERY=1``
+for ``mid_snapshot``), which must die with exit 137. The in-memory store is the model: it is fed every
 operation in process and every CLI answer must equal its answer.
 
 After the crash:
@@ -15,7 +18,8 @@ After the crash:
   after the append (``after_append``, ``after_fsync``, ``mid_snapshot``), with
   the receipt the model gives; every batch whose receipt was printed before
   the crash is found with that receipt;
-* ``foldctl state --now T`` equals the model's state document, ``foldctl
+* ``foldctl state --now T`` (with every not-active entry, and the default one
+  that may be answered from the snapshot head) equals the model's, ``foldctl
   verify`` exits 0 (reporting a torn tail only for ``mid_append``), and a clean
   replay of the log's complete lines (``fold_core.state.replay``) equals a fresh
   ``FileRecorder``'s state and the model's state; the log's records equal the
@@ -99,13 +103,16 @@ class History:
         self.fault, self.seed = fault, seed
         self.rng = random.Random(seed)
         self.store = directory / "store"
-        self.budget = self.rng.choice((16, 32, 64))
+        # A quarter of the stores are not `init`-ed: the first accepted write creates them (budget 64).
+        self.init = self.rng.random() < 0.75
+        self.budget = self.rng.choice((16, 32, 64)) if self.init else 64
         self.model = MemoryRecorder(self.budget)
         self.oracle = Store(self.model)
         self.minutes = 0
         self.fresh = 0
         self.printed: dict[str, dict] = {}  # batch_id -> receipt foldctl printed (accepted)
         self.sent: dict[str, tuple[dict, str]] = {}  # batch_id -> (batch, actor) accepted
+        self.receipts: dict[str, dict] = {}  # batch_id -> receipt, also of batches written in process
 
     # -- small helpers
 
@@ -130,8 +137,11 @@ class History:
     def declaration(self, used: set[str]) -> dict | None:
         rng, items = self.rng, self.state.items
         active = sorted(i for i, r in items.items() if r["status"] == "active" and i not in used)
-        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "invalid"),
-                             weights=(6, 1, 3, 2, 1, 1))[0]
+        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "restore", "invalid"),
+                             weights=(6, 1, 3, 2, 1, 2, 1))[0]
+        withdrawn = sorted(i for i, r in items.items() if r["status"] == "withdrawn" and i not in used)
+        if choice == "restore" and not withdrawn:
+            choice = "new"
         if choice == "new" or (choice in ("patch", "withdraw") and not active):
             item = self.new_id()
             decl = {"id": item, "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS),
@@ -162,6 +172,10 @@ class History:
         elif choice == "withdraw":
             item = rng.choice(active)
             decl = {"id": item, "relation": "withdraw", "reason": "done"}
+        elif choice == "restore":  # a patch of a withdrawn item brings it back (maybe an archived one)
+            item = rng.choice(withdrawn)
+            decl = {"id": item, "relation": f"supersedes:{item}", "weight": rng.choice(WEIGHTS[2:]),
+                    "kind": rng.choice(KINDS), "reason": "又回来了"}
         elif choice == "merge":
             leaves = [i for i in active if items[i]["parent"] is None and not items[i]["ever_had_children"]]
             if len(leaves) < 2:
@@ -213,16 +227,15 @@ class History:
     # -- operations before the crash
 
     def commit(self, batch: object, *, actor: str, now: str, flag_id: str | None = None,
-               env: dict | None = None, text: str | None = None) -> tuple[int, dict]:
+               env: dict | None = None) -> tuple[int, dict]:
         args = ["commit", "--actor", actor, "--now", now]
         if flag_id is not None:
             args += ["--batch-id", flag_id]
-        code, doc, err = foldctl(self.store, *args, stdin=json.dumps(batch, ensure_ascii=False) if text is None
-                                 else text, env=env)
+        code, doc, err = foldctl(self.store, *args, stdin=json.dumps(batch, ensure_ascii=False), env=env)
         expected = self.oracle.commit(copy.deepcopy(batch), actor=actor, now=now, batch_id=flag_id)
         assert (code, doc) == (expected.exit_code, expected.document), err
         if code == 0 and not doc["replayed"]:
-            self.printed[doc["batch_id"]] = doc
+            self.printed[doc["batch_id"]] = self.receipts[doc["batch_id"]] = doc
             self.sent[doc["batch_id"]] = (batch, actor)
         return code, doc
 
@@ -254,7 +267,7 @@ class History:
             batch_id = rng.choice(sorted(self.sent))
             batch, actor = self.sent[batch_id]
             code, doc = self.commit(batch, actor=actor, now=self.now(), flag_id=batch_id, env=env)
-            assert code == 0 and doc == {**self.printed[batch_id], "replayed": True}
+            assert code == 0 and doc == {**self.receipts[batch_id], "replayed": True}
         elif what == "conflict":
             batch_id = rng.choice(sorted(self.sent))
             code, doc = self.commit({"batch_id": batch_id, "declarations": [], "acknowledges": ["ann-1"]},
@@ -269,12 +282,42 @@ class History:
         else:
             (self.store / "snapshot.json").unlink(missing_ok=True)
 
+    def bulk_prefix(self) -> None:
+        """More than 200 not-active items, written in process (the same store code, faster).
+
+        Parents with children are created and withdrawn until the snapshot head's 200 most
+        recent not-active items are passed; a clean close writes the snapshot, whose archive
+        then holds the older ones. The CLI operations that follow read the head alone or
+        restore archived items.
+        """
+        recorder = FileRecorder(self.store, budget=self.budget)
+        store, children = Store(recorder), min(30, self.budget - 2)
+        for cycle in range(-(-230 // (children + 1))):
+            parent = f"bulk{cycle}"
+            batches = ({"batch_id": f"{parent}-new", "declarations": [
+                           {"id": parent, "title": "批量", "summary": "很多子项", "weight": "trace", "kind": "fyi",
+                            "children": [{"id": f"{parent}-c{k}", "title": f"子项 {k}", "weight": "trace",
+                                          "kind": "fyi"} for k in range(children)]}]},
+                       {"batch_id": f"{parent}-wd", "declarations": [
+                           {"id": parent, "relation": "withdraw", "reason": "清理"}]})
+            for batch in batches:
+                now = self.now()
+                got = store.commit(copy.deepcopy(batch), actor="agent", now=now)
+                expected = self.oracle.commit(copy.deepcopy(batch), actor="agent", now=now)
+                assert got.exit_code == 0 and got.document == expected.document
+                self.sent[batch["batch_id"]] = (batch, "agent")  # (checked through the full history)
+                self.receipts[batch["batch_id"]] = got.document
+        recorder.close()
+
     # -- the crash and the checks
 
     def run(self) -> None:
         rng = self.rng
-        code, doc, err = foldctl(self.store, "init", "--budget", str(self.budget))
-        assert code == 0 and doc["created"] is True, err
+        if self.init:
+            code, doc, err = foldctl(self.store, "init", "--budget", str(self.budget))
+            assert code == 0 and doc["created"] is True, err
+        if rng.random() < 0.3:
+            self.bulk_prefix()
         for _ in range(rng.randint(2, 5)):
             self.operation()
         before = len(self.model.log)
@@ -300,10 +343,14 @@ class History:
         if committed:
             assert found["record"] == self.model.log[-1] and found["record"]["receipt"] == original
 
-        # The state equals the model's and a clean replay of the log.
+        # The state equals the model's and a clean replay of the log; the default read may
+        # answer from the snapshot head alone.
         code, state_doc, err = foldctl(self.store, "state", "--now", READ_AT, "--not-active", "all")
         assert code == 0, err
         assert state_doc == self.oracle.state_document(now=READ_AT, not_active=None).document
+        code, state_doc, err = foldctl(self.store, "state", "--now", READ_AT)
+        assert code == 0, err
+        assert state_doc == self.oracle.state_document(now=READ_AT).document
         code, report, err = foldctl(self.store, "verify")
         assert code == 0, (report, err)
         assert report["records"] == len(self.model.log)

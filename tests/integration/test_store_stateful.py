@@ -19,8 +19,16 @@ other processes do:
   model learns it), ENOSPC on the snapshot (only logged);
 * **clean close**, and a random snapshot bound (``FOLD_SNAPSHOT_EVERY``).
 
-Invariant after every step: the store's state document (at a fixed ``now``,
-every not-active entry), its full history and its state equal the model's.
+A ``bulk`` rule withdraws a parent with 30 children at a time, so that the
+store passes the snapshot head's 200 most recent not-active items and keeps
+the rest in the snapshot's archive; a ``restore`` declaration can bring back
+an archived item.
+
+Invariant after every step: the store's state documents (at a fixed ``now``;
+the default one also through a fresh recorder and through a long-lived
+recorder that only reads, both of which may answer from the snapshot head
+alone; and the one with every not-active entry), its full history and its
+state equal the model's.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import random
 import shutil
 import tempfile
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -60,12 +68,14 @@ class FileStoreMachine(RuleBasedStateMachine):
         self.path = os.path.join(self.directory, "store")
         self.log = os.path.join(self.path, "events.jsonl")
         self.snapshot = os.path.join(self.path, "snapshot.json")
-        self.budget = 32
+        self.budget = 64
         self.model = MemoryRecorder(self.budget)
         self.oracle = Store(self.model)
         create_store(self.path, self.budget)  # `foldctl init`: reads of a missing store are exit 3
         self.store = Store(FileRecorder(self.path))
+        self.reader = Store(FileRecorder(self.path))  # long-lived, only ever reads: keeps a partial state
         self.minutes = 0
+        self.bulks = 0
         self.fresh = 0
         self.accepted: dict[str, tuple[dict, str]] = {}  # batch_id -> (batch, actor)
         self.torn = False  # a torn tail waits for the next writer
@@ -94,7 +104,11 @@ class FileStoreMachine(RuleBasedStateMachine):
     def declaration(self, rng: random.Random, used: set) -> dict | None:
         items = self.model.state.items
         active = sorted(i for i, r in items.items() if r["status"] == "active" and i not in used)
-        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "invalid"), weights=(6, 1, 3, 2, 1, 1))[0]
+        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "restore", "invalid"),
+                             weights=(6, 1, 3, 2, 1, 2, 1))[0]
+        withdrawn = sorted(i for i, r in items.items() if r["status"] == "withdrawn" and i not in used)
+        if choice == "restore" and not withdrawn:
+            choice = "new"
         if choice == "new" or (choice in ("patch", "withdraw") and not active):
             decl = {"id": self.new_id(), "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS),
                     "kind": rng.choice(KINDS)}
@@ -116,6 +130,12 @@ class FileStoreMachine(RuleBasedStateMachine):
                 decl["reason"] = "降级"
         elif choice == "withdraw":
             decl = {"id": rng.choice(active), "relation": "withdraw", "reason": "done"}
+        elif choice == "restore":  # a patch of a withdrawn item brings it back (maybe an archived one)
+            item = rng.choice(withdrawn)
+            decl = {"id": item, "relation": f"supersedes:{item}", "weight": rng.choice(WEIGHTS[2:]),
+                    "kind": rng.choice(KINDS), "reason": "又回来了"}
+            if item.startswith("bulk"):
+                event("restore of a bulk item")
         elif choice == "merge":
             leaves = [i for i in active if items[i]["parent"] is None and not items[i]["ever_had_children"]]
             if len(leaves) < 2:
@@ -183,11 +203,29 @@ class FileStoreMachine(RuleBasedStateMachine):
             batch, actor = {"batch_id": batch_id, "declarations": []}, "someone-else"
         self.commit_both(batch, actor, self.now(rng))
 
-    @rule(rng=st.randoms(use_true_random=False), depth=st.sampled_from((None, 0, 1)))
-    def state_item_view(self, rng, depth):
+    @rule(cycles=st.integers(1, 6), rng=st.randoms(use_true_random=False))
+    def bulk(self, cycles, rng):
+        """Many not-active items at once (a parent with 30 children, then its withdraw): past the
+        snapshot head's 200 most recent, the rest goes to the archive."""
+        for _ in range(cycles):
+            self.bulks += 1
+            parent = f"bulk{self.bulks}"
+            children = [{"id": f"{parent}-c{k}", "title": f"子项 {k}", "weight": "trace", "kind": "fyi"}
+                        for k in range(30)]
+            self.commit_both({"batch_id": f"{parent}-new", "declarations": [
+                {"id": parent, "title": "批量", "summary": "很多子项", "weight": "trace", "kind": "fyi",
+                 "children": children}]}, "agent", self.now(rng))
+            self.commit_both({"batch_id": f"{parent}-wd", "declarations": [
+                {"id": parent, "relation": "withdraw", "reason": "清理"}]}, "agent", self.now(rng))
+
+    @rule(rng=st.randoms(use_true_random=False), depth=st.sampled_from((None, 0, 1)),
+          not_active=st.sampled_from((0, 3, 200, 201, None)), via=st.sampled_from(("store", "reader", "fresh")))
+    def state_view(self, rng, depth, not_active, via):
+        """Item views, depths and not-active bounds; the readers may hold only the snapshot head."""
+        target = {"store": self.store, "reader": self.reader, "fresh": Store(FileRecorder(self.path))}[via]
         item = rng.choice(sorted(self.model.state.items) + ["ghost", None])
-        got = self.store.state_document(now=READ_AT, item=item, depth=depth)
-        expected = self.oracle.state_document(now=READ_AT, item=item, depth=depth)
+        got = target.state_document(now=READ_AT, item=item, depth=depth, not_active=not_active)
+        expected = self.oracle.state_document(now=READ_AT, item=item, depth=depth, not_active=not_active)
         assert (got.exit_code, got.document) == (expected.exit_code, expected.document)
 
     @rule(since=st.integers(0, 30), limit=st.one_of(st.none(), st.integers(0, 5)), by_item=st.booleans(),
@@ -229,7 +267,7 @@ class FileStoreMachine(RuleBasedStateMachine):
         elif damage == "old_snapshot" and self.old_snapshot is not None:
             with open(self.snapshot, "wb") as snapshot:
                 snapshot.write(self.old_snapshot)
-        elif damage == "temp":
+        elif damage == "temp" and exists:  # a snapshot is only ever written for records
             with open(os.path.join(self.path, ".snapshot.json.tmp-999999"), "wb") as temp:
                 temp.write(b'{"format": "fold-snap')
         self.store = Store(FileRecorder(self.path))
@@ -298,10 +336,22 @@ class FileStoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def same_documents_as_the_model(self):
+        # Default reads (the 200 most recent not-active entries) may be answered from the
+        # snapshot head alone: by a fresh recorder, and by a long-lived one that only reads.
+        expected = self.oracle.state_document(now=READ_AT).document
+        assert Store(FileRecorder(self.path)).state_document(now=READ_AT).document == expected
+        assert self.reader.state_document(now=READ_AT).document == expected
         got = self.store.state_document(now=READ_AT, not_active=None)
         assert got.document == self.oracle.state_document(now=READ_AT, not_active=None).document
         assert self.store.state() == self.model.state
         assert self.store.history().document == self.oracle.history().document
+        if self.model.state.inactive_total > 200:
+            event("more than 200 not-active items")
+            if os.path.exists(self.snapshot):
+                with open(self.snapshot, "rb") as snapshot:
+                    head = snapshot.readline()
+                if head.endswith(b",\n") and json.loads(head[:-2] + b"}").get("archive_count"):
+                    event("snapshot with an archive")
 
 
 FileStoreMachine.TestCase.settings = settings(
