@@ -20,7 +20,6 @@ so ``foldctl state`` loads no more than it needs.
 from __future__ import annotations
 
 import os
-import sys
 
 from fold_core.cli import reads, writes
 from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json

@@ -53,6 +53,7 @@ from fold_core.state import State, replay
 from fold_core.store.base import Store
 from fold_core.store.file import FileRecorder
 from fold_core.store.memory import MemoryRecorder
+from random_batches import random_declaration
 
 FAULTS = {  # fault point -> whether the killed batch is committed (it was written before the crash)
     "before_append": False,
@@ -66,9 +67,6 @@ WORKERS = max(2, min(4, 2 * (os.cpu_count() or 1)))
 EPOCH = datetime(2026, 10, 9, 8, 0, tzinfo=timezone(timedelta(hours=8)))
 READ_AT = "2026-12-01T09:30:00+08:00"  # the --now of every state read
 
-WEIGHTS = ("critical", "high", "normal", "low", "trace")
-KINDS = ("needs-you", "done", "in-progress", "fyi")
-TITLES = ("签证材料缺银行流水", "Read the paper", "订酒店", "call mom", "报销 Q3", "x", "出差安排")
 TEXTS = ("看过了", "-starts with a dash", "two\nlines", "流水已补 ✓", "ok")
 
 
@@ -135,67 +133,7 @@ class History:
     # -- batches
 
     def declaration(self, used: set[str]) -> dict | None:
-        rng, items = self.rng, self.state.items
-        active = sorted(i for i, r in items.items() if r["status"] == "active" and i not in used)
-        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "restore", "invalid"),
-                             weights=(6, 1, 3, 2, 1, 2, 1))[0]
-        withdrawn = sorted(i for i, r in items.items() if r["status"] == "withdrawn" and i not in used)
-        if choice == "restore" and not withdrawn:
-            choice = "new"
-        if choice == "new" or (choice in ("patch", "withdraw") and not active):
-            item = self.new_id()
-            decl = {"id": item, "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS),
-                    "kind": rng.choice(KINDS)}
-            if rng.random() < 0.2:
-                decl["due_at"] = self.now()
-            if rng.random() < 0.2:
-                decl["sources"] = [{"channel": "mail", "ref": f"msg-{rng.randint(1, 9)}"}]
-        elif choice == "parent":
-            item = self.new_id()
-            children = [{"id": self.new_id(), "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS[2:]),
-                         "kind": rng.choice(KINDS)} for _ in range(rng.randint(1, 2))]
-            decl = {"id": item, "title": rng.choice(TITLES), "summary": "几件事", "weight": rng.choice(WEIGHTS[1:]),
-                    "kind": "in-progress", "children": children}
-            used.update(child["id"] for child in children)
-        elif choice == "patch":
-            item = rng.choice(active)
-            old = items[item]
-            weight = rng.choice(WEIGHTS)
-            decl = {"id": item, "relation": f"supersedes:{item}", "weight": weight, "kind": rng.choice(KINDS)}
-            if rng.random() < 0.5:
-                decl["title"] = rng.choice(TITLES)
-            if rng.random() < 0.2:
-                decl["share"] = rng.randint(1, 8)
-            lowered = WEIGHTS.index(weight) > WEIGHTS.index(old["weight"])
-            if (lowered or "share" in decl) and rng.random() < 0.85:  # else: missing reason
-                decl["reason"] = "优先级调整"
-        elif choice == "withdraw":
-            item = rng.choice(active)
-            decl = {"id": item, "relation": "withdraw", "reason": "done"}
-        elif choice == "restore":  # a patch of a withdrawn item brings it back (maybe an archived one)
-            item = rng.choice(withdrawn)
-            decl = {"id": item, "relation": f"supersedes:{item}", "weight": rng.choice(WEIGHTS[2:]),
-                    "kind": rng.choice(KINDS), "reason": "又回来了"}
-        elif choice == "merge":
-            leaves = [i for i in active if items[i]["parent"] is None and not items[i]["ever_had_children"]]
-            if len(leaves) < 2:
-                return None
-            sources = rng.sample(leaves, 2)
-            item = self.new_id()
-            decl = {"id": item, "relation": f"merges:[{sources[0]}, {sources[1]}]", "title": "合并",
-                    "weight": rng.choice(WEIGHTS[1:]), "kind": "fyi"}
-            used.update(sources)
-        else:  # one invalid declaration
-            item = self.new_id()
-            decl = rng.choice((
-                {"id": next(iter(items), "a"), "title": "again", "weight": "normal", "kind": "fyi"},
-                {"id": item, "title": "t", "weight": "huge", "kind": "fyi"},
-                {"id": item, "relation": "detail-of:x", "title": "t", "weight": "low", "kind": "fyi"},
-                {"id": item, "title": "t", "weight": "low", "kind": "fyi", "colour": "red"},
-                {"id": "Bad Id", "title": "t", "weight": "low", "kind": "fyi"},
-            ))
-        used.add(decl["id"])
-        return decl
+        return random_declaration(self.rng, self.state.items, used, self.new_id, self.now)
 
     def random_batch(self, batch_id: str) -> dict:
         rng = self.rng

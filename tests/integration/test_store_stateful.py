@@ -51,11 +51,9 @@ from fold_core.store.file import FileRecorder
 from fold_core.store.log import encode_record
 from fold_core.store.memory import MemoryRecorder
 from fold_core.store.meta import create_store
+from random_batches import random_declaration
 
 READ_AT = "2027-01-01T00:00:00+08:00"
-WEIGHTS = ("critical", "high", "normal", "low", "trace")
-KINDS = ("needs-you", "done", "in-progress", "fyi")
-TITLES = ("签证材料", "Read the paper", "订酒店", "call mom", "x")
 TEXTS = ("看过了", "-dash", "two\nlines", "ok")
 ENV_KEYS = ("FOLD_SNAPSHOT_EVERY", "FOLD_INJECT", "FOLD_FAULT")
 
@@ -103,54 +101,9 @@ class FileStoreMachine(RuleBasedStateMachine):
 
     def declaration(self, rng: random.Random, used: set) -> dict | None:
         items = self.model.state.items
-        active = sorted(i for i, r in items.items() if r["status"] == "active" and i not in used)
-        choice = rng.choices(("new", "parent", "patch", "withdraw", "merge", "restore", "invalid"),
-                             weights=(6, 1, 3, 2, 1, 2, 1))[0]
-        withdrawn = sorted(i for i, r in items.items() if r["status"] == "withdrawn" and i not in used)
-        if choice == "restore" and not withdrawn:
-            choice = "new"
-        if choice == "new" or (choice in ("patch", "withdraw") and not active):
-            decl = {"id": self.new_id(), "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS),
-                    "kind": rng.choice(KINDS)}
-            if rng.random() < 0.2:
-                decl["stale_after"] = self.now(rng)
-        elif choice == "parent":
-            children = [{"id": self.new_id(), "title": rng.choice(TITLES), "weight": rng.choice(WEIGHTS[2:]),
-                         "kind": rng.choice(KINDS)} for _ in range(rng.randint(1, 2))]
-            decl = {"id": self.new_id(), "title": "父项", "summary": "几件事", "weight": rng.choice(WEIGHTS[1:]),
-                    "kind": "in-progress", "children": children}
-            used.update(child["id"] for child in children)
-        elif choice == "patch":
-            item = rng.choice(active)
-            weight = rng.choice(WEIGHTS)
-            decl = {"id": item, "relation": f"supersedes:{item}", "weight": weight, "kind": rng.choice(KINDS)}
-            if rng.random() < 0.5:
-                decl["title"] = rng.choice(TITLES)
-            if WEIGHTS.index(weight) > WEIGHTS.index(items[item]["weight"]) and rng.random() < 0.85:
-                decl["reason"] = "降级"
-        elif choice == "withdraw":
-            decl = {"id": rng.choice(active), "relation": "withdraw", "reason": "done"}
-        elif choice == "restore":  # a patch of a withdrawn item brings it back (maybe an archived one)
-            item = rng.choice(withdrawn)
-            decl = {"id": item, "relation": f"supersedes:{item}", "weight": rng.choice(WEIGHTS[2:]),
-                    "kind": rng.choice(KINDS), "reason": "又回来了"}
-            if item.startswith("bulk"):
-                event("restore of a bulk item")
-        elif choice == "merge":
-            leaves = [i for i in active if items[i]["parent"] is None and not items[i]["ever_had_children"]]
-            if len(leaves) < 2:
-                return None
-            sources = rng.sample(leaves, 2)
-            decl = {"id": self.new_id(), "relation": f"merges:[{sources[0]}, {sources[1]}]", "title": "合并",
-                    "weight": "normal", "kind": "fyi"}
-            used.update(sources)
-        else:
-            decl = rng.choice((
-                {"id": next(iter(items), "a"), "title": "again", "weight": "normal", "kind": "fyi"},
-                {"id": self.new_id(), "title": "t", "weight": "huge", "kind": "fyi"},
-                {"id": self.new_id(), "title": "t", "weight": "low", "kind": "fyi", "colour": "red"},
-            ))
-        used.add(decl["id"])
+        decl = random_declaration(rng, items, used, self.new_id, lambda: self.now(rng))
+        if decl is not None and decl["id"].startswith("bulk") and items.get(decl["id"], {}).get("status") == "withdrawn":
+            event("restore of a bulk item")
         return decl
 
     def random_batch(self, rng: random.Random) -> dict:
