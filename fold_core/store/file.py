@@ -37,7 +37,6 @@ appended since its last session.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,9 +49,10 @@ from fold_core.store.locking import StoreLock
 from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.snapshot import RECENT, Snapshot, batches_line, encode_snapshot, find_batch, parse_snapshot
+from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, complete, full_index, index_entry
+from fold_core.store.cache import index_line, tail_fits_partial
+from fold_core.store.snapshot import RECENT, batches_line, encode_snapshot, parse_snapshot, remove_stale_temps
 from fold_core.store.snapshot import write_snapshot
-from fold_core.store.snapshot import remove_stale_temps
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -65,7 +65,6 @@ __all__ = [
 ]
 
 SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 64, 1 << 20
-SNAP_OK, SNAP_MISSING, SNAP_BAD = "ok", "missing", "bad"
 
 
 def snapshot_bound() -> int:
@@ -76,36 +75,6 @@ def snapshot_bound() -> int:
     return SNAPSHOT_RECORDS
 
 
-class _Cache:
-    """The recovered view of the log, kept between sessions of one recorder.
-
-    (A plain class, not a dataclass: building dataclasses costs import time on
-    the read path.)
-    """
-
-    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap",
-                 "snapshot", "batches", "tail_batches", "offsets", "archive", "index_line")
-
-    def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
-                 snap_seq: int, snap_offset: int, snap: str, snapshot: Snapshot | None) -> None:
-        self.state = state
-        self.offset = offset  # end of the last complete record
-        self.last_offset = last_offset  # start of that record's line
-        self.identity = identity  # (st_dev, st_ino) of events.jsonl; None while it does not exist
-        self.snap_seq = snap_seq  # event_seq the snapshot file reflects (0: none usable)
-        self.snap_offset = snap_offset
-        self.snap = snap  # the snapshot file: SNAP_OK, SNAP_MISSING or SNAP_BAD (kept aside, then rewritten)
-        self.snapshot = snapshot  # kept for its raw batch index until a lookup needs it
-        self.batches: dict | None = None  # the full index, once loaded
-        self.tail_batches: dict = {}  # index entries beyond the snapshot
-        self.index_line: bytes | None = None  # the snapshot's raw index line, once read
-        self.offsets: dict = {}  # event_seq -> line start, where known
-        # While not None, ``state`` holds only the snapshot head's items (a
-        # partial state, enough for a default state read); this snapshot
-        # holds the rest as raw bytes.
-        self.archive: Snapshot | None = snapshot if snapshot is not None and snapshot.partial else None
-
-
 class FileRecorder(Recorder):
     """Records in ``<path>/events.jsonl``, cached in ``snapshot.json``, under ``<path>/lock``."""
 
@@ -113,7 +82,7 @@ class FileRecorder(Recorder):
         self.path = os.fspath(path)
         self.budget = budget  # used only when a write creates the store
         self.log_path = os.path.join(self.path, "events.jsonl")
-        self._cache: _Cache | None = None
+        self._cache: Cache | None = None
         self._meta: dict | None = None
 
     # -- sessions -----------------------------------------------------------
@@ -161,7 +130,7 @@ class FileRecorder(Recorder):
 
     # -- recovery -----------------------------------------------------------
 
-    def _recover(self, write: bool) -> _Cache:
+    def _recover(self, write: bool) -> Cache:
         meta = read_meta(self.path)
         try:
             stat = os.stat(self.log_path)
@@ -174,13 +143,13 @@ class FileRecorder(Recorder):
                 raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
             self._meta, self._cache = None, None
             budget = self.budget or DEFAULT_BUDGET
-            return _Cache(empty_state(budget), 0, 0, None, 0, 0, SNAP_OK, None)
+            return Cache(empty_state(budget), 0, 0, None, 0, 0, SNAP_OK, None)
         if self._meta is None or self._meta != meta:
             self._meta, self._cache = meta, None
         budget = meta["budget"]
         if stat is None:
             snap = SNAP_BAD if os.path.exists(os.path.join(self.path, "snapshot.json")) else SNAP_OK
-            self._cache = _Cache(empty_state(budget), 0, 0, None, 0, 0, snap, None)
+            self._cache = Cache(empty_state(budget), 0, 0, None, 0, 0, snap, None)
             return self._cache
         identity = (stat.st_dev, stat.st_ino)
         with open(self.log_path, "rb") as log:
@@ -188,9 +157,9 @@ class FileRecorder(Recorder):
             if cache is None or cache.identity != identity or stat.st_size < cache.offset:
                 cache = self._from_snapshot(log, budget, identity)
             self._cache = None  # until the tail is applied
-            if cache.archive is not None and (write or not _tail_fits_partial(scan(log, cache.offset,
-                                                                                cache.state.event_seq), cache)):
-                cache = self._complete(cache, budget, identity)
+            if cache.archive is not None and (write or not tail_fits_partial(scan(log, cache.offset,
+                                                                               cache.state.event_seq), cache)):
+                complete(cache, self.log_path)
             seen = cache.state.event_seq
             torn = self._apply_tail(log, cache)
             if cache.state.event_seq != seen:
@@ -205,12 +174,12 @@ class FileRecorder(Recorder):
         self._cache = cache
         return cache
 
-    def _from_snapshot(self, log, budget: int, identity: tuple) -> _Cache:
+    def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
         snapshot_path = os.path.join(self.path, "snapshot.json")
         try:
             file = open(snapshot_path, "rb")  # kept open by the Snapshot for its lazy sections
         except FileNotFoundError:
-            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_MISSING, None)
+            return Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_MISSING, None)
         try:
             snap = parse_snapshot(file, budget)
             if snap.state.event_seq and not snap.matches(log):
@@ -218,22 +187,11 @@ class FileRecorder(Recorder):
                 raise ValueError("ahead of the log")
         except (ValueError, KeyError, TypeError, RecursionError):
             file.close()
-            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
+            return Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
         seq = snap.state.event_seq
-        return _Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
+        return Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
 
-    def _complete(self, cache: _Cache, budget: int, identity: tuple) -> _Cache:
-        """Merge the snapshot's archive into a partial state (or rebuild from the log if unreadable)."""
-        try:
-            archive = cache.archive.archive()
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return _Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
-        # The head's items win: they may be newer than the snapshot (tail applied).
-        cache.state = cache.state.replace(items={**archive, **cache.state.items})
-        cache.archive = None
-        return cache
-
-    def _apply_tail(self, log, cache: _Cache) -> Torn | None:
+    def _apply_tail(self, log, cache: Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
         if walk.size == cache.offset:
             return None
@@ -267,7 +225,7 @@ class FileRecorder(Recorder):
         cache.offset, cache.last_offset = walk.offset, last[0]
         return walk.torn
 
-    def _refresh_due(self, cache: _Cache) -> bool:
+    def _refresh_due(self, cache: Cache) -> bool:
         if cache.snap == SNAP_BAD:
             return True
         if cache.snap == SNAP_MISSING:
@@ -277,7 +235,7 @@ class FileRecorder(Recorder):
             or cache.offset - cache.snap_offset >= SNAPSHOT_BYTES
         )
 
-    def _refresh(self, cache: _Cache, *, exclusive: bool) -> None:
+    def _refresh(self, cache: Cache, *, exclusive: bool) -> None:
         directory = self.path
         if cache.archive is not None:
             return  # a partial state (a reader's) cannot write a whole snapshot
@@ -301,8 +259,9 @@ class FileRecorder(Recorder):
             if cache.batches is not None:
                 line = batches_line(cache.batches)
             else:
-                base = self._index_line(cache)
-                line = batches_line(self._batches(cache)) if base is None else batches_line(cache.tail_batches, base)
+                base = index_line(cache)
+                line = batches_line(full_index(cache, self.log_path)) if base is None \
+                    else batches_line(cache.tail_batches, base)
         except StoreError:
             return
         data = encode_snapshot(cache.state, cache.offset, cache.last_offset, line)
@@ -311,63 +270,9 @@ class FileRecorder(Recorder):
             cache.snapshot, cache.tail_batches = None, {}
             cache.index_line = line if cache.batches is None else None
 
-    # -- the batch index ------------------------------------------------------
-
-    def _index_line(self, cache: _Cache) -> bytes | None:
-        """The raw index line of the snapshot the cache started from (None: unusable)."""
-        if cache.index_line is None and cache.snapshot is not None:
-            try:
-                cache.index_line = cache.snapshot.batches_line()
-            except (OSError, ValueError):
-                cache.snapshot = None
-        return cache.index_line
-
-    def _entry(self, cache: _Cache, batch_id: str) -> list | None:
-        """``[event_seq, digest, offset]`` of an accepted batch, without loading the whole index."""
-        entry = cache.tail_batches.get(batch_id)
-        if entry is not None:
-            return entry
-        if cache.batches is None:
-            line = self._index_line(cache)
-            if line is not None:
-                try:
-                    return find_batch(line, batch_id)
-                except ValueError:
-                    cache.index_line, cache.snapshot = None, None
-        return self._batches(cache).get(batch_id)
-
-    def _batches(self, cache: _Cache) -> dict:
-        if cache.batches is None:
-            batches = None
-            line = self._index_line(cache)
-            if line is not None:
-                try:
-                    batches = json.loads(b"{" + line)["batches"]
-                except (ValueError, KeyError, TypeError, RecursionError):
-                    batches = None
-            if type(batches) is not dict:
-                batches = self._index_from_log(cache.snap_offset, cache.snap_seq)
-            batches.update(cache.tail_batches)
-            cache.batches, cache.snapshot, cache.index_line = batches, None, None
-        return cache.batches
-
-    def _index_from_log(self, end: int, end_seq: int) -> dict:
-        """The batch index of the records before ``end`` (when the snapshot's is unusable)."""
-        batches: dict = {}
-        if end_seq == 0:
-            return batches
-        with open(self.log_path, "rb") as log:
-            walk = scan(log, 0, 0)
-            walk.size = end
-            for record, start in walk.records():
-                batch_id = record.get("batch_id")
-                if batch_id is not None:
-                    batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
-        return batches
-
     # -- appending --------------------------------------------------------------
 
-    def _append(self, cache: _Cache, record: dict, state: State | None) -> None:
+    def _append(self, cache: Cache, record: dict, state: State | None) -> None:
         event_seq = cache.state.event_seq + 1
         if record.get("event_seq") != event_seq:
             raise ValueError(f"record {record.get('event_seq')!r} does not follow {event_seq - 1}")
@@ -401,7 +306,7 @@ class FileRecorder(Recorder):
 class _FileSession(Session):
     """The recovered store while the lock is held."""
 
-    def __init__(self, recorder: FileRecorder, cache: _Cache) -> None:
+    def __init__(self, recorder: FileRecorder, cache: Cache) -> None:
         self._recorder = recorder
         self.cache = cache
 
@@ -409,7 +314,7 @@ class _FileSession(Session):
     def state(self) -> State:  # type: ignore[override]
         cache = self.cache
         if cache.archive is not None:
-            self._complete()
+            complete(cache, self._recorder.log_path)
         return cache.state
 
     def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
@@ -417,25 +322,12 @@ class _FileSession(Session):
         if cache.archive is not None:
             wide = not_active is None or not_active > RECENT
             if wide or (item is not None and item not in cache.state.items):
-                self._complete()
+                complete(cache, self._recorder.log_path)
         return cache.state
-
-    def _complete(self) -> None:
-        """Load the archive into this session's partial state (under the lock)."""
-        recorder, cache = self._recorder, self.cache
-        try:
-            archive = cache.archive.archive()
-        except (ValueError, KeyError, TypeError, RecursionError):
-            budget = cache.state.budget
-            records = read_records(recorder.log_path, 0, 0, 0, cache.offset)
-            cache.state, cache.snap = replay(records, empty_state(budget)), SNAP_BAD
-        else:
-            cache.state = cache.state.replace(items={**archive, **cache.state.items})
-        cache.archive = None
 
     def lookup(self, batch_id: str) -> tuple[int, str] | None:
         cache = self.cache
-        entry = self._recorder._entry(cache, batch_id)
+        entry = index_entry(cache, batch_id, self._recorder.log_path)
         if entry is None:
             return None
         cache.offsets.setdefault(entry[0], entry[2])
@@ -465,31 +357,3 @@ class _FileSession(Session):
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:
     """A ``Store`` over the directory at ``path``."""
     return Store(FileRecorder(path, budget))
-
-
-def _tail_fits_partial(walk, cache: _Cache) -> bool:
-    """Whether the log tail can be applied to a partial state without its archive.
-
-    True when every change in the tail is to an item the head holds or to an
-    item the record creates, and nothing becomes active again: a restore could
-    pull an archived item into the most recent ``not_active`` entries.
-    """
-    items = cache.state.items
-    in_tail: dict[str, str] = {}  # status of items the tail itself created or changed
-    for record, _start in walk.records():
-        if record.get("type") == "annotation":
-            continue
-        created = {change["item"] for change in record["receipt"]["changes"] if change["op"] == "created"}
-        for change in record["changes"]:
-            image = change["item"]
-            item_id = image["id"]
-            status = in_tail.get(item_id)
-            if status is None:
-                before = items.get(item_id)
-                if before is None and item_id not in created:
-                    return False  # an archived item
-                status = before["status"] if before is not None else "active"
-            if status != "active" and image["status"] == "active":
-                return False
-            in_tail[item_id] = image["status"]
-    return True
