@@ -23,7 +23,7 @@ import json
 import os
 import time
 
-from common import SCRATCH, build_store, emit_json, install_snapshot, pair_result, summarize
+from common import SCRATCH, existing_store, emit_json, install_snapshot, pair_result, summarize
 
 from fold_core.store.file import FileRecorder
 
@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     result = {"name": "recovery", "records": args.records, "workloads": {}}
     for kind in args.workloads.split(","):
-        store = os.path.join(args.stores, f"{kind}-{args.records}")
-        if not os.path.exists(os.path.join(store, "events.jsonl")):
-            build_store(store, kind, args.records, (0, 63, 64))
+        store = existing_store(args.stores, kind, args.records)
         entry = measure(store, args.records, args.repeats)
         entry["profile"] = profile(store)
         result["workloads"][kind] = entry

@@ -17,7 +17,7 @@ import argparse
 import json
 import os
 
-from common import SCRATCH, build_store, emit_json
+from common import SCRATCH, existing_store, emit_json
 
 SAMPLE = 1000
 
@@ -68,9 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     result = {"name": "size", "records": args.records, "workloads": {}}
     for kind in args.workloads.split(","):
-        store = os.path.join(args.stores, f"{kind}-{args.records}")
-        if not os.path.exists(os.path.join(store, "events.jsonl")):
-            build_store(store, kind, args.records, (0, 63, 64))
+        store = existing_store(args.stores, kind, args.records)
         result["workloads"][kind] = measure(store, args.records)
     return result
 

@@ -169,6 +169,14 @@ class Workload:
         return workload
 
 
+def existing_store(stores: str, kind: str, count: int) -> str:
+    """The path of the ``kind`` store of ``count`` records under ``stores``, built when missing."""
+    path = os.path.join(stores, f"{kind}-{count}")
+    if not os.path.exists(os.path.join(path, "events.jsonl")):
+        build_store(path, kind, count, (0, 63, 64))
+    return path
+
+
 def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,)) -> dict:
     """Write a store of ``count`` records at ``path`` (see the module docstring).
 
