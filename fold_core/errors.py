@@ -8,11 +8,12 @@ exceptions. Exceptions are for what the shell cannot answer::
     │   ├── StoreUnavailable       lock timeout, failed fsync, I/O error: outcome unknown (exit 3)
     │   └── StoreCorrupt           a complete log line that does not parse or breaks order (exit 4)
     └── UsageError                 a command line or input the CLI cannot act on (exit 2)
+        └── ConfigError            plugins.toml or a plugin is wrong: names file, instance, field (exit 2)
 """
 
 from __future__ import annotations
 
-__all__ = ["FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
+__all__ = ["ConfigError", "FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
 
 
 class FoldError(Exception):
@@ -58,3 +59,20 @@ class UsageError(FoldError):
 
     def to_error(self) -> dict:
         return {"code": "usage", "message": str(self)}
+
+
+class ConfigError(UsageError):
+    """plugins.toml, an instance's settings or a plugin is wrong (exit 2).
+
+    The message names the file, the instance and the field, what was expected
+    and what was found.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, instance: str | None = None,
+                 field: str | None = None) -> None:
+        super().__init__(message)
+        self.file, self.instance, self.field = file, instance, field
+
+    def to_error(self) -> dict:
+        return {"code": "config", "message": str(self), "file": self.file, "instance": self.instance,
+                "field": self.field}

@@ -1,0 +1,293 @@
+"""``plugins.toml`` → validated configuration (contract §11.1).
+
+Found through ``--config FILE``, else ``$FOLD_CONFIG``, else
+``./plugins.toml``, else ``$XDG_CONFIG_HOME/fold/plugins.toml``; no file at
+all means the embedded defaults (the baseline editor, no sources, no
+consumers). Every section and every instance is validated by pydantic (each
+type brings its settings model; unknown keys are refused). Every error is a
+``ConfigError`` naming the file, the instance and the field, what was
+expected and what was found. Secrets are never settings: a plaintext
+``password``/``api_key``/``token``/… is refused with a hint to use its
+``*_env`` form, and an ``*_env`` naming a variable that is not set is a
+startup error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from fold_core.errors import ConfigError
+from fold_core.settings import ConfigPath, Duration, EnvName
+
+__all__ = ["Config", "HostSection", "Instance", "PinboardSection", "UserSection", "find_config", "load_config"]
+
+INSTANCE_NAME = re.compile(r"^[a-z0-9-]{1,32}$")
+SECRET_KEYS = frozenset({"password", "passwd", "pass", "api_key", "apikey", "key", "token", "secret",
+                         "access_token", "auth_token", "client_secret", "url_with_password"})
+TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard")
+DEFAULT_AGENT = "baseline"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSection(_Section):
+    path: ConfigPath | None = None
+
+
+class HostSection(_Section):
+    language: Literal["zh", "en"] = "zh"
+    timezone: str = "UTC"
+    review_every: Duration = Field(default=timedelta(hours=6))
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    max_events: int = Field(default=50, ge=1, le=1000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"expected an IANA time zone name like Asia/Shanghai, found {value!r}") from None
+        return value
+
+
+class UserSection(_Section):
+    background: str = Field(default="", max_length=4000)
+    purpose: str = Field(default="", max_length=4000)
+    feedback_policy: str = Field(default="", max_length=4000)
+
+
+class PinboardSection(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    token_env: EnvName | None = None
+
+
+class PluginModule(_Section):
+    module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One configured adapter, consumer or agent."""
+
+    kind: str
+    name: str
+    type_name: str
+    cls: type
+    settings: Any
+
+    def build(self):
+        """The plugin object: ``Type(name, settings)`` (an agent: ``Type(settings)``)."""
+        if self.kind == "agent":
+            return self.cls(self.settings)
+        return self.cls(self.name, self.settings)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None
+    store: Path | None
+    host: HostSection
+    user: UserSection
+    pinboard: PinboardSection
+    agent: Instance | None  # None only when no [agent] is given and no baseline editor is installed
+    adapters: tuple[Instance, ...]
+    consumers: tuple[Instance, ...]
+    plugin_modules: tuple[str, ...]
+    registry: Any = field(repr=False, default=None)
+
+    @property
+    def agent_configured(self) -> bool:
+        """False when no ``[agent]`` was given and the baseline editor stands in."""
+        return self._agent_given
+
+    _agent_given: bool = False
+
+
+def find_config(given: str | None = None) -> Path | None:
+    """The plugins.toml in use, by the contract's precedence (None: embedded defaults)."""
+    if given:
+        path = Path(os.path.expanduser(given))
+        if not path.is_file():
+            raise ConfigError(f"{given}: no such configuration file (from --config)", file=given)
+        return path
+    named = os.environ.get("FOLD_CONFIG")
+    if named:
+        path = Path(os.path.expanduser(named))
+        if not path.is_file():
+            raise ConfigError(f"{named}: no such configuration file (from $FOLD_CONFIG)", file=named)
+        return path
+    local = Path("plugins.toml")
+    if local.is_file():
+        return local
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    xdg = Path(config_home) / "fold" / "plugins.toml"
+    return xdg if xdg.is_file() else None
+
+
+def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,
+                builtins: tuple[str, ...] | None = None) -> Config:
+    """Read, validate and resolve plugins.toml (or the embedded defaults)."""
+    from fold_core import plugins
+
+    path = path if path is not None else find_config(given)
+    data = _read(path) if path is not None else {}
+    where = str(path) if path is not None else "(embedded defaults)"
+    base_dir = path.resolve().parent if path is not None else Path.cwd()
+    context = {"base_dir": base_dir}
+    for key in data:
+        if key not in TOP_LEVEL:
+            raise ConfigError(f"{where}: unknown section [{key}]; expected one of {', '.join(TOP_LEVEL)}",
+                              file=where, field=key)
+    modules = tuple(m.module for m in _list(data, "plugins", where, PluginModule, context))
+    pm = plugins.get_plugin_manager(modules, entry_points=entry_points,
+                                    **({"builtins": builtins} if builtins is not None else {}))
+    registry = plugins.load_types(pm)
+    store = _section(data, "store", where, StoreSection, context)
+    host = _section(data, "host", where, HostSection, context)
+    user = _section(data, "user", where, UserSection, context)
+    pinboard = _section(data, "pinboard", where, PinboardSection, context)
+    agent_given = "agent" in data
+    agent = None
+    if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:
+        agent_table = _table(data.get("agent", {"type": DEFAULT_AGENT}), where, "[agent]")
+        agent = _instance("agent", "agent", agent_table, where, registry, context, label="[agent]")
+    seen: dict[str, str] = {}
+    adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen))
+    consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen))
+    config = Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
+                    adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
+                    _agent_given=agent_given)
+    _check_env(pinboard, where, "[pinboard]", "pinboard")
+    return config
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as file:
+            return tomllib.load(file)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
+
+
+def _table(value: Any, where: str, label: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: {label} must be a table, found {_kind(value)}", file=where, field=label)
+    return value
+
+
+def _list(data: dict, key: str, where: str, model: type[BaseModel], context: dict) -> list:
+    tables = data.get(key, [])
+    if not isinstance(tables, list):
+        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]]), found {_kind(tables)}",
+                          file=where, field=key)
+    return [_validate(model, _table(t, where, f"[[{key}]]"), where, f"[[{key}]] #{i + 1}", None, context)
+            for i, t in enumerate(tables)]
+
+
+def _section(data: dict, key: str, where: str, model: type[BaseModel], context: dict):
+    return _validate(model, _table(data.get(key, {}), where, f"[{key}]"), where, f"[{key}]", None, context)
+
+
+def _instances(data, key, kind, where, registry, context, seen):
+    tables = data.get(key, [])
+    if not isinstance(tables, list):
+        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]]), found {_kind(tables)}",
+                          file=where, field=key)
+    for index, table in enumerate(tables):
+        table = _table(table, where, f"[[{key}]] #{index + 1}")
+        name = table.get("name")
+        label = f"[[{key}]] #{index + 1}"
+        if not isinstance(name, str) or not INSTANCE_NAME.match(name):
+            raise ConfigError(f"{where}: {label}, field 'name': expected an instance name matching "
+                              f"[a-z0-9-]{{1,32}}, found {name!r}", file=where, instance=label, field="name")
+        if name in seen:
+            raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': the name is already used by "
+                              f"{seen[name]}; instance names are unique across the file",
+                              file=where, instance=name, field="name")
+        seen[name] = f"[[{key}]] #{index + 1}"
+        yield _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
+
+
+def _instance(kind, name, table, where, registry, context, *, label) -> Instance:
+    type_name = table.get("type")
+    known = registry.names(kind)
+    if not isinstance(type_name, str):
+        raise ConfigError(f"{where}: {label}, field 'type': expected one of {', '.join(known)}, found {type_name!r}",
+                          file=where, instance=name, field="type")
+    entry = registry.get(kind, type_name)
+    if entry is None:
+        raise ConfigError(f"{where}: {label}, field 'type': unknown {kind} type {type_name!r}; installed: "
+                          f"{', '.join(known) or 'none'} (see `foldctl plugins`)", file=where, instance=name,
+                          field="type")
+    settings_model = entry.cls.Settings
+    raw = {k: v for k, v in table.items() if k not in ("name", "type")}
+    _refuse_secrets(raw, settings_model, where, label, name)
+    settings = _validate(settings_model, raw, where, f"{label} (type {type_name!r})", name, context)
+    _check_env(settings, where, label, name)
+    return Instance(kind, name, type_name, entry.cls, settings)
+
+
+def _refuse_secrets(raw: dict, model: type[BaseModel], where: str, label: str, name: str) -> None:
+    fields = model.model_fields
+    for key, value in raw.items():
+        if key in fields:
+            continue
+        if f"{key}_env" in fields or key.lower() in SECRET_KEYS or key == "urls":
+            hint = f"{key}_env" if f"{key}_env" in fields else "a *_env setting"
+            raise ConfigError(
+                f"{where}: {label}, field {key!r}: secrets are never written in plugins.toml; put it in an "
+                f"environment variable and name that variable with {hint} = \"MY_VARIABLE\"",
+                file=where, instance=name, field=key)
+
+
+def _check_env(settings: BaseModel, where: str, label: str, name: str) -> None:
+    for key in type(settings).model_fields:
+        if not key.endswith("_env"):
+            continue
+        variable = getattr(settings, key)
+        if isinstance(variable, str) and variable not in os.environ:
+            raise ConfigError(f"{where}: {label}, field {key!r}: the environment variable {variable} is not set",
+                              file=where, instance=name, field=key)
+
+
+def _validate(model: type[BaseModel], raw: dict, where: str, label: str, name: str | None, context: dict):
+    try:
+        return model.model_validate(raw, context=context)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field_name = ".".join(str(part) for part in first["loc"]) or "(section)"
+        if first["type"] == "extra_forbidden":
+            allowed = ", ".join(sorted(f.alias or k for k, f in model.model_fields.items()))
+            message = f"unknown key; expected one of: {allowed}"
+        elif first["type"] == "missing":
+            message = "required, but missing"
+        else:
+            message = f"{first['msg']}; found {_shown(first.get('input'))}"
+        raise ConfigError(f"{where}: {label}, field {field_name!r}: {message}", file=where, instance=name or label,
+                          field=field_name) from None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a table", list: "an array", str: "a string", int: "an integer", float: "a number",
+            bool: "a boolean"}.get(type(value), type(value).__name__)

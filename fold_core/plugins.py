@@ -1,0 +1,135 @@
+"""The plugin manager and the type registry (contract §11).
+
+``get_plugin_manager()`` builds a fresh pluggy manager (never at import
+time): the built-ins of ``DEFAULT_PLUGINS`` are registered exactly like
+third-party plugins, then the entry-point group ``fold``, then the modules
+named by ``[[plugins]] module = "..."``; ``check_pending()`` makes a misspelled
+hook fail at start. ``load_types(pm)`` asks every plugin for its types and
+files them by kind; a type name offered twice is a ``ConfigError`` naming
+both plugins — never silently renamed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pluggy
+
+from fold_core import hookspecs
+from fold_core.errors import ConfigError
+
+__all__ = ["DEFAULT_PLUGINS", "TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
+
+#: Built-in plugins, registered through the same manager as third-party ones.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+)
+
+ENTRY_POINT_GROUP = hookspecs.PROJECT
+KINDS = {"adapter": "fold_adapter_types", "consumer": "fold_consumer_types", "agent": "fold_agent_types"}
+_BASES = {"adapter": "Adapter", "consumer": "Consumer", "agent": "AgentBackend"}
+
+
+def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True,
+                       builtins: Iterable[str] = DEFAULT_PLUGINS) -> pluggy.PluginManager:
+    """A fresh plugin manager with the built-ins, entry points and ``modules`` registered."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.origins = {}  # plugin name -> "builtin" | "entry-point" | "module"
+    for name in builtins:
+        _register_module(pm, name, "builtin")
+    if entry_points:
+        before = set(pm.get_plugins())
+        try:
+            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        except Exception as error:  # a broken third-party distribution
+            raise ConfigError(f"a plugin of the entry-point group {ENTRY_POINT_GROUP!r} failed to load: "
+                              f"{type(error).__name__}: {error}") from None
+        for plugin in set(pm.get_plugins()) - before:
+            pm.origins[pm.get_name(plugin)] = "entry-point"
+    for name in modules:
+        _register_module(pm, name, "module")
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as error:
+        raise ConfigError(f"plugin {error.plugin!r}: {error}") from None
+    return pm
+
+
+def _register_module(pm: pluggy.PluginManager, name: str, origin: str) -> None:
+    if pm.has_plugin(name):
+        return
+    try:
+        module = importlib.import_module(name)
+    except Exception as error:
+        where = "built-in plugin" if origin == "builtin" else "[[plugins]] module"
+        raise ConfigError(f"{where} {name!r} cannot be imported: {type(error).__name__}: {error}",
+                          field="module") from None
+    try:
+        pm.register(module, name=name)
+    except (ValueError, pluggy.PluginValidationError) as error:
+        raise ConfigError(f"plugin {name!r} cannot be registered: {error}", field="module") from None
+    pm.origins[name] = origin
+
+
+@dataclass(frozen=True)
+class TypeEntry:
+    kind: str  # "adapter" | "consumer" | "agent"
+    type_name: str
+    cls: type
+    plugin: str
+    origin: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "type": self.type_name, "plugin": self.plugin, "origin": self.origin}
+
+
+@dataclass
+class TypeRegistry:
+    """Every installed type, by kind and name."""
+
+    entries: dict[str, dict[str, TypeEntry]] = field(default_factory=lambda: {kind: {} for kind in KINDS})
+
+    def get(self, kind: str, type_name: str) -> TypeEntry | None:
+        return self.entries[kind].get(type_name)
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.entries[kind])
+
+    def all(self) -> list[TypeEntry]:
+        return [entry for kind in KINDS for _, entry in sorted(self.entries[kind].items())]
+
+
+def load_types(pm: pluggy.PluginManager) -> TypeRegistry:
+    """Ask every plugin for its types; a duplicate type name names both plugins."""
+    from fold_core import plugin_api
+
+    registry = TypeRegistry()
+    origins = getattr(pm, "origins", {})
+    for kind, hook_name in KINDS.items():
+        base = getattr(plugin_api, _BASES[kind])
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            plugin = impl.plugin_name
+            try:
+                offered = impl.function()
+            except Exception as error:
+                raise ConfigError(f"plugin {plugin!r}: {hook_name}() failed: {type(error).__name__}: {error}") from None
+            for cls in offered or ():
+                name = _check_type(plugin, hook_name, cls, base)
+                known = registry.entries[kind].get(name)
+                if known is not None:
+                    raise ConfigError(
+                        f"{kind} type {name!r} is provided by two plugins: {known.plugin!r} ({known.origin})"
+                        f" and {plugin!r} ({origins.get(plugin, 'unknown')}); uninstall or rename one")
+                registry.entries[kind][name] = TypeEntry(kind, name, cls, plugin, origins.get(plugin, "builtin"))
+    return registry
+
+
+def _check_type(plugin: str, hook_name: str, cls: object, base: type) -> str:
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ConfigError(f"plugin {plugin!r}: {hook_name}() returned {cls!r}, expected a subclass of {base.__name__}")
+    name = getattr(cls, "type_name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"plugin {plugin!r}: {cls.__name__} has no type_name")
+    return name

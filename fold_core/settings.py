@@ -1,0 +1,109 @@
+"""Field types for plugin settings in ``plugins.toml`` (contract §11.1).
+
+Each plugin type brings a pydantic settings model (subclass of ``Settings``:
+unknown keys are refused). The field types here give every type the same
+spelling of the same things:
+
+* ``Duration`` — ``"90s"``, ``"5m"``, ``"6h"``, ``"1d"`` (or a number of
+  seconds) → ``datetime.timedelta``;
+* ``ConfigPath`` — ``~`` expanded, a relative path resolved against the
+  directory of the plugins.toml it came from (validation context
+  ``base_dir``);
+* ``EnvName`` — the name of an environment variable holding a secret
+  (``password_env = "FOLD_IMAP_PASSWORD"``); ``env_value`` reads it.
+
+Secrets are never settings themselves: the config loader refuses a
+plaintext ``password``/``api_key``/``token``/… with a hint to use the
+``*_env`` form.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WrapValidator
+
+__all__ = ["ConfigPath", "Duration", "EnvName", "Settings", "env_value", "parse_duration"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``"90s" | "5m" | "6h" | "1d"`` (or seconds as a number) → timedelta; ValueError otherwise."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f'expected a duration like "90s", "5m", "6h" or "1d", found {value!r}')
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _DURATION.match(value)):
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    else:
+        raise ValueError(f'expected a duration like "90s", "5m", "6h" or "1d", found {value!r}')
+    if seconds <= 0:
+        raise ValueError(f"expected a positive duration, found {value!r}")
+    return timedelta(seconds=seconds)
+
+
+def _path(value: Any, handler, info: ValidationInfo) -> Path:
+    if not isinstance(value, (str, Path)) or not str(value):
+        raise ValueError(f"expected a path (a non-empty string), found {value!r}")
+    path = Path(os.path.expanduser(str(value)))
+    base = (info.context or {}).get("base_dir") if info.context else None
+    if not path.is_absolute():
+        if base is None:
+            path = Path.cwd() / path
+        else:
+            path = Path(base) / path
+    return handler(path)
+
+
+def _env_name(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
+        raise ValueError(f"expected the name of an environment variable (like FOLD_IMAP_PASSWORD), found {value!r}")
+    return value
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+ConfigPath = Annotated[Path, WrapValidator(_path)]
+EnvName = Annotated[str, BeforeValidator(_env_name)]
+
+
+def env_value(name: str | None) -> str | None:
+    """The value of the environment variable ``name`` (None when ``name`` is None)."""
+    if name is None:
+        return None
+    return os.environ.get(name)
+
+
+class Settings(BaseModel):
+    """Base of every plugin type's settings model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AdapterSettings(Settings):
+    """Keys every ``[[adapters]]`` instance understands (besides ``name`` and ``type``)."""
+
+    every: Duration = Field(default=timedelta(minutes=5))
+    poll_timeout: Duration = Field(default=timedelta(seconds=120))
+
+
+class ConsumerSettings(Settings):
+    """Keys every ``[[consumers]]`` instance understands (besides ``name`` and ``type``)."""
+
+    from_: str = Field(default="now", alias="from", pattern=r"^(now|start)$")
+
+
+class AgentSettings(Settings):
+    """Keys every ``[agent]`` understands (besides ``type``)."""
+
+    timeout: Duration = Field(default=timedelta(seconds=120))
+
+
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings"]

@@ -1,0 +1,1 @@
+"""Editor (agent) backends: ordinary plugins registered through ``fold_core.plugins``."""

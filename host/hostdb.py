@@ -1,0 +1,369 @@
+"""The host database: ``host.db`` in the store directory (contract §9–§11).
+
+SQLite in WAL mode, so the daemon, ``foldctl feedback`` and the Pinboard can
+write beside each other; the schema is versioned through ``PRAGMA
+user_version`` and upgraded by the ordered ``MIGRATIONS`` (never edited
+once released: add a new one).
+
+What it keeps (the store keeps the state; this keeps the host's work):
+
+* ``observations`` — the inbox, deduplicated by id, in arrival order, each
+  pending / processed / deferred with its disposition and why;
+* ``cursors``, ``polls`` and ``sources`` — adapter cursors, the health history
+  and per-source backoff;
+* ``reminders`` — snoozes that come due once;
+* ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory;
+* ``agent_calls`` — every editor call: request, response, attempt, latency,
+  tokens, outcome;
+* ``host_meta`` — small facts such as the last review.
+
+A poll's observations and its cursor are written in one transaction: a crash
+between them can neither lose nor duplicate an observation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+from fold_core.errors import StoreUnavailable
+from fold_core.observation import Observation, Poll
+
+__all__ = ["HostDB", "MIGRATIONS", "open_host_db"]
+
+FILE_NAME = "host.db"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the first schema
+    """
+    CREATE TABLE observations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        at TEXT,
+        observed_at TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processed', 'deferred')),
+        disposition TEXT,
+        why TEXT,
+        related TEXT,
+        batch_id TEXT,
+        processed_at TEXT,
+        failed_windows INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX observations_by_status ON observations (status, seq);
+    CREATE INDEX observations_by_source ON observations (source, seq);
+    CREATE TABLE cursors (source TEXT PRIMARY KEY, cursor TEXT, updated_at TEXT NOT NULL);
+    CREATE TABLE polls (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        source TEXT NOT NULL,
+        at TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error_class TEXT,
+        message TEXT,
+        observations INTEGER NOT NULL DEFAULT 0,
+        notes TEXT
+    );
+    CREATE INDEX polls_by_source ON polls (source, seq);
+    CREATE TABLE sources (
+        source TEXT PRIMARY KEY,
+        failures INTEGER NOT NULL DEFAULT 0,
+        last_poll_at TEXT,
+        last_ok_at TEXT,
+        next_poll_at TEXT,
+        last_error TEXT,
+        disabled INTEGER NOT NULL DEFAULT 0,
+        min_interval REAL
+    );
+    CREATE TABLE reminders (
+        id TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        feedback TEXT NOT NULL,
+        due_at TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        fired_at TEXT
+    );
+    CREATE TABLE consumers (
+        name TEXT PRIMARY KEY,
+        event_seq INTEGER NOT NULL,
+        failures INTEGER NOT NULL DEFAULT 0,
+        next_try_at TEXT,
+        last_error TEXT,
+        last_error_at TEXT,
+        updated_at TEXT
+    );
+    CREATE TABLE consumer_memory (
+        consumer TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (consumer, key)
+    );
+    CREATE TABLE agent_calls (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        batch_id TEXT,
+        attempt INTEGER,
+        backend TEXT,
+        at TEXT,
+        latency_ms REAL,
+        request TEXT,
+        response TEXT,
+        stderr TEXT,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        outcome TEXT,
+        error TEXT
+    );
+    CREATE TABLE host_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+)
+
+
+def open_host_db(store_dir: str | os.PathLike) -> "HostDB":
+    """Open (creating and migrating as needed) ``host.db`` in the store directory."""
+    os.makedirs(store_dir, exist_ok=True)
+    return HostDB(os.path.join(store_dir, FILE_NAME))
+
+
+class HostDB:
+    """One connection to host.db; use from one thread (open one per thread)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = str(path)
+        try:
+            self.connection = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                              check_same_thread=False)
+            self.connection.execute("PRAGMA journal_mode=WAL")
+            self.connection.execute("PRAGMA synchronous=FULL")
+            self.connection.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {error}") from None
+
+    # -- plumbing ----------------------------------------------------------
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> "HostDB":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on error)."""
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"{self.path}: the host database is busy or unwritable: {error}") from None
+        try:
+            yield self.connection
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        else:
+            self.connection.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        version = self.connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreUnavailable(f"{self.path}: written by a newer Fold (schema {version}, this one knows "
+                                   f"{len(MIGRATIONS)}); upgrade Fold")
+        for number in range(version, len(MIGRATIONS)):
+            with self.transaction() as db:
+                for statement in _statements(MIGRATIONS[number]):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @property
+    def schema_version(self) -> int:
+        return self.connection.execute("PRAGMA user_version").fetchone()[0]
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        cursor = self.connection.execute(sql, tuple(params))
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    # -- polls, observations, cursors ---------------------------------------
+
+    def record_poll(self, source: str, poll: Poll, *, now: str) -> int:
+        """Keep a poll's observations, cursor and health in one transaction; the number new."""
+        with self.transaction() as db:
+            added = self._insert(db, poll.observations)
+            # A failed poll keeps the old cursor unless it consumed some data and says so.
+            if poll.health.status == "ok" or poll.cursor is not None:
+                db.execute("INSERT INTO cursors (source, cursor, updated_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, "
+                           "updated_at = excluded.updated_at",
+                           (source, json.dumps(poll.cursor, ensure_ascii=False), now))
+            health = poll.health
+            db.execute("INSERT INTO polls (source, at, status, error_class, message, observations, notes) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (source, now, health.status, health.error_class, health.message, added,
+                        json.dumps(list(health.notes), ensure_ascii=False) if health.notes else None))
+        return added
+
+    def add_observations(self, observations: Iterable[Observation]) -> int:
+        """Keep observations that did not come from a poll (feedback, reminders); the number new."""
+        with self.transaction() as db:
+            return self._insert(db, observations)
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, observations: Iterable[Observation]) -> int:
+        added = 0
+        for observation in observations:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO observations (id, source, channel, at, observed_at, body) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (observation.id, observation.source, observation.channel, observation.at,
+                 observation.observed_at, observation.to_json()))
+            added += cursor.rowcount
+        return added
+
+    def cursor(self, source: str) -> Any:
+        """The saved cursor of a source (None before its first successful poll)."""
+        row = self.connection.execute("SELECT cursor FROM cursors WHERE source = ?", (source,)).fetchone()
+        return json.loads(row[0]) if row is not None and row[0] is not None else None
+
+    def pending(self, limit: int | None = None) -> list[Observation]:
+        """Pending observations in arrival order (at most ``limit``)."""
+        sql = "SELECT body FROM observations WHERE status = 'pending' ORDER BY seq"
+        params: tuple = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (limit,)
+        return [Observation.from_json(row[0]) for row in self.connection.execute(sql, params)]
+
+    def pending_count(self) -> int:
+        return self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending'").fetchone()[0]
+
+    def mark(self, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
+        """Record the editor's dispositions: ``deferred`` stays deferred, the rest become processed.
+
+        Each disposition is ``{"event", "disposition", "why", "related"?}``.
+        """
+        with self.transaction() as db:
+            for entry in dispositions:
+                status = "deferred" if entry["disposition"] == "deferred" else "processed"
+                db.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, "
+                           "batch_id = ?, processed_at = ? WHERE id = ?",
+                           (status, entry["disposition"], entry.get("why"),
+                            json.dumps(entry.get("related") or [], ensure_ascii=False), batch_id, now,
+                            entry["event"]))
+
+    def observations(self, *, status: str | None = None, source: str | None = None,
+                     limit: int = 50) -> list[dict]:
+        """The inbox listing of ``foldctl inbox``, newest first."""
+        clauses, params = [], []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._rows(f"SELECT body, status, disposition, why, related FROM observations {where} "
+                          f"ORDER BY seq DESC LIMIT ?", [*params, limit])
+        listed = []
+        for row in rows:
+            body = json.loads(row["body"])
+            listed.append({"id": body["id"], "source": body["source"], "channel": body["channel"],
+                           "from": body.get("from"), "at": body.get("at"), "title": body.get("title"),
+                           "status": row["status"], "disposition": row["disposition"], "why": row["why"],
+                           "related": json.loads(row["related"]) if row["related"] is not None else None})
+        return listed
+
+    # -- meta ----------------------------------------------------------------
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.connection.execute("SELECT value FROM host_meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row is not None else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                       "value = excluded.value", (key, json.dumps(value, ensure_ascii=False)))
+
+    # -- consumers -------------------------------------------------------------
+
+    def consumer_cursor(self, name: str) -> int | None:
+        row = self.connection.execute("SELECT event_seq FROM consumers WHERE name = ?", (name,)).fetchone()
+        return row[0] if row is not None else None
+
+    def set_consumer_cursor(self, name: str, event_seq: int, *, now: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO consumers (name, event_seq, updated_at) VALUES (?, ?, ?) "
+                       "ON CONFLICT (name) DO UPDATE SET event_seq = excluded.event_seq, "
+                       "updated_at = excluded.updated_at, failures = 0, next_try_at = NULL",
+                       (name, event_seq, now))
+
+    def memory(self, consumer: str) -> "ConsumerMemory":
+        return ConsumerMemory(self, consumer)
+
+    # -- agent calls -------------------------------------------------------------
+
+    def log_call(self, **fields: Any) -> None:
+        """Keep one editor call (batch_id, attempt, backend, at, latency_ms, request, response,
+        stderr, input_tokens, output_tokens, outcome, error)."""
+        columns = ("batch_id", "attempt", "backend", "at", "latency_ms", "request", "response", "stderr",
+                   "input_tokens", "output_tokens", "outcome", "error")
+        unknown = set(fields) - set(columns)
+        if unknown:
+            raise TypeError(f"log_call: unknown fields {sorted(unknown)}")
+        values = [fields.get(c) for c in columns]
+        values = [json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for v in values]
+        with self.transaction() as db:
+            db.execute(f"INSERT INTO agent_calls ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                       values)
+
+    def calls(self, *, limit: int = 20, batch_id: str | None = None) -> list[dict]:
+        """Editor calls, newest first."""
+        if batch_id is None:
+            return self._rows("SELECT * FROM agent_calls ORDER BY seq DESC LIMIT ?", (limit,))
+        return self._rows("SELECT * FROM agent_calls WHERE batch_id = ? ORDER BY seq DESC LIMIT ?",
+                          (batch_id, limit))
+
+
+class ConsumerMemory(MutableMapping):
+    """A consumer instance's durable key/value memory (JSON values), each write committed at once."""
+
+    def __init__(self, db: HostDB, consumer: str) -> None:
+        self._db, self._consumer = db, consumer
+
+    def __getitem__(self, key: str) -> Any:
+        row = self._db.connection.execute("SELECT value FROM consumer_memory WHERE consumer = ? AND key = ?",
+                                          (self._consumer, key)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return json.loads(row[0])
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        with self._db.transaction() as db:
+            db.execute("INSERT INTO consumer_memory (consumer, key, value) VALUES (?, ?, ?) ON CONFLICT "
+                       "(consumer, key) DO UPDATE SET value = excluded.value",
+                       (self._consumer, key, json.dumps(value, ensure_ascii=False)))
+
+    def __delitem__(self, key: str) -> None:
+        with self._db.transaction() as db:
+            cursor = db.execute("DELETE FROM consumer_memory WHERE consumer = ? AND key = ?", (self._consumer, key))
+        if cursor.rowcount == 0:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        rows = self._db.connection.execute("SELECT key FROM consumer_memory WHERE consumer = ? ORDER BY key",
+                                           (self._consumer,)).fetchall()
+        return iter([row[0] for row in rows])
+
+    def __len__(self) -> int:
+        return self._db.connection.execute("SELECT count(*) FROM consumer_memory WHERE consumer = ?",
+                                           (self._consumer,)).fetchone()[0]
+
+
+def _statements(script: str) -> list[str]:
+    return [part.strip() for part in script.split(";") if part.strip()]

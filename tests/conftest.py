@@ -1,0 +1,25 @@
+"""Shared test helpers: real system components, skipped only outside CI.
+
+``require_component(what, package)`` returns when the component is there; when
+it is missing the test skips with a message naming the Debian package — except
+under ``CI=true``, where a missing component is a failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def require_component(executable: str, package: str) -> str:
+    """The path of ``executable``; skip (or fail under CI=true) naming ``package`` when missing."""
+    found = shutil.which(executable) or (executable if os.path.isabs(executable) and os.access(executable, os.X_OK)
+                                         else None)
+    if found:
+        return found
+    message = f"{executable} not found: install the Debian package {package!r} (scripts/system-packages.sh does, as root)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
