@@ -151,10 +151,11 @@ def apply_batch(state: State, batch: object, *, actor: str, now: str, batch_id: 
     fresh, already, found = _acknowledges(state, raw_acks if isinstance(raw_acks, list) else [])
     errors += found
 
+    # Every id the batch names, applied or not, in document order (first mention).
     named: dict[str, str] = {}
     for decl in declarations:
-        if decl.id is not None and decl.relation is not None:
-            named.setdefault(decl.id, decl.relation.word)
+        if decl.id is not None:
+            named.setdefault(decl.id, decl.relation.word if decl.relation is not None else "unparsed")
         for source in decl.relation.sources if decl.relation is not None else ():
             named.setdefault(source, "source")
     candidate = Candidate(state, now, named)

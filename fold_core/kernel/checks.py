@@ -41,14 +41,19 @@ def final_state_errors(candidate: Candidate, declarations: list[Declaration]) ->
                 layer=layer, budget=budget, declared=used, over=used - budget,
                 items=[{"id": item["id"], "weight": item["weight"], "share": item["share"]}
                        for item in rank_items(members)]))
-    applied = [decl for decl in declarations if decl.applied]
-    for decl in applied:
-        item = candidate.get(decl.id)
+    # A withdraw cascades to every unnamed descendant, so only an item the batch names
+    # (applied or not: a named child is skipped by the cascade) can stay active under
+    # an inactive parent. Document order = order of first mention.
+    for item_id in candidate.named:
+        item = candidate.get(item_id)
+        if item is None or item["status"] != "active":
+            continue
         parent = item["parent"]
-        if item["status"] == "active" and parent is not None and not candidate.is_active(parent):
-            errors.append(error("inactive_parent", f"{decl.id} would be active under {parent}, "
+        if parent is not None and not candidate.is_active(parent):
+            errors.append(error("inactive_parent", f"{item_id} would be active under {parent}, "
                                 f"which is {candidate.get(parent)['status']}; restore {parent} first",
-                                item=decl.id, parent=parent))
+                                item=item_id, parent=parent))
+    applied = [decl for decl in declarations if decl.applied]
     bad_summaries = {decl.id for decl in declarations if decl.bad_summary}
     suspects = set(candidate.ops)
     suspects.update(candidate.get(item)["parent"] for item in candidate.ops)

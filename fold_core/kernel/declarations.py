@@ -76,7 +76,7 @@ class _Walk:
     # -- the walk -----------------------------------------------------
 
     def visit(self, raw: object, where: str, list_parent: str | None, depth: int,
-              parent_applied: bool, parent_known: bool) -> None:
+              parent_applied: bool) -> None:
         if not isinstance(raw, dict):
             self.invalid(None, "declarations", f"{where} must be an object, got {type_name(raw)}")
             return
@@ -104,7 +104,8 @@ class _Walk:
             if problem.unsupported:
                 relation = raw.get("relation")
                 shown = relation if len(relation) <= 200 else relation[:200] + "…"
-                self.errors.append(error("unsupported_relation", str(problem), item=item, relation=shown))
+                located = {"item": item} if item is not None else {}  # no locator for a bad id (§3.5)
+                self.errors.append(error("unsupported_relation", str(problem), **located, relation=shown))
             else:
                 self.invalid(item, "relation", str(problem))
             ok = False
@@ -136,10 +137,11 @@ class _Walk:
         targets_ok = True
         if id_ok and relation is not None and not duplicate and not too_deep:
             before = len(self.errors)
-            self.check_target(raw, decl, parent_known)
+            self.check_target(raw, decl)
             targets_ok = len(self.errors) == before
         ok = ok and targets_ok
-        self.check_reason(raw, decl, targets_ok and not duplicate and id_ok)
+        if not duplicate:  # a duplicate gets no target or reason checks (§3.5)
+            self.check_reason(raw, decl, targets_ok and id_ok)
         decl.applied = ok
 
         # children, depth first
@@ -149,7 +151,7 @@ class _Walk:
             child_depth = depth + 1
             for index, child in enumerate(children):
                 first = len(self.order)
-                self.visit(child, f"{where}.children[{index}]", item, child_depth, ok, parent_known and id_ok)
+                self.visit(child, f"{where}.children[{index}]", item, child_depth, ok)
                 decl.children.extend(self.order[first:first + 1])
 
     def read_fields(self, raw: dict, decl: Declaration, word: str | None, too_deep: bool, depth: int) -> bool:
@@ -157,14 +159,16 @@ class _Walk:
         item = decl.id
         usable = True
         if word == "withdraw":
+            # In the §3.5 field order: a key a withdraw may not hold is reported in its own slot.
             for key in F.DECLARATION_KEYS[2:]:
-                if key in raw and key != "reason":
+                if key == "reason":
+                    value, problems = F.check_reason(raw.get("reason"))
+                    self.report(item, problems)
+                    if value is not None:
+                        decl.values["reason"] = value
+                elif key in raw:
                     self.invalid(item, key, f"{key} is not allowed on a withdraw "
                                             "(a withdraw holds only id, relation and reason)")
-            value, problems = F.check_reason(raw.get("reason"))
-            self.report(item, problems)
-            if value is not None:
-                decl.values["reason"] = value
             return True
         required = {"title"} if word in ("new", "merges") else set()
         if word is not None:
@@ -212,10 +216,12 @@ class _Walk:
 
     # -- target checks (state before the batch) ----------------------
 
-    def check_target(self, raw: dict, decl: Declaration, parent_known: bool) -> None:
+    def check_target(self, raw: dict, decl: Declaration) -> None:
         items = self.state.items
         item, word = decl.id, decl.relation.word
-        in_list = decl.list_parent != TOP and parent_known
+        # Only the children of a declaration with an invalid id (list_parent None) skip the
+        # parent-relation checks; their own children are checked against them as usual.
+        in_list = decl.list_parent not in (TOP, None)
         if word == "new":
             if item in items:
                 self.item_exists(item)
@@ -324,5 +330,5 @@ def read_declarations(state: State, declarations: list, budget: int) -> tuple[li
         depth = 1
         if isinstance(raw_id, str) and raw_id in state.items:
             depth = walk.depth_of(raw_id)
-        walk.visit(raw, f"declarations[{index}]", TOP, depth, True, True)
+        walk.visit(raw, f"declarations[{index}]", TOP, depth, True)
     return walk.order, walk.errors
