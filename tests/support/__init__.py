@@ -1,0 +1,1 @@
+"""Reusable test support: real local servers and helpers shared by several test modules."""
