@@ -1,0 +1,134 @@
+"""Mechanical checks of one scenario run (contract §15 ``expect``).
+
+``Run`` is what one scenario produced: the state before and after the
+agent's call, every declaration the agent wrote (in every attempt: an
+overclaim that the kernel happened to reject is still an overclaim), the
+dispositions, the outcome as ``foldctl tick`` reports it and the usage.
+``check(scenario, run)`` gives one ``Finding`` per expected property, in the
+order of the ``expect`` object; nothing here calls an agent or a clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fold_host.evaluation.scenarios import WEIGHTS, Scenario
+
+__all__ = ["Finding", "Run", "active_items", "check"]
+
+
+@dataclass
+class Run:
+    outcome: str
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    declarations: list[dict] = field(default_factory=list)  # every attempt's declarations, flattened
+    accepted_declarations: list[dict] = field(default_factory=list)  # those of the accepted batch
+    dispositions: dict[str, str] = field(default_factory=dict)
+    receipt: Mapping[str, Any] | None = None
+    attempts: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    property: str
+    passed: bool
+    detail: str
+
+    def to_json(self) -> dict:
+        return {"property": self.property, "passed": self.passed, "detail": self.detail}
+
+
+def active_items(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every active item of a §8 document, depth first."""
+    def walk(layer):
+        for item in (layer or {}).get("items", []):
+            yield item
+            yield from walk(item.get("children"))
+    yield from walk(document.get("root"))
+
+
+def flatten(declarations: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """Declarations with their nested children, document order."""
+    for declaration in declarations:
+        if isinstance(declaration, Mapping):
+            yield declaration
+            children = declaration.get("children")
+            if isinstance(children, list):
+                yield from flatten(children)
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    return " ".join(str(item.get(key) or "") for key in ("title", "summary"))
+
+
+def _rank(weight: str | None) -> int:
+    return WEIGHTS.index(weight) if weight in WEIGHTS else -1
+
+
+def check(scenario: Scenario, run: Run) -> list[Finding]:
+    expect = scenario.expect
+    findings: list[Finding] = []
+    if expect.outcome is not None:
+        findings.append(Finding("outcome", run.outcome == expect.outcome,
+                                f"expected {expect.outcome}, got {run.outcome}"))
+    items = list(active_items(run.after))
+    for surface in expect.surface:
+        pattern = re.compile(surface.match)
+        matching = [i for i in items if pattern.search(_text(i))]
+        good = [i for i in matching if _rank(i.get("weight")) >= _rank(surface.min_weight)
+                and (surface.kind is None or i.get("kind") == surface.kind)]
+        shown = ", ".join(f"{i['id']} ({i['weight']}, {i['kind']})" for i in matching) or "no active item matches"
+        findings.append(Finding(f"surface /{surface.match}/ ≥ {surface.min_weight}"
+                                + (f" {surface.kind}" if surface.kind else ""), bool(good), shown))
+    for absent in expect.absent:
+        pattern = re.compile(absent.match)
+        matching = [i["id"] for i in items if pattern.search(_text(i))]
+        findings.append(Finding(f"absent /{absent.match}/", not matching,
+                                "none" if not matching else "active: " + ", ".join(matching)))
+    if expect.forbidden:
+        hits = overclaims(scenario, run)
+        findings.append(Finding("forbidden " + " / ".join(expect.forbidden), not hits,
+                                "none" if not hits else "; ".join(hits)))
+    for event, allowed in expect.dispositions.items():
+        got = run.dispositions.get(event)
+        findings.append(Finding(f"disposition {event} ∈ {'|'.join(allowed)}", got in allowed, f"got {got}"))
+    if expect.acknowledge_all:
+        before = {a["id"] for a in run.before.get("pending_annotations", [])}
+        still = sorted(before & {a["id"] for a in run.after.get("pending_annotations", [])})
+        findings.append(Finding("acknowledge_all", not still,
+                                "all acknowledged" if not still else "still pending: " + ", ".join(still)))
+    for item in expect.restored:
+        changes = (run.receipt or {}).get("changes", [])
+        restored = any(c.get("item") == item and c.get("op") == "restored" for c in changes)
+        active = any(i["id"] == item for i in items)
+        findings.append(Finding(f"restored {item}", restored and active,
+                                "restored through supersedes" if restored and active else
+                                f"{'active' if active else 'not active'}, receipt op: "
+                                f"{next((c.get('op') for c in changes if c.get('item') == item), 'none')}"))
+    if expect.max_attempts is not None:
+        findings.append(Finding(f"attempts ≤ {expect.max_attempts}", run.attempts <= expect.max_attempts,
+                                f"{run.attempts} attempts"))
+    return findings
+
+
+def overclaims(scenario: Scenario, run: Run) -> list[str]:
+    """``forbidden`` matches in any title, summary or reason the agent declared."""
+    hits = []
+    for declaration in flatten(run.declarations):
+        for key in ("title", "summary", "reason"):
+            value = declaration.get(key)
+            if not isinstance(value, str):
+                continue
+            for word in scenario.expect.forbidden:
+                if re.search(word, value):
+                    hits.append(f"{declaration.get('id')}.{key}: {word!r} in {value!r}")
+    return hits

@@ -1,0 +1,168 @@
+"""Scenario files of the skill evaluation (contract §15): loading and validation.
+
+A scenario is one agent call (plus its corrections) on a fixed starting
+point. ``load_scenarios(dir)`` reads every ``*.json`` in a directory, in name
+order, and validates each with pydantic; a malformed file is a
+``ConfigError`` (exit 2) naming the file and the field. Pairs are checked
+too: a ``pair.with`` must name a scenario of the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from fold_core.errors import ConfigError
+from fold_core.timefmt import parse_instant
+
+__all__ = ["Scenario", "load_scenarios"]
+
+WEIGHTS = ("trace", "low", "normal", "high", "critical")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _instant(value: str) -> str:
+    if parse_instant(value) is None:
+        raise ValueError(f"expected an ISO 8601 instant with an offset, found {value!r}")
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"not a valid regular expression ({error})") from None
+    return value
+
+
+class SetupStep(_Strict):
+    now: str
+    batch: dict[str, Any]
+    _now = field_validator("now")(_instant)
+
+
+class AnnotationStep(_Strict):
+    now: str
+    item: str
+    text: str
+    author: str = "user"
+    _now = field_validator("now")(_instant)
+
+
+class Surface(_Strict):
+    match: str
+    min_weight: Literal["trace", "low", "normal", "high", "critical"] = "trace"
+    kind: Literal["needs-you", "done", "in-progress", "fyi"] | None = None
+    _match = field_validator("match")(_regex)
+
+
+class Absent(_Strict):
+    match: str
+    _match = field_validator("match")(_regex)
+
+
+class Expect(_Strict):
+    outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
+    surface: list[Surface] = Field(default_factory=list)
+    absent: list[Absent] = Field(default_factory=list)
+    forbidden: list[str] = Field(default_factory=list)
+    dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
+    acknowledge_all: bool = False
+    restored: list[str] = Field(default_factory=list)
+    max_attempts: int | None = Field(default=None, ge=1, le=10)
+
+
+class Pair(_Strict):
+    with_: str = Field(alias="with")
+    kind: Literal["paraphrase", "context"]
+    expect_change: Literal["up", "down"] | None = None
+
+
+class Signal(_Strict):
+    type: Literal["events", "review"] = "events"
+    reason: str | None = None
+    coverage: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Event(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9._:-]{1,128}$")
+    channel: str
+    source: str | None = None
+    sender: str | None = Field(default=None, alias="from")
+    at: str | None = None
+    title: str | None = None
+    text: str = ""
+    url: str | None = None
+    thread: str | None = None
+    meta: dict[str, Any] | None = None
+    feedback: dict[str, Any] | None = None
+    reminder: dict[str, Any] | None = None
+
+    def to_event(self) -> dict[str, Any]:
+        event = {"id": self.id, "source": self.source or self.channel, "channel": self.channel,
+                 "from": self.sender, "at": self.at, "title": self.title, "text": self.text}
+        for key in ("url", "thread", "meta", "feedback", "reminder"):
+            value = getattr(self, key)
+            if value is not None:
+                event[key] = value
+        return event
+
+
+class Scenario(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
+    about: str = ""
+    lang: Literal["zh", "en"] = "zh"
+    budget: int = Field(default=64, ge=8, le=4096)
+    user: dict[str, str] = Field(default_factory=dict)
+    setup: list[SetupStep] = Field(default_factory=list)
+    annotations: list[AnnotationStep] = Field(default_factory=list)
+    now: str
+    signal: Signal = Field(default_factory=Signal)
+    events: list[Event] = Field(default_factory=list)
+    expect: Expect = Field(default_factory=Expect)
+    pair: Pair | None = None
+    _now = field_validator("now")(_instant)
+
+
+def load_scenarios(directory: str | Path) -> list[tuple[Path, Scenario]]:
+    """Every scenario in ``directory`` (name order); ``ConfigError`` names file and field."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ConfigError(f"{directory}: not a directory of scenarios", file=str(directory))
+    loaded: list[tuple[Path, Scenario]] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ConfigError(f"{path}: not a JSON scenario ({error})", file=str(path)) from None
+        try:
+            loaded.append((path, Scenario.model_validate(data)))
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "(scenario)"
+            raise ConfigError(f"{path}: field {field!r}: {first['msg']}", file=str(path), field=field) from None
+    if not loaded:
+        raise ConfigError(f"{directory}: no *.json scenarios found", file=str(directory))
+    names = {scenario.name: path for path, scenario in loaded}
+    if len(names) != len(loaded):
+        seen: set[str] = set()
+        for path, scenario in loaded:
+            if scenario.name in seen:
+                raise ConfigError(f"{path}: field 'name': {scenario.name!r} is used by another scenario",
+                                  file=str(path), field="name")
+            seen.add(scenario.name)
+    for path, scenario in loaded:
+        if scenario.pair is not None and scenario.pair.with_ not in names:
+            raise ConfigError(f"{path}: field 'pair.with': no scenario named {scenario.pair.with_!r} in {directory}",
+                              file=str(path), field="pair.with")
+        if scenario.pair is not None and scenario.pair.kind == "context" and scenario.pair.expect_change is None:
+            raise ConfigError(f"{path}: field 'pair.expect_change': a context pair needs \"up\" or \"down\"",
+                              file=str(path), field="pair.expect_change")
+    return loaded

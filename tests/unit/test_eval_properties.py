@@ -1,0 +1,85 @@
+"""The skill evaluation's mechanical checks and metrics (contract §15), on hand-made runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fold_core.errors import ConfigError
+from fold_host.evaluation.properties import Run, check
+from fold_host.evaluation.report import Result, build_report, render_markdown
+from fold_host.evaluation.scenarios import Scenario, load_scenarios
+
+
+def scenario(**overrides) -> Scenario:
+    data = {"name": "s", "now": "2026-10-09T08:00:00+08:00",
+            "events": [{"id": "e-1", "channel": "email", "title": "签证", "text": "缺流水"}],
+            "expect": {"outcome": "committed", "surface": [{"match": "签证", "min_weight": "high", "kind": "needs-you"}],
+                       "absent": [{"match": "促销"}], "forbidden": ["已完成"], "dispositions": {"e-1": ["used"]},
+                       "acknowledge_all": True, "restored": ["reading"], "max_attempts": 2}}
+    data.update(overrides)
+    return Scenario.model_validate(data)
+
+
+def item(id_, title, weight, kind="needs-you", refs=("event:e-1",)):
+    return {"id": id_, "title": title, "summary": None, "weight": weight, "kind": kind,
+            "sources": [{"channel": "email", "ref": r} for r in refs], "children": None}
+
+
+def state(*items, pending=()):
+    return {"root": {"items": list(items)}, "pending_annotations": [{"id": a} for a in pending]}
+
+
+def test_every_property_passes_on_a_good_run():
+    run = Run(outcome="committed", before=state(pending=["ann-1"]),
+              after=state(item("visa", "签证材料缺银行流水", "critical"), item("reading", "分布式快照", "low", "fyi", ())),
+              declarations=[{"id": "visa", "title": "签证材料缺银行流水", "summary": "12日前送到"}],
+              dispositions={"e-1": "used"}, receipt={"changes": [{"item": "reading", "op": "restored"}]}, attempts=1)
+    findings = check(scenario(), run)
+    assert [f.passed for f in findings] == [True] * len(findings)
+    assert len(findings) == 8
+
+
+def test_each_property_fails_where_a_user_would_see_the_problem():
+    run = Run(outcome="failed", before=state(pending=["ann-1"]),
+              after=state(item("visa", "签证材料缺银行流水", "normal"), item("promo", "双十一促销", "trace", "fyi"),
+                          item("reading-2", "分布式快照", "low", "fyi"), pending=["ann-1"]),
+              declarations=[{"id": "visa", "title": "签证", "summary": "材料已完成"}],
+              dispositions={"e-1": "noise"}, receipt={"changes": [{"item": "reading-2", "op": "created"}]}, attempts=3)
+    findings = {f.property.split(" ")[0]: f for f in check(scenario(), run)}
+    assert not any(f.passed for f in findings.values()), findings
+    assert "visa (normal, needs-you)" in findings["surface"].detail
+    assert "promo" in findings["absent"].detail
+    assert "材料已完成" in findings["forbidden"].detail
+
+
+def test_pairs_give_weight_stability_and_context_sensitivity():
+    a = scenario(name="a", pair={"with": "b", "kind": "paraphrase"})
+    b = scenario(name="b")
+    c = scenario(name="c", pair={"with": "d", "kind": "context", "expect_change": "up"})
+    d = scenario(name="d")
+    runs = {
+        "a": state(item("x", "签证", "high")), "b": state(item("y", "签证", "high")),
+        "c": state(item("x", "告警", "low")), "d": state(item("x", "告警", "critical")),
+    }
+    results = [Result(s, Run(outcome="committed", before=state(), after=runs[s.name],
+                             accepted_declarations=[{"id": "x", "weight": "high", "share": 10}, {"id": "z"}]), [])
+               for s in (a, b, c, d)]
+    report = build_report(results, backend="test")
+    assert report["metrics"]["weight_stability"]["value"] == 1.0
+    assert report["metrics"]["context_sensitivity"]["value"] == 1.0
+    assert report["metrics"]["share_override_rate"] == {"numerator": 4, "denominator": 8, "value": 0.5}
+    assert "weight stability" in render_markdown(report)
+
+
+def test_the_bundled_suite_loads_and_a_malformed_scenario_names_file_and_field(tmp_path):
+    loaded = load_scenarios("eval")
+    assert len(loaded) >= 20
+    pairs = [s.pair for _, s in loaded if s.pair is not None]
+    assert sum(p.kind == "paraphrase" for p in pairs) >= 4 and sum(p.kind == "context" for p in pairs) >= 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "bad", "now": "2026-10-09 08:00", "events": []}))
+    with pytest.raises(ConfigError) as caught:
+        load_scenarios(tmp_path)
+    assert "bad.json" in str(caught.value) and "'now'" in str(caught.value)
