@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 
-from fold_core.cli import reads, writes
+from fold_core.cli import overview, reads, writes
 from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json
 from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_GROUPS = (writes, reads)
+COMMAND_GROUPS = (writes, reads, overview)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 
@@ -87,6 +87,9 @@ def _writes(args) -> bool:
 def _answer(args, document: dict) -> None:
     if wants_json(args):
         emit(document)
+        return
+    if getattr(args, "render_text", None) is not None:  # a command group's own text view
+        emit_text(args.render_text(document))
         return
     from fold_core.cli import textview
 

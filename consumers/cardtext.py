@@ -1,0 +1,102 @@
+"""What a card says, and whether it is likely to fit (contract §13 "Text does not enlarge a card").
+
+``card_lines`` turns an item view into the lines a card shows, in a fixed
+order (head, title, summary, times), according to the requested fields. The
+head always carries the item's id — the handle that links a card to the detail
+list and to the JSON. ``marks`` are the badges a card carries (diff state,
+overdue, stale); they change colour and border, never area.
+
+``fits`` is a conservative *estimate* of whether the lines fit a card of a
+given size with the tool's fonts; it lets a live page (the Pinboard) link
+small cards to their details without a browser round trip. The overview
+measures the real layout in Chromium and reports what did not fit.
+
+Pure functions; the sizes below are the ones the stylesheet uses.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+__all__ = ["FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_lines", "fits", "marks"]
+
+FIELDS = ("title", "summary", "weight", "kind", "share", "due", "stale", "age")
+DEFAULT_FIELDS = ("title", "summary", "weight", "kind", "share", "due")
+
+# Kept equal to overview.css (.line-head, .line-title, .line-summary, .line-time).
+FONT_PX = {"head": 11.0, "title": 14.0, "summary": 12.0, "time": 11.0}
+LINE_HEIGHT = 1.3
+PADDING_PX = 5.0
+# Average advance of a non-wide character in em (Noto Sans CJK's Latin is ~0.55;
+# bold a little wider); wide (CJK) characters advance 1 em.
+_NARROW_EM = {"title": 0.62, "head": 0.58, "summary": 0.58, "time": 0.58}
+
+
+def marks(view: Mapping, diff_op: str | None) -> tuple[str, ...]:
+    """Badges for a card: ``new`` / ``changed`` (diff), ``overdue``, ``stale``."""
+    found = []
+    if diff_op in ("new", "changed"):
+        found.append(diff_op)
+    if _negative(view.get("until_due")):
+        found.append("overdue")
+    if _negative(view.get("until_stale")):
+        found.append("stale")
+    return tuple(found)
+
+
+def _negative(duration: object) -> bool:
+    return isinstance(duration, str) and duration.startswith("-")
+
+
+def card_lines(view: Mapping, fields: Sequence[str], budget: int) -> tuple:
+    """``((field, text), ...)`` for a card; ``head`` (id, weight, kind, share) first and always present."""
+    head = [view["id"]]
+    if "weight" in fields:
+        head.append(view["weight"])
+    if "kind" in fields:
+        head.append(view["kind"])
+    if "share" in fields:
+        head.append(f"{view['share']}/{budget}")
+    lines = [("head", " · ".join(head))]
+    if "title" in fields:
+        lines.append(("title", view["title"]))
+    if "summary" in fields and view.get("summary"):
+        lines.append(("summary", view["summary"]))
+    times = []
+    if "due" in fields and view.get("until_due") is not None:
+        until = view["until_due"]
+        times.append(f"overdue {until[1:]}" if _negative(until) else f"due in {until}")
+    if "stale" in fields and view.get("until_stale") is not None:
+        until = view["until_stale"]
+        times.append(f"stale {until[1:]} ago" if _negative(until) else f"stale in {until}")
+    if "age" in fields and view.get("age") is not None:
+        times.append(f"age {view['age']}")
+    if times:
+        lines.append(("time", " · ".join(times)))
+    return tuple(lines)
+
+
+def _text_width(text: str, field: str) -> float:
+    size = FONT_PX[field]
+    narrow = _NARROW_EM[field] * size
+    return sum(size if unicodedata.east_asian_width(char) in "WF" else narrow for char in text)
+
+
+def fits(lines: Sequence[tuple[str, str]], width: float, height: float, badges: Sequence[str] = ()) -> bool:
+    """Whether ``lines`` (and the badges in the head) likely fit a ``width × height`` card.
+
+    A margin for word wrapping is included: the estimate errs towards "does not fit".
+    """
+    inner_w, inner_h = width - 2 * PADDING_PX, height - 2 * PADDING_PX
+    if inner_w <= 0 or inner_h <= 0:
+        return False
+    needed = 0.0
+    for field, text in lines:
+        if field == "head" and badges:
+            text = " ".join(badge.upper() for badge in badges) + "  " + text
+        # Latin text wraps at spaces, so a line holds a little less than its width.
+        rows = max(1, math.ceil(_text_width(text, field) * 1.15 / inner_w))
+        needed += rows * FONT_PX[field] * LINE_HEIGHT
+    return needed <= inner_h

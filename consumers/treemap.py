@@ -1,0 +1,94 @@
+"""Squarified treemap: exact areas, bounded aspect ratios (contract §13; seed 000 §8).
+
+``squarify(values, x, y, w, h)`` tiles the rectangle with one rectangle per
+value, each of area ``w·h·value/Σvalues`` *exactly* (up to float rounding):
+the budget geometry must hold to the pixel, so nothing here rounds, pads or
+enforces a minimum size. The order of the values is kept (rank order, then
+"not shown", then free), which keeps positions stable between renders of the
+same state; the squarified row rule (Bruls, Huizing, van Wijk 2000) keeps the
+aspect ratios near 1 so that cards stay readable.
+
+``strip`` sizes a free-standing rectangle that holds a given area with a
+reasonable shape (for items shown outside a budget rectangle at its scale).
+
+Pure functions over numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["Rect", "squarify", "strip"]
+
+Rect = tuple[float, float, float, float]  # x, y, width, height
+
+
+def _worst(row_sum: float, row_min: float, row_max: float, length: float) -> float:
+    """The worst aspect ratio of a row of areas laid along a side of ``length``."""
+    side = length * length
+    total = row_sum * row_sum
+    return max(side * row_max / total, total / (side * row_min))
+
+
+def squarify(values: Sequence[float], x: float, y: float, w: float, h: float) -> list[Rect]:
+    """One rectangle per value (in order), tiling ``(x, y, w, h)`` by area.
+
+    Zero values get an empty rectangle at the current corner; negative values
+    are an error.
+    """
+    if any(value < 0 for value in values):
+        raise ValueError("treemap values must be ≥ 0")
+    total = float(sum(values))
+    if total <= 0 or w <= 0 or h <= 0:
+        return [(x, y, 0.0, 0.0) for _ in values]
+    scale = w * h / total
+    areas = [value * scale for value in values]
+    rects: list[Rect | None] = [None] * len(values)
+    order = [index for index, area in enumerate(areas) if area > 0]
+    for index, area in enumerate(areas):
+        if area <= 0:
+            rects[index] = (x, y, 0.0, 0.0)
+    start = 0
+    while start < len(order):
+        length = min(w, h)
+        row_sum = row_min = row_max = areas[order[start]]
+        end = start + 1
+        while end < len(order):
+            area = areas[order[end]]
+            widened = (row_sum + area, min(row_min, area), max(row_max, area))
+            if _worst(*widened, length) > _worst(row_sum, row_min, row_max, length):
+                break
+            row_sum, row_min, row_max = widened
+            end += 1
+        last_row = end == len(order)
+        if w >= h:  # a column on the left, as wide as the row needs
+            column = w if last_row else row_sum / h
+            offset = y
+            for position, index in enumerate(order[start:end]):
+                height = (y + h - offset) if position == end - start - 1 else areas[index] / column
+                rects[index] = (x, offset, column, height)
+                offset += height
+            x, w = x + column, w - column
+        else:  # a row along the top
+            band = h if last_row else row_sum / w
+            offset = x
+            for position, index in enumerate(order[start:end]):
+                width = (x + w - offset) if position == end - start - 1 else areas[index] / band
+                rects[index] = (offset, y, width, band)
+                offset += width
+            y, h = y + band, h - band
+        start = end
+    return [rect for rect in rects if rect is not None]
+
+
+def strip(area: float, max_width: float, aspect: float = 1.6) -> tuple[float, float]:
+    """Width and height of a rectangle of ``area`` no wider than ``max_width``.
+
+    Prefers a ``aspect``:1 landscape shape; a very large area becomes a band
+    of the full width.
+    """
+    if area <= 0:
+        return 0.0, 0.0
+    width = min(max_width, math.sqrt(area * aspect))
+    return width, area / width
