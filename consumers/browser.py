@@ -137,18 +137,18 @@ class Browser:
     def version(self) -> str:
         return self._browser.version
 
-    def page(self, width: int, height: int = 800) -> "PageRun":
-        """A fresh page (own context, no JavaScript, every request blocked and logged)."""
-        return PageRun(self._browser, width, height)
+    def page(self, width: int, height: int = 800, *, javascript: bool = False) -> "PageRun":
+        """A fresh page (own context, every request blocked and logged; JavaScript off unless asked)."""
+        return PageRun(self._browser, width, height, javascript)
 
 
 class PageRun:
     """One page in its own context; ``requests`` lists every request it tried to make."""
 
-    def __init__(self, browser, width: int, height: int) -> None:
+    def __init__(self, browser, width: int, height: int, javascript: bool = False) -> None:
         self.requests: list[dict] = []
         self._context = browser.new_context(
-            viewport={"width": width, "height": height}, device_scale_factor=1, java_script_enabled=False,
+            viewport={"width": width, "height": height}, device_scale_factor=1, java_script_enabled=javascript,
             offline=True, service_workers="block", accept_downloads=False,
         )
         self._context.route("**/*", self._block)

@@ -9,13 +9,14 @@ store, no browser.
 
 Geometry (seed 000 §8). Every shown layer is a budget rectangle of area
 ``A = width·height``; its budget ``B`` is the store's. Inside it, squarified
-(``treemap.squarify``), in this order:
+(``treemap.layer_tiles``), in this order:
 
 * each shown item i: a ``card`` of area ``A·s_i/B``;
 * the active items the query filtered out: one neutral ``omitted`` box of area
   ``A·Σs_omitted/B`` (the denominator never changes: hidden shares are not
   free space);
-* free budget: one ``free`` box of area ``A·(B − used)/B``, drawn blank.
+* free budget: ``free`` boxes of total area ``A·(B − used)/B``, drawn blank
+  (one box, or two when the cards sit in a corner of a mostly empty layer).
 
 The three parts add up to ``A``. A children layer is its own rectangle of its
 own size (``Canvas.child_*``), at its own scale: never scaled by the parent's
@@ -42,7 +43,7 @@ from types import MappingProxyType
 
 from fold_consumers.cardtext import DEFAULT_FIELDS, FIELDS, card_lines, fits, marks
 from fold_consumers.statediff import TreeEntry, item_tree, state_diff
-from fold_consumers.treemap import squarify, strip
+from fold_consumers.treemap import layer_tiles, squarify, strip
 
 __all__ = ["DEFAULT_FIELDS", "FIELDS", "KIND_COLOURS", "KINDS", "WEIGHTS", "Box", "Canvas", "Capture", "Layer", "Overview", "Query", "capture", "layout"]
 
@@ -142,7 +143,7 @@ class Box:
     y: float
     w: float
     h: float
-    share: int
+    share: float  # whole shares, except the parts of a free area split in two
     id: str | None = None
     kind: str | None = None
     weight: str | None = None
@@ -273,15 +274,18 @@ class _Builder:
         hidden = [entry for entry in entries if not query.admits(entry.view)]
         used = sum(entry.view["share"] for entry in entries)
         hidden_share = sum(entry.view["share"] for entry in hidden)
-        values = [entry.view["share"] for entry in shown] + [hidden_share, budget - used]
-        rects = squarify(values, 0.0, 0.0, width, height)
+        rects, free_rects = layer_tiles([entry.view["share"] for entry in shown] + [hidden_share],
+                                       budget - used, width, height)
         deeper = query.depth is None or level < query.depth
         boxes = [self._card(entry, rect, deeper) for entry, rect in zip(shown, rects)]
         if hidden_share:
-            boxes.append(Box("omitted", *rects[-2], share=hidden_share,
+            boxes.append(Box("omitted", *rects[-1], share=hidden_share,
                              ids=tuple(entry.view["id"] for entry in hidden)))
         if budget - used:
-            boxes.append(Box("free", *rects[-1], share=budget - used))
+            # One free box, or two around a corner (their areas add up to the free share).
+            total = sum(rect[2] * rect[3] for rect in free_rects)
+            boxes.extend(Box("free", *rect, share=(budget - used) * rect[2] * rect[3] / total)
+                         for rect in free_rects)
         gone, gone_size = self._gone(parent, width * height)
         self.layers.append(Layer(parent, title, level, width, height, budget, used, hidden_share,
                                  tuple(boxes), gone, gone_size))

@@ -8,6 +8,14 @@ enforces a minimum size. The order of the values is kept (rank order, then
 same state; the squarified row rule (Bruls, Huizing, van Wijk 2000) keeps the
 aspect ratios near 1 so that cards stay readable.
 
+``layer_tiles`` places a layer's cards and its free budget. Among four
+arrangements — one squarified sequence with free space last; the cards
+squarified in a left column, a top band, or a top-left corner of the layer's
+own proportions, each of exactly their total area, with free space beside,
+below, or around them (then free space is two rectangles) — it keeps the one
+whose worst card aspect ratio is smallest (ties keep the earlier), so that a
+mostly empty layer does not squeeze its cards into slivers.
+
 ``strip`` sizes a free-standing rectangle that holds a given area with a
 reasonable shape (for items shown outside a budget rectangle at its scale).
 
@@ -19,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["Rect", "squarify", "strip"]
+__all__ = ["Rect", "aspect", "layer_tiles", "squarify", "strip"]
 
 Rect = tuple[float, float, float, float]  # x, y, width, height
 
@@ -80,6 +88,34 @@ def squarify(values: Sequence[float], x: float, y: float, w: float, h: float) ->
             y, h = y + band, h - band
         start = end
     return [rect for rect in rects if rect is not None]
+
+
+def aspect(rect: Rect) -> float:
+    """Long side over short side (1 = square); 1 for an empty rectangle."""
+    _, _, w, h = rect
+    if w <= 0 or h <= 0:
+        return 1.0
+    return max(w / h, h / w)
+
+
+def layer_tiles(values: Sequence[float], free: float, w: float, h: float) -> tuple[list[Rect], list[Rect]]:
+    """Rectangles for ``values`` (in order) and one or two for ``free``, tiling ``(0, 0, w, h)`` by area."""
+    whole = squarify([*values, free], 0.0, 0.0, w, h)
+    candidates = [(whole[:-1], [whole[-1]])]
+    used = float(sum(values))
+    if free > 0 and used > 0:
+        share = used / (used + free)
+        column, band = w * share, h * share
+        candidates.append((squarify(values, 0.0, 0.0, column, h), [(column, 0.0, w - column, h)]))
+        candidates.append((squarify(values, 0.0, 0.0, w, band), [(0.0, band, w, h - band)]))
+        scale = math.sqrt(share)
+        cw, ch = w * scale, h * scale
+        candidates.append((squarify(values, 0.0, 0.0, cw, ch), [(cw, 0.0, w - cw, h), (0.0, ch, cw, h - ch)]))
+
+    def worst(candidate: tuple[list[Rect], list[Rect]]) -> float:
+        return max((aspect(rect) for rect in candidate[0]), default=1.0)
+
+    return min(candidates, key=worst)
 
 
 def strip(area: float, max_width: float, aspect: float = 1.6) -> tuple[float, float]:

@@ -3,6 +3,8 @@
 ``require_component(what, package)`` returns when the component is there; when
 it is missing the test skips with a message naming the Debian package — except
 under ``CI=true``, where a missing component is a failure, never a skip.
+``missing_component(what, package)`` does the same for a component that is
+not an executable (a font, a library) once the test has found it missing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ def require_component(executable: str, package: str) -> str:
                                          else None)
     if found:
         return found
-    message = f"{executable} not found: install the Debian package {package!r} (scripts/system-packages.sh does, as root)"
+    missing_component(f"{executable} not found", package)
+
+
+def missing_component(what: str, package: str) -> None:
+    """Skip (or fail under CI=true) because ``what`` is missing; ``package`` installs it."""
+    message = f"{what}: install the Debian package {package!r} (scripts/system-packages.sh does, as root)"
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
