@@ -6,6 +6,11 @@ head always carries the item's id — the handle that links a card to the detail
 list and to the JSON. ``marks`` are the badges a card carries (diff state,
 overdue, stale); they change colour and border, never area.
 
+``card_text`` plans a card of a given size: the full lines when they are
+likely to fit; otherwise a compact head without the weight and kind words
+(the border and the colour still carry them) so that the title comes first;
+the full lines always go to the detail list.
+
 ``fits`` is a conservative *estimate* of whether the lines fit a card of a
 given size with the tool's fonts; it lets a live page (the Pinboard) link
 small cards to their details without a browser round trip. The overview
@@ -20,7 +25,8 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-__all__ = ["FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_lines", "fits", "marks"]
+__all__ = ["FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_lines", "card_text", "fits",
+           "marks"]
 
 FIELDS = ("title", "summary", "weight", "kind", "share", "due", "stale", "age")
 DEFAULT_FIELDS = ("title", "summary", "weight", "kind", "share", "due")
@@ -100,3 +106,13 @@ def fits(lines: Sequence[tuple[str, str]], width: float, height: float, badges: 
         rows = max(1, math.ceil(_text_width(text, field) * 1.15 / inner_w))
         needed += rows * FONT_PX[field] * LINE_HEIGHT
     return needed <= inner_h
+
+
+def card_text(view: Mapping, fields: Sequence[str], budget: int, width: float, height: float,
+              badges: Sequence[str] = (), extra: tuple = ()) -> tuple[tuple, tuple, bool]:
+    """``(lines shown on the card, full lines for the detail list, likely fits)``."""
+    full = card_lines(view, fields, budget) + extra
+    if fits(full, width, height, badges):
+        return full, full, True
+    compact = card_lines(view, [name for name in fields if name not in ("weight", "kind")], budget) + extra
+    return compact, full, fits(compact, width, height, badges)

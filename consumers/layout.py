@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from fold_consumers.cardtext import DEFAULT_FIELDS, FIELDS, card_lines, fits, marks
+from fold_consumers.cardtext import DEFAULT_FIELDS, FIELDS, card_text, marks
 from fold_consumers.statediff import TreeEntry, item_tree, state_diff
 from fold_consumers.treemap import layer_tiles, squarify, strip
 
@@ -64,8 +64,8 @@ class Canvas:
 
     width: float = 960.0
     height: float = 600.0
-    child_width: float = 720.0
-    child_height: float = 450.0
+    child_width: float = 960.0
+    child_height: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,8 @@ class Box:
     weight: str | None = None
     diff: str | None = None  # card: "new" | "changed"; gone: "withdrawn" | "merged"
     merged_into: str | None = None
-    lines: tuple = ()
+    lines: tuple = ()  # ((field, text), ...) shown on the card
+    detail: tuple = ()  # the full lines, for the detail list when the card cannot hold them
     badges: tuple[str, ...] = ()
     fits: bool = True  # the estimate; the overview measures the truth
     ids: tuple[str, ...] = ()  # omitted: the ids it stands for
@@ -304,14 +305,14 @@ class _Builder:
         change = self.changes.get(view["id"])
         diff = change["op"] if change is not None else None
         badges = marks(view, diff)
-        lines = card_lines(view, self.query.fields, self.budget)
+        lines, detail, likely = card_text(view, self.query.fields, self.budget, rect[2], rect[3], badges)
         below = self.members.get(view["id"])
         children = None
         if below:
             children = {"count": len(below), "used": sum(child.view["share"] for child in below), "shown": deeper}
         return Box("card", *rect, share=view["share"], id=view["id"], kind=view["kind"], weight=view["weight"],
                    diff=diff,
-                   lines=lines, badges=badges, fits=fits(lines, rect[2], rect[3], badges), children=children)
+                   lines=lines, detail=detail, badges=badges, fits=likely, children=children)
 
     def _gone(self, parent: str | None, area: float) -> tuple[tuple[Box, ...], tuple[float, float]]:
         """Withdrawn / merged items of this layer, at the layer's scale, outside its rectangle."""
@@ -326,12 +327,12 @@ class _Builder:
         boxes = []
         for change, rect in zip(gone, rects):
             view = self.before[change["id"]].view
-            lines = card_lines(view, self.query.fields, self.budget)
-            if change["op"] == "merged":
-                lines += (("time", f"merged into {change['merged_into']}"),)
+            extra = (("time", f"merged into {change['merged_into']}"),) if change["op"] == "merged" else ()
+            lines, detail, likely = card_text(view, self.query.fields, self.budget, rect[2], rect[3],
+                                              (change["op"],), extra)
             boxes.append(Box("gone", *rect, share=change["share"], id=change["id"], kind=view["kind"],
                              weight=view["weight"], diff=change["op"], merged_into=change.get("merged_into"),
-                             lines=lines, badges=(change["op"],), fits=fits(lines, rect[2], rect[3], (change["op"],))))
+                             lines=lines, detail=detail, badges=(change["op"],), fits=likely))
         return tuple(boxes), (width, height)
 
     def _omit(self, entry: TreeEntry, why: str) -> None:
