@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -36,6 +37,7 @@ FULL = {"records": 100_000, "commits": 300, "warmups": 20, "state_repeats": 11, 
 QUICK = {"records": 2_000, "commits": 20, "warmups": 3, "state_repeats": 1, "process_warmups": 1,
          "recovery_repeats": 1}
 TAILS = (0, 63, 64)
+KEPT_SECTION = re.compile(r"<!-- [\w-]+ benchmark: begin -->.*?<!-- [\w-]+ benchmark: end -->\n?", re.S)
 
 
 def machine() -> dict:
@@ -70,6 +72,23 @@ def run_script(name: str, args: list[str]) -> dict:
     return result
 
 
+def write_doc(path: str, text: str) -> None:
+    """Write the document, keeping the sections other benchmark scripts own.
+
+    A script that is not part of this run (``bench_overview.py``, …) keeps its
+    section between ``<!-- NAME benchmark: begin -->`` and ``<!-- NAME
+    benchmark: end -->`` lines; those sections are carried over at the end.
+    """
+    kept = []
+    try:
+        with open(path, encoding="utf-8") as file:
+            kept = KEPT_SECTION.findall(file.read())
+    except FileNotFoundError:
+        pass
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text.rstrip("\n") + "\n" + "".join("\n" + block.rstrip("\n") + "\n" for block in kept))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, one repeat")
@@ -82,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.render, encoding="utf-8") as file:
             results = json.load(file)
         doc = args.doc or os.path.join(REPO, "docs", "benchmarks.md")
-        with open(doc, "w", encoding="utf-8") as out:
-            out.write(render(results))
+        write_doc(doc, render(results))
         print(table(results))
         return 0
     sizes = QUICK if args.quick else FULL
@@ -119,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(table(results))
     if doc:
-        with open(doc, "w", encoding="utf-8") as out:
-            out.write(render(results))
+        write_doc(doc, render(results))
         print(f"\nwrote {os.path.relpath(doc, REPO)}", file=sys.stderr)
     with open(os.path.join(SCRATCH, f"results-{results['mode']}.json"), "w", encoding="utf-8") as out:
         json.dump(results, out, ensure_ascii=False, indent=1)

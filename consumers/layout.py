@@ -45,7 +45,8 @@ from fold_consumers.cardtext import DEFAULT_FIELDS, FIELDS, card_text, marks
 from fold_consumers.statediff import TreeEntry, item_tree, state_diff
 from fold_consumers.treemap import layer_tiles, squarify, strip
 
-__all__ = ["DEFAULT_FIELDS", "FIELDS", "KIND_COLOURS", "KINDS", "WEIGHTS", "Box", "Canvas", "Capture", "Layer", "Overview", "Query", "capture", "layout"]
+__all__ = ["DEFAULT_FIELDS", "FIELDS", "KINDS", "KIND_COLOURS", "WEIGHTS", "Box", "Canvas", "Capture", "Layer",
+           "Overview", "Query", "capture", "layout"]
 
 WEIGHTS = ("critical", "high", "normal", "low", "trace")
 KINDS = ("needs-you", "in-progress", "done", "fyi")

@@ -70,22 +70,19 @@ def squarify(values: Sequence[float], x: float, y: float, w: float, h: float) ->
             row_sum, row_min, row_max = widened
             end += 1
         last_row = end == len(order)
-        if w >= h:  # a column on the left, as wide as the row needs
-            column = w if last_row else row_sum / h
-            offset = y
-            for position, index in enumerate(order[start:end]):
-                height = (y + h - offset) if position == end - start - 1 else areas[index] / column
-                rects[index] = (x, offset, column, height)
-                offset += height
-            x, w = x + column, w - column
-        else:  # a row along the top
-            band = h if last_row else row_sum / w
-            offset = x
-            for position, index in enumerate(order[start:end]):
-                width = (x + w - offset) if position == end - start - 1 else areas[index] / band
-                rects[index] = (offset, y, width, band)
-                offset += width
-            y, h = y + band, h - band
+        # The row runs along the short side: a column on the left (w ≥ h) or a band on top.
+        column = w >= h
+        side = h if column else w
+        thickness = (w if column else h) if last_row else row_sum / side
+        offset, limit = (y, y + h) if column else (x, x + w)
+        for position, index in enumerate(order[start:end]):
+            run = (limit - offset) if position == end - start - 1 else areas[index] / thickness
+            rects[index] = (x, offset, thickness, run) if column else (offset, y, run, thickness)
+            offset += run
+        if column:
+            x, w = x + thickness, w - thickness
+        else:
+            y, h = y + thickness, h - thickness
         start = end
     return [rect for rect in rects if rect is not None]
 

@@ -35,10 +35,12 @@ CJK_SUMMARY = ("代理确认还缺近六个月的纸质银行流水和公司开�
 # This test's own measurement: every layer section's frame, boxes and gone boxes.
 MEASURE = """() => [...document.querySelectorAll('section.layer')].map(section => {
   const box = el => { const r = el.getBoundingClientRect();
-    return {role: el.dataset.role, id: el.dataset.id || null, x: r.x + scrollX, y: r.y + scrollY, w: r.width, h: r.height}; };
+    return {role: el.dataset.role, id: el.dataset.id || null,
+            x: r.x + scrollX, y: r.y + scrollY, w: r.width, h: r.height}; };
   return {key: section.id,
           frame: box(section.querySelector('svg.budget [data-role=layer]')),
-          boxes: [...section.querySelectorAll('svg.budget [data-role]')].filter(e => e.dataset.role !== 'layer').map(box),
+          boxes: [...section.querySelectorAll('svg.budget [data-role]')]
+                   .filter(e => e.dataset.role !== 'layer').map(box),
           gone: [...section.querySelectorAll('svg.gone-strip [data-role=gone]')].map(box)};
 })"""
 CUT = """() => [...document.querySelectorAll('[data-text]')]
@@ -55,7 +57,8 @@ NESTED = [
          due_at="2026-10-10T00:00:00+08:00"),
     item("trip", "high", "in-progress", title="出差安排", summary="三个子项", children=[
         item("hotel", "critical", "needs-you", title="订酒店", summary="两步", children=[
-            item("booking", "normal", "needs-you"), item("receipt", "trace", "done"), item("pay", "low", "in-progress")]),
+            item("booking", "normal", "needs-you"), item("receipt", "trace", "done"),
+            item("pay", "low", "in-progress")]),
         item("train", "high", "done"),
         item("photo", "normal", "in-progress"),
         item("note", "low", "fyi"),
