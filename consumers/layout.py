@@ -33,6 +33,15 @@ layer; ``depth`` is the number of layer levels drawn (1 = only the first
 rectangle); ``min_weight`` and ``kinds`` filter items in every layer. Every
 active item in scope that is not drawn as a card is listed in
 ``Overview.omitted`` with why (``filter``, ``parent_not_shown``, ``depth``).
+
+For a live page (the Pinboard): ``layout(capture(state, now=now), Query(...),
+Canvas(...))`` once per request; draw each ``Layer`` as an ``<svg
+viewBox="0 0 width height">`` (it then scales to any screen) and each ``Box``
+with SVG attributes — no inline ``style`` attribute is needed, so a strict CSP
+(``default-src 'self'``) holds; serve ``overview_page.stylesheet()`` as a
+file for the colours and fonts. ``Box.fits`` is a pure estimate of whether the
+card holds its text (link the card to its details when it is False); the
+same state gives the same boxes, so positions stay put between reloads.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@
         overview.html   the page itself (``html=True``)
         error.txt, error.json   instead of the three above when rendering failed
 
+A run that fails before rendering (the store cannot be read, ``--item`` is not
+active) leaves ``out/overview-failed-<UTC time>-<random>/`` with the two
+explanation files (``explain_failure``).
+
 The page is rendered once; when the browser finds card text that does not fit
 (the card keeps its area: text never enlarges it), the page is rendered again
 with those cards marked and listed by id in a detail list below the
@@ -32,14 +36,14 @@ from fold_consumers.layout import Overview
 from fold_consumers.overview_page import PAGE_MARGIN, page_html, page_width
 from fold_core.errors import FoldError, UsageError
 
-__all__ = ["AREA_TOLERANCE", "SCHEMA", "new_run_dir", "render_overview", "render_document"]
+__all__ = ["AREA_TOLERANCE", "SCHEMA", "explain_failure", "new_run_dir", "render_document", "render_overview"]
 
 SCHEMA = "fold.overview/1"
 AREA_TOLERANCE = 0.02
 
 
-def new_run_dir(out: str | os.PathLike, event_seq: int) -> Path:
-    """A directory for this run's files that did not exist before."""
+def new_run_dir(out: str | os.PathLike, event_seq: int | None) -> Path:
+    """A directory for this run's files that did not exist before (``overview-failed-…`` without a capture)."""
     root = Path(out)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -47,7 +51,8 @@ def new_run_dir(out: str | os.PathLike, event_seq: int) -> Path:
         raise UsageError(f"--out {root}: cannot create the directory ({error.strerror or error})") from None
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     for _ in range(8):
-        path = root / f"overview-e{event_seq}-{stamp}-{secrets.token_hex(3)}"
+        label = "failed" if event_seq is None else f"e{event_seq}"
+        path = root / f"overview-{label}-{stamp}-{secrets.token_hex(3)}"
         try:
             path.mkdir()
             return path
@@ -71,8 +76,13 @@ def render_overview(overview: Overview, out: str | os.PathLike, *, browser: Brow
         failure = error
     except Exception as error:  # Playwright errors, timeouts, a crashed browser
         failure = RenderFailed(f"rendering failed: {type(error).__name__}: {first_line(error)}")
-    explanation = _write_failure(run_dir, failure)
+    explanation = _write_failure(run_dir, failure.to_error(), str(failure))
     raise type(failure)(f"{failure}; no image was written (explained in {explanation})") from None
+
+
+def explain_failure(out: str | os.PathLike, error: dict, message: str) -> Path:
+    """A new run directory holding only the explanation of a run that failed before rendering."""
+    return _write_failure(new_run_dir(out, None), error, message)
 
 
 def _render(overview: Overview, run_dir: Path, browser: Browser, want_html: bool) -> dict:
@@ -177,13 +187,13 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-def _write_failure(run_dir: Path, error: FoldError) -> Path:
+def _write_failure(run_dir: Path, error: dict, message: str) -> Path:
     """The explanation of a failed run, in place of the image (best effort: the error is raised anyway)."""
-    record = {"schema": SCHEMA, "ok": False, "error": error.to_error(),
+    record = {"schema": SCHEMA, "ok": False, "error": error,
               "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     try:
         _write(run_dir / "error.json", (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
-        _write(run_dir / "error.txt", (f"foldctl overview failed: no image was written.\n{error}\n").encode("utf-8"))
+        _write(run_dir / "error.txt", (f"foldctl overview failed: no image was written.\n{message}\n").encode("utf-8"))
     except OSError:
         pass
     return run_dir / "error.txt"

@@ -9,8 +9,10 @@ which event it shows.
 
 Exit codes: 0 written; 1 ``--item`` is not an active item (the §4.2 shape, as
 ``foldctl state --item``); 2 usage error; 3 store unavailable, or no image
-could be made (Chromium or Playwright missing, the render failed — an
-explanation file is written in the run directory and no PNG); 4 store corrupt.
+could be made (Chromium or Playwright missing, the render failed); 4 store
+corrupt. Every failure after the command line was understood leaves an
+explanation (error.txt, error.json) in a new run directory under --out, and
+no PNG.
 Nothing of the layout, Jinja2 or Playwright is imported unless this command runs.
 """
 
@@ -19,8 +21,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from fold_core.cli.common import add_format, add_store, non_negative, resolve_now, resolve_store
-from fold_core.errors import UsageError
+from fold_core.cli.common import add_format, add_store, explain, non_negative, resolve_now, resolve_store
+from fold_core.errors import StoreError, UsageError
 
 __all__ = ["register"]
 
@@ -79,12 +81,17 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
                              kinds=_words(args.kinds), fields=fields if fields is not None else layout.DEFAULT_FIELDS)
     except ValueError as error:
         raise UsageError(f"foldctl overview: {error}") from None
-    state, baseline = _capture(path, args.diff_from)
+    try:
+        state, baseline = _capture(path, args.diff_from)
+    except StoreError as error:
+        _explain(args.out, error.to_error(), str(error))
+        raise
     if args.item is not None:
         from fold_core import kernel
 
         check = kernel.state_document(state, now, item=args.item, depth=0, not_active=0)
         if isinstance(check, kernel.Rejected):
+            _explain(args.out, check.document["errors"][0], check.document["errors"][0]["message"])
             return check.document, 1
     shot = layout.capture(state, now=now, baseline=baseline)
     drawn = layout.layout(shot, query)
@@ -109,6 +116,17 @@ def _capture(path: str, diff_from: int | None):
             raise UsageError(f"--diff-from {diff_from} is after the last event ({state.event_seq})")
         records = takewhile(lambda record: record["event_seq"] <= diff_from, session.records(0))
         return state, replay(records, budget=state.budget)
+
+
+def _explain(out: str, error: dict, message: str) -> None:
+    """A failure before any rendering still leaves its explanation under --out (never an old image)."""
+    from fold_consumers.overview import explain_failure
+
+    try:
+        where = explain_failure(out, error, message)
+    except UsageError:  # --out itself cannot be written: the answer on stdout/stderr is all there is
+        return
+    explain(f"foldctl overview: no image was written (explained in {where})")
 
 
 def _check_out(out: str, store: str) -> None:

@@ -328,12 +328,25 @@ def test_bad_requests_are_refused_before_any_browser(tmp_path):
     path = make_store(tmp_path / "store", [item("one", "high", "done")])
     base = ("--store", str(path), "overview", "--now", LATER)
     env = {"FOLD_CHROMIUM": "/nonexistent"}  # none of these may get as far as the browser
-    code, answer, _ = foldctl(*base, "--out", str(tmp_path / "o"), "--item", "nope", env=env)
-    assert code == 1 and answer["errors"][0]["code"] == "item_not_found"
     code, _, err = foldctl(*base, "--out", str(tmp_path / "o"), "--diff-from", "9", env=env)
     assert code == 2 and "--diff-from 9" in err
     code, _, err = foldctl(*base, "--out", str(tmp_path / "o"), "--kinds", "todo", env=env)
     assert code == 2 and "todo" in err
     code, _, err = foldctl(*base, "--out", str(path / "images"), env=env)
     assert code == 2 and "inside the store" in err
-    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").rglob("*"))
+    assert not (tmp_path / "o").exists()  # a command line that is not understood writes nothing
+
+
+@pytest.mark.parametrize("case", ["inactive item", "no store"])
+def test_a_failure_before_rendering_leaves_an_explanation_and_no_png(tmp_path, case):
+    path = make_store(tmp_path / "store", [item("one", "high", "done")])
+    out = tmp_path / "out"
+    store = str(path) if case == "inactive item" else str(tmp_path / "missing")
+    args = ("--item", "nope") if case == "inactive item" else ()
+    code, answer, err = foldctl("--store", store, "overview", "--out", str(out), "--now", LATER, *args,
+                                env={"FOLD_CHROMIUM": "/nonexistent"})
+    expected = ("item_not_found", 1) if case == "inactive item" else ("store_unavailable", 3)
+    assert (answer["errors"][0]["code"], code) == expected
+    (explanation,) = out.glob("overview-failed-*/error.txt")
+    assert "no image was written" in explanation.read_text() and str(explanation) in err
+    assert list(out.rglob("*.png")) == []
