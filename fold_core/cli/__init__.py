@@ -22,12 +22,13 @@ from __future__ import annotations
 import os
 
 from fold_core.cli import overview, reads, writes
+from fold_host import cli_skill
 from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json
 from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_GROUPS = (writes, reads, overview)
+COMMAND_GROUPS = (writes, reads, overview, cli_skill)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 

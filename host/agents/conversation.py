@@ -1,0 +1,102 @@
+"""What the LLM backends send and how they read the answer (contract §9).
+
+Every chat-style backend speaks the same conversation:
+
+* system: the skill text;
+* user: the §9 input document (JSON);
+* for each earlier attempt of this window (``Correction``): assistant = that
+  reply as it was, user = the receipt (host errors or the kernel's rejection)
+  with the instruction to answer again with one complete corrected object.
+
+``read_answer`` turns the model's text into a ``Reply``: the JSON object is
+found plainly, in a code fence or after leading prose (``extract_json``); an
+object that is neither a §9 output nor anything like it is an error, never a
+guess. ``classify`` names a transport failure for ``AgentUnavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply, extract_json
+
+__all__ = ["Clock", "classify", "correction_text", "input_text", "messages", "read_answer", "skill_language",
+           "unavailable"]
+
+_CORRECTION = {
+    "zh": ("上一次输出没有被接受，批次没有写入（同一 batch_id 仍可使用）。回执如下：\n{receipt}\n\n"
+           "请按回执里每个 error 的 code 和定位字段修正，然后重新输出一个完整的 JSON 对象"
+           "（包含 dispositions 与 batch），不要只输出改动部分，也不要附加解释文字。"),
+    "en": ("Your previous answer was not accepted and nothing was written (the same batch_id still "
+           "applies). The receipt:\n{receipt}\n\nFix every error by its code and locators, then answer "
+           "with one complete corrected JSON object (dispositions and batch), not just the changed parts, "
+           "and no prose around it."),
+}
+
+
+def skill_language(skill: str) -> str:
+    """The skill's language: Chinese when its opening holds CJK characters."""
+    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in skill[:400]) else "en"
+
+
+def input_text(document: Mapping[str, Any]) -> str:
+    """The §9 input as the user message (compact JSON, characters kept as they are)."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def correction_text(receipt: Mapping[str, Any], skill: str) -> str:
+    """The user message that answers an attempt with its receipt."""
+    body = json.dumps(receipt, ensure_ascii=False, indent=1)
+    return _CORRECTION[skill_language(skill)].format(receipt=body)
+
+
+def messages(request: AgentRequest) -> list[dict]:
+    """The conversation after the system text: the input, then each attempt and its receipt."""
+    turns = [{"role": "user", "content": input_text(request.input)}]
+    for correction in request.corrections:
+        turns.append({"role": "assistant", "content": correction.reply or "(empty answer)"})
+        turns.append({"role": "user", "content": correction_text(correction.receipt, request.skill)})
+    return turns
+
+
+def read_answer(text: str | None, **call: Any) -> Reply:
+    """The model's text as a ``Reply`` (``call`` carries tokens, latency, model)."""
+    raw = text or ""
+    found, why = extract_json(raw)
+    if found is not None and not ({"dispositions", "batch"} & set(found)):
+        found, why = None, "the reply's JSON object has neither 'dispositions' nor 'batch'"
+    return Reply(output=found, raw=raw, error=why, **call)
+
+
+class Clock:
+    """Milliseconds since the call started (monotonic)."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+
+    @property
+    def ms(self) -> float:
+        return round((time.monotonic() - self._start) * 1000, 1)
+
+
+def classify(error: BaseException) -> str:
+    """A short class for an SDK transport error: timeout, connection, http_<status>, or the error's name."""
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if "APITimeoutError" in names or isinstance(error, TimeoutError):
+        return "timeout"
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int):
+        return f"http_{status}"
+    if "APIConnectionError" in names or isinstance(error, ConnectionError):
+        return "connection"
+    return type(error).__name__
+
+
+def unavailable(error: BaseException, clock: Clock, backend: str) -> AgentUnavailable:
+    """An ``AgentUnavailable`` for a failed SDK call (message without secrets or tracebacks)."""
+    kind = classify(error)
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return AgentUnavailable(kind, f"{backend}: {kind}: {message}"[:500], latency_ms=clock.ms)

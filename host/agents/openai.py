@@ -1,0 +1,101 @@
+"""The ``openai`` editor backend: any OpenAI-compatible chat-completions endpoint (contract §9, §11.1).
+
+OpenAI, Ollama, vLLM, llama.cpp server, DeepSeek, Qwen/DashScope, Moonshot … through
+the official ``openai`` SDK (imported only when a call is made). JSON output is
+asked for with ``response_format: json_object``; a server that refuses it
+(HTTP 400/404/415/422 naming the request) is asked again without it, and the
+backend remembers that for its next calls. The answer is parsed robustly either
+way (code fences, leading prose). The SDK's own retries are off: the host owns
+retries. A local server needs no key: without ``api_key_env`` a placeholder is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply
+from fold_core.settings import AgentSettings, EnvName, env_value
+from fold_host.agents.conversation import Clock, messages, read_answer, unavailable
+
+__all__ = ["OpenAIBackend"]
+
+PLACEHOLDER_KEY = "not-needed"
+_REFUSED_FORMAT = {400, 404, 415, 422}
+
+
+class OpenAISettings(AgentSettings):
+    """``[agent] type = "openai"``."""
+
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key_env: EnvName | None = None
+    json_mode: bool = True  # ask for response_format json_object (falls back when refused)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class OpenAIBackend(AgentBackend):
+    """One chat completion per attempt: system = skill, user = §9 input, then the corrections."""
+
+    type_name = "openai"
+    Settings = OpenAISettings
+
+    def __init__(self, settings: OpenAISettings) -> None:
+        super().__init__(settings)
+        self._client = None
+        self._json_mode = settings.json_mode
+
+    def describe(self) -> str:
+        where = self.settings.base_url or "api.openai.com"
+        return f"openai ({self.settings.model} at {where})"
+
+    def _connect(self):
+        if self._client is None:
+            import openai  # heavy: only when the editor is really called
+
+            self._client = openai.OpenAI(
+                base_url=self.settings.base_url,
+                api_key=env_value(self.settings.api_key_env) or PLACEHOLDER_KEY,
+                timeout=self.settings.timeout.total_seconds(),
+                max_retries=0,
+            )
+        return self._client
+
+    def propose(self, request: AgentRequest) -> Reply:
+        client = self._connect()
+        conversation = [{"role": "system", "content": request.skill}, *messages(request)]
+        arguments: dict[str, Any] = {"model": self.settings.model, "messages": conversation}
+        if self.settings.temperature is not None:
+            arguments["temperature"] = self.settings.temperature
+        if self.settings.max_tokens is not None:
+            arguments["max_tokens"] = self.settings.max_tokens
+        clock = Clock()
+        try:
+            response = self._create(client, arguments)
+        except AgentUnavailable:
+            raise
+        except Exception as error:  # the SDK's transport and status errors
+            raise unavailable(error, clock, "openai") from None
+        choices = getattr(response, "choices", None) or []
+        text = choices[0].message.content if choices and choices[0].message else None
+        usage = getattr(response, "usage", None)
+        return read_answer(
+            text,
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+            latency_ms=clock.ms,
+            model=getattr(response, "model", None) or self.settings.model,
+        )
+
+    def _create(self, client, arguments: dict[str, Any]):
+        if not self._json_mode:
+            return client.chat.completions.create(**arguments)
+        try:
+            return client.chat.completions.create(**arguments, response_format={"type": "json_object"})
+        except Exception as error:
+            if getattr(error, "status_code", None) not in _REFUSED_FORMAT:
+                raise
+        self._json_mode = False  # this server does not take response_format: ask plainly from now on
+        return client.chat.completions.create(**arguments)

@@ -1,0 +1,206 @@
+"""The baseline editor against the real kernel (in-memory store): determinism, budget, dispositions."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+
+from fold_core.store.memory import memory_store
+from fold_host.agents.baseline import propose_baseline
+from fold_host.agents.baseline_rules import thread_item_id
+from tests.agents.baseline_harness import Editor, agent_input, disposition_errors
+
+NOW = "2026-10-09T08:00:00+08:00"
+
+
+def mail(i, title, text="", thread=None, source="work-mail", **extra):
+    return {"id": f"{source}:{i}", "source": source, "channel": "email", "from": "someone@example.com", "at": NOW,
+            "title": title, "text": text, **({"thread": thread} if thread else {}), **extra}
+
+
+def at(minute: int) -> str:
+    return f"2026-10-09T{8 + minute // 60:02d}:{minute % 60:02d}:00+08:00"
+
+
+def active(store, now=NOW):
+    def walk(layer):
+        for view in (layer or {}).get("items", []):
+            yield view
+            yield from walk(view.get("children"))
+    return {v["id"]: v for v in walk(store.state_document(now=now).document["root"])}
+
+
+def test_same_input_same_answer_and_rules_by_wording():
+    store = memory_store()
+    events = [mail(1, "签证材料缺银行流水，12日截止前请补交", "还缺纸质银行流水，请在10月12日18点前送到。", "visa"),
+              mail(2, "限时特惠：全场折扣", "促销"),
+              mail(3, "Weekly newsletter", "unsubscribe here"),
+              mail(4, "PR 410 merged", "merged into main", "pr410"),
+              mail(5, "服务器欠费，紧急", "账户已逾期，将停机"),
+              mail(6, "Re: 签证", "还在查", "visa")]
+    document = agent_input(store, NOW, events)
+    first = propose_baseline(copy.deepcopy(document))
+    assert json.dumps(first, sort_keys=True) == json.dumps(propose_baseline(copy.deepcopy(document)), sort_keys=True)
+    assert disposition_errors(document, first) == []
+    by_event = {d["event"]: d for d in first["dispositions"]}
+    assert by_event["work-mail:2"]["disposition"] == "noise"
+    declared = {d["id"]: d for d in first["batch"]["declarations"]}
+    visa = declared[thread_item_id(events[0])]
+    assert (visa["weight"], visa["kind"]) == ("high", "needs-you")
+    assert visa["summary"].startswith("还缺纸质银行流水")  # the follow-up "还在查" only confirms: no rewrite
+    assert [s["ref"] for s in visa["sources"]] == ["event:work-mail:1", "event:work-mail:6"]
+    assert (declared[thread_item_id(events[4])]["weight"], declared[thread_item_id(events[4])]["kind"]) == (
+        "critical", "needs-you")
+    assert declared[thread_item_id(events[3])]["kind"] == "done"
+    assert declared[thread_item_id(events[2])]["weight"] == "trace"
+    receipt = store.commit({"batch_id": "b1", **first["batch"]}, actor="baseline", now=NOW).document
+    assert receipt["ok"] and receipt["type"] == "commit"
+
+
+def test_unsafe_and_long_text_is_cut_to_valid_titles_and_summaries():
+    store = memory_store()
+    long_title = "关于二〇二六年第四季度预算调整与人员安排的通知（请各部门负责人务必阅读）"
+    events = [mail(1, long_title, "正文\x00含控制字符\u2028和换行\n" + "很长" * 100),
+              mail(2, None, "", thread="t2"), mail(3, "\t\n ", "x" * 5000, thread="t3")]
+    receipt, outputs, document = Editor(store).cycle(NOW, events, batch_id="b1")
+    assert receipt["ok"], receipt
+    titles = {d["title"] for d in outputs[0]["batch"]["declarations"]}
+    assert all(1 <= len(t) <= 24 for t in titles) and long_title[:23] + "…" in titles
+    assert all(len(d.get("summary") or "") <= 60 for d in outputs[0]["batch"]["declarations"])
+
+
+def test_thread_follow_ups_patch_the_same_item_and_a_withdrawn_one_is_restored():
+    store = memory_store()
+    editor = Editor(store)
+    editor.cycle(NOW, [mail(1, "合同待审批", "请在周五前审批", "c-1")], batch_id="b1")
+    item = thread_item_id(mail(1, "", thread="c-1"))
+    assert active(store)[item]["weight"] == "high"
+    receipt, outputs, _ = editor.cycle(at(5), [mail(2, "Re: 合同", "紧急：法务要求今天回复", "c-1")], batch_id="b2")
+    assert receipt["ok"] and [c["op"] for c in receipt["changes"]] == ["updated"]
+    assert active(store, at(5))[item]["weight"] == "critical"
+    assert store.commit({"batch_id": "w", "declarations": [{"id": item, "relation": "withdraw", "reason": "done"}]},
+                        actor="user", now=at(6)).document["ok"]
+    receipt, outputs, _ = editor.cycle(at(10), [mail(3, "Re: 合同", "对方又来信了", "c-1")], batch_id="b3")
+    assert receipt["ok"] and receipt["changes"][0] == {"item": item, "op": "restored", "layer": None, "share": 6}
+    assert outputs[0]["batch"]["declarations"][0]["relation"] == f"supersedes:{item}"
+
+
+def test_an_id_beyond_the_not_active_window_is_fixed_from_the_receipt():
+    store = memory_store()
+    editor = Editor(store)
+    editor.cycle(NOW, [mail(1, "发票", "本月发票", "inv")], batch_id="b1")
+    item = thread_item_id(mail(1, "", thread="inv"))
+    store.commit({"batch_id": "w", "declarations": [{"id": item, "relation": "withdraw", "reason": "r"}]},
+                 actor="user", now=at(1))
+    receipt, outputs, _ = editor.cycle(at(2), [mail(2, "发票", "补开发票", "inv")], batch_id="b2", not_active=0)
+    assert receipt["ok"] and receipt["changes"][0]["op"] == "restored"
+    assert [o["batch"]["declarations"][0]["relation"] for o in outputs] == ["new", f"supersedes:{item}"]
+
+
+def test_a_merged_thread_item_is_followed_to_its_successor():
+    store = memory_store()
+    editor = Editor(store)
+    editor.cycle(NOW, [mail(1, "机票改签", "改签成功", "a"), mail(2, "酒店", "酒店已确认", "b")], batch_id="b1")
+    a, b = (thread_item_id(mail(0, "", thread=t)) for t in "ab")
+    merge = {"id": "trip", "relation": f"merges:[{a}, {b}]", "title": "出行安排", "weight": "normal", "kind": "fyi"}
+    assert store.commit({"batch_id": "m", "declarations": [merge]}, actor="user", now=at(1)).document["ok"]
+    for window, not_active in (("b2", 200), ("b3", 0)):
+        receipt, outputs, _ = editor.cycle(at(2), [mail(f"3{window}", "Re: 机票", "航班延误，紧急", "a")],
+                                           batch_id=window, not_active=not_active)
+        assert receipt["ok"] and receipt["changes"][0]["item"] == "trip", outputs
+    assert len(outputs) == 3  # hidden: new -> item_exists -> supersedes -> item_merged -> the successor
+
+
+def test_unfixable_rejection_falls_back_to_a_minimal_batch():
+    store = memory_store()
+    store.commit({"batch_id": "s", "declarations": [{"id": "x", "title": "X", "weight": "low", "kind": "fyi"}]},
+                 actor="user", now=NOW)
+    store.annotate(item="x", text="看一下", author="user", now=NOW)
+    document = agent_input(store, NOW, [mail(1, "hello", "world")])
+    answer = propose_baseline(document, "en", [{"ok": False, "errors": [{"code": "stale_revision"}]}])
+    assert answer["batch"] == {"declarations": [], "acknowledges": ["ann-1"]}
+    assert [d["disposition"] for d in answer["dispositions"]] == ["deferred"]
+    assert "stale_revision" in answer["dispositions"][0]["why"]
+
+
+def test_full_layer_withdraws_the_lowest_ranked_with_a_reason():
+    store = memory_store()
+    fill = [{"id": f"old-{i}", "title": f"旧事项 {i}", "weight": "normal", "kind": "fyi"} for i in range(10)]
+    fill += [{"id": "trace-1", "title": "痕迹", "weight": "trace", "kind": "fyi"},
+             {"id": "low-1", "title": "低", "weight": "low", "kind": "fyi"}]
+    assert store.commit({"batch_id": "s", "declarations": fill}, actor="user", now=NOW).document["layers"][0][
+        "used"] == 64
+    receipt, outputs, _ = Editor(store).cycle(at(1), [mail(1, "紧急：服务器宕机", "立即处理")], batch_id="b1")
+    assert receipt["ok"] and receipt["layers"] == [{"layer": None, "budget": 64, "used": 64 + 24 - 1 - 3 - 4 * 6}]
+    withdrawn = [d for d in outputs[0]["batch"]["declarations"] if d["relation"] == "withdraw"]
+    assert len(withdrawn) == 6 and [d["id"] for d in withdrawn][:2] == ["trace-1", "low-1"]
+    assert all(d["reason"] for d in withdrawn)
+
+
+def test_feedback_reminders_annotations_and_reviews():
+    store = memory_store()
+    seed = [{"id": "visa", "title": "签证材料", "weight": "critical", "kind": "needs-you"},
+            {"id": "report", "title": "季度报告", "weight": "high", "kind": "needs-you"},
+            {"id": "gone", "title": "旧事", "weight": "low", "kind": "fyi"}]
+    store.commit({"batch_id": "s", "declarations": seed}, actor="user", now=NOW)
+    store.commit({"batch_id": "w", "declarations": [{"id": "gone", "relation": "withdraw", "reason": "r"}]},
+                 actor="user", now=NOW)
+    store.annotate(item="visa", text="优先处理", author="user", now=NOW)
+    editor = Editor(store, lang="en")
+    receipt, _, _ = editor.cycle(at(1), [], batch_id="review-1")
+    assert receipt["type"] == "acknowledge" and receipt["acknowledged"] == ["ann-1"]
+    receipt, _, _ = editor.cycle(at(2), [], batch_id="review-2")
+    assert receipt["type"] == "checked"
+
+    def fb(i, target, meaning, **more):
+        return {"id": f"fb:{i}", "source": "feedback", "channel": "feedback", "from": "user", "at": at(3),
+                "title": None, "text": "", "feedback": {"target": target, "action": meaning, "meaning": meaning,
+                                                        "via": "button", **more}}
+
+    events = [fb(1, "visa", "ack"), fb(2, "report", "decide", value="Send it on Monday"), fb(3, "nope", "ack")]
+    receipt, outputs, document = editor.cycle(at(3), events, batch_id="b-fb")
+    assert receipt["ok"], receipt
+    items = active(store, at(3))
+    assert items["visa"]["weight"] == "high" and "acknowledged" in items["visa"]["reason"]
+    assert items["report"]["kind"] == "in-progress" and "Send it on Monday" in items["report"]["summary"]
+    assert {d["event"]: d["disposition"] for d in outputs[-1]["dispositions"]}["fb:3"] == "deferred"
+    snooze = [fb(4, "report", "snooze", until=at(60))]
+    assert editor.cycle(at(4), snooze, batch_id="b-sn")[0]["ok"]
+    assert active(store, at(4))["report"]["weight"] == "low"
+    reminders = [{"id": "rem:1", "source": "reminders", "channel": "reminder", "from": "fold", "at": at(60),
+                  "title": None, "text": "", "reminder": {"feedback": "fb:4", "target": t, "requested_at": at(4)}}
+                 for t in ("report",)] + [
+                 {"id": "rem:2", "source": "reminders", "channel": "reminder", "from": "fold", "at": at(60),
+                  "title": None, "text": "", "reminder": {"feedback": "x", "target": "gone", "requested_at": NOW}}]
+    receipt, _, _ = editor.cycle(at(60), reminders, batch_id="b-rem")
+    assert receipt["ok"] and {c["item"]: c["op"] for c in receipt["changes"]} == {"report": "updated",
+                                                                                  "gone": "restored"}
+    assert active(store, at(60))["report"]["weight"] == "high"
+
+
+@pytest.mark.parametrize("budget", [64, 8])
+def test_a_burst_of_500_observations_never_meets_a_budget_rejection(budget):
+    store, rng = memory_store(budget), random.Random(7)
+    editor = Editor(store)
+    words = ["紧急：系统告警", "请确认报价", "PR merged", "等待审核中", "Weekly digest", "限时特惠 折扣", "项目周会纪要",
+             "截止日期提醒", "invoice due", "hello"]
+    observations = [mail(i, f"{rng.choice(words)} #{i}", "正文 " * rng.randrange(1, 30),
+                         thread=f"t{rng.randrange(120)}" if rng.random() < 0.6 else None,
+                         source=rng.choice(["work-mail", "home-mail"])) for i in range(500)]
+    seen, retries = {}, 0
+    for cycle, start in enumerate(range(0, 500, 50)):
+        events = observations[start:start + 50]
+        receipt, outputs, document = editor.cycle(at(cycle), events, batch_id=f"burst-{cycle}")
+        assert receipt["ok"], receipt
+        assert disposition_errors(document, outputs[-1]) == []
+        seen.update({d["event"]: d["disposition"] for d in outputs[-1]["dispositions"]})
+        retries += len(outputs) - 1  # only item_exists for ids beyond the 200 not-active entries shown
+        state = store.state_document(now=at(cycle)).document
+        assert state["root"]["used"] <= budget
+    assert len(seen) == 500 and set(seen.values()) <= {"used", "noise", "duplicate", "deferred"}
+    assert editor.calls == 10 + retries
+    assert sum(1 for r in editor.rejections if r["code"] == "layer_budget") == 0
+    assert {r["code"] for r in editor.rejections} <= {"item_exists"}
