@@ -147,8 +147,9 @@ class _Planner:
             if entry.get("status") == "merged" and entry.get("merged_into"):
                 item_id = entry["merged_into"]
                 continue
-            parent = entry.get("parent")
-            usable = entry.get("status") == "withdrawn" and (parent is None or parent in self.known.active)
+            parent = entry.get("parent")  # a restored child needs an active parent with a summary (§3.5)
+            usable = entry.get("status") == "withdrawn" and (
+                parent is None or bool((self.known.active.get(parent) or {}).get("summary")))
             return (item_id, "restore") if restore and usable else None
         return None
 

@@ -66,9 +66,26 @@ def read_answer(text: str | None, **call: Any) -> Reply:
     """The model's text as a ``Reply`` (``call`` carries tokens, latency, model)."""
     raw = text or ""
     found, why = extract_json(raw)
-    if found is not None and not ({"dispositions", "batch"} & set(found)):
-        found, why = None, "the reply's JSON object has neither 'dispositions' nor 'batch'"
+    if found is not None and not _ANSWER_KEYS & set(found):
+        found, why = _later_answer(raw), "the reply's JSON object has neither 'dispositions' nor 'batch'"
+        why = None if found is not None else why
     return Reply(output=found, raw=raw, error=why, **call)
+
+
+_ANSWER_KEYS = {"dispositions", "batch"}
+
+
+def _later_answer(text: str) -> dict | None:
+    """The first JSON object in ``text`` that looks like a §9 answer (prose may quote a small example first)."""
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and _ANSWER_KEYS & set(value):
+            return value
+    return None
 
 
 class Clock:

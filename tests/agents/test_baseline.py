@@ -204,3 +204,20 @@ def test_a_burst_of_500_observations_never_meets_a_budget_rejection(budget):
     assert editor.calls == 10 + retries
     assert sum(1 for r in editor.rejections if r["code"] == "layer_budget") == 0
     assert {r["code"] for r in editor.rejections} <= {"item_exists"}
+
+
+def test_a_reminder_restores_a_child_only_under_an_active_parent_with_a_summary():
+    store = memory_store()
+    tree = [{"id": f"p{i}", "title": f"父 {i}", "summary": "概要", "weight": "high", "kind": "fyi",
+             "children": [{"id": f"c{i}", "title": "子", "weight": "low", "kind": "fyi"}]} for i in (1, 2)]
+    store.commit({"batch_id": "s", "declarations": tree}, actor="user", now=NOW)
+    store.commit({"batch_id": "w", "declarations": [
+        {"id": "c1", "relation": "withdraw", "reason": "r"}, {"id": "c2", "relation": "withdraw", "reason": "r"},
+        {"id": "p2", "relation": "supersedes:p2", "summary": None, "weight": "high", "kind": "fyi"}]},
+        actor="user", now=NOW)
+    reminders = [{"id": f"rem:{i}", "source": "reminders", "channel": "reminder", "from": "fold", "at": at(9),
+                  "title": None, "text": "", "reminder": {"feedback": "f", "target": f"c{i}", "requested_at": NOW}}
+                 for i in (1, 2)]
+    receipt, outputs, _ = Editor(store).cycle(at(9), reminders, batch_id="b")
+    assert len(outputs) == 1 and receipt["changes"] == [{"item": "c1", "op": "restored", "layer": "p1", "share": 12}]
+    assert [d["disposition"] for d in outputs[0]["dispositions"]] == ["used", "deferred"]

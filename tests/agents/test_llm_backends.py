@@ -45,7 +45,8 @@ BOTH = pytest.mark.parametrize("api", ["openai", "anthropic"])
 
 @BOTH
 @pytest.mark.parametrize("wrapping", ["{}", "```json\n{}\n```", "Sure! Here is the object:\n\n{}\n\nHope it helps.",
-                                      "思考过程略。\n```\n{}\n```"])
+                                      "思考过程略。\n```\n{}\n```",
+                                      'The shape is {{"event": "e-1"}}; mine:\n{}'])
 def test_answers_are_read_plainly_fenced_or_after_prose_with_token_counts(server, api, wrapping):
     server.script(text(wrapping.format(json.dumps(ANSWER, ensure_ascii=False)), input_tokens=321, output_tokens=45))
     reply = backend(api, url_of(server, api)).propose(AgentRequest(INPUT, SKILL))
