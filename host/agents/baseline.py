@@ -88,6 +88,8 @@ class _Planner:
                     self.merged[item] = error["merged_into"]
                 elif number == len(receipts):  # unfixable, or the same error again: give up on the rules
                     self.refused.append(code)
+                if code == "annotation_not_found":
+                    self.annotations = [a for a in self.annotations if a != error.get("annotation")]
         self.changes: dict[str, Change] = {}
         self.dispositions: dict[str, dict] = {}
 

@@ -124,6 +124,8 @@ def test_unfixable_rejection_falls_back_to_a_minimal_batch():
     assert answer["batch"] == {"declarations": [], "acknowledges": ["ann-1"]}
     assert [d["disposition"] for d in answer["dispositions"]] == ["deferred"]
     assert "stale_revision" in answer["dispositions"][0]["why"]
+    gone = {"ok": False, "errors": [{"code": "annotation_not_found", "annotation": "ann-1"}]}
+    assert propose_baseline(document, "en", [gone])["batch"] == {"declarations": [], "acknowledges": []}
 
 
 def test_full_layer_withdraws_the_lowest_ranked_with_a_reason():
