@@ -125,7 +125,7 @@ class Demo:
                     self.say(f"  doctor: {check['name']}: {check['status']} — {check['detail']}")
 
             self.step(2, total, f"cycle 1 at {CYCLES[0][0]} — {CYCLES[0][1]}")
-            first = self.cycle(CYCLES[0][0])
+            self.cycle(CYCLES[0][0])
 
             self.step(3, total, "the user answers: one annotation and one snooze")
             items = self.state(CYCLES[0][0])["root"]["items"]
@@ -152,18 +152,17 @@ class Demo:
         print(briefing)
 
         self.step(8, total, "the overview picture and a full check of the store")
-        overview = self.out / "overview"
-        rendered = subprocess.run([sys.executable, "-m", "fold_core", "--config", str(self.config), "overview",
-                                   "--out", str(overview), "--now", CYCLES[-1][0]],
-                                  capture_output=True, text=True, env=self.env, cwd=self.out)
-        if rendered.returncode == 0:
-            self.say(f"  overview: {overview / 'overview.png'}")
+        rendered = self.foldctl("overview", "--out", str(self.out / "overview"), "--now", CYCLES[-1][0], check=False)
+        self.picture = rendered.get("png") if rendered.get("ok") else None
+        if self.picture:
+            self.say(f"  overview: {self.picture}")
         else:
-            self.say(f"  overview could not be rendered (exit {rendered.returncode}): {rendered.stderr.strip()}")
+            errors = rendered.get("errors") or [{}]
+            self.say(f"  the overview could not be rendered: {errors[0].get('message', rendered)}")
         self.foldctl("verify")
         self.say("  foldctl verify: the whole log replays to the snapshot")
-        self.finish(first, rendered.returncode == 0)
-        return 0 if rendered.returncode == 0 else 3
+        self.finish()
+        return 0 if self.picture else 3
 
     def cycle(self, now: str) -> dict:
         report = self.foldctl("tick", "--now", now)
@@ -182,12 +181,12 @@ class Demo:
     def state(self, now: str) -> dict:
         return self.foldctl("state", "--now", now)
 
-    def finish(self, first: dict, rendered: bool) -> None:
+    def finish(self) -> None:
         self.say("\nDone. Everything the demo wrote:")
         for label, path in (("configuration (edit and reuse it)", self.config), ("store", self.out / "store"),
                             ("briefing", self.out / "briefing.md"), ("change log", self.out / "changes.md"),
-                            ("overview picture", self.out / "overview" / "overview.png"),
-                            ("render data", self.out / "overview" / "render.json")):
+                            ("overview picture", Path(self.picture or self.out / "overview")),
+                            ("render data", Path(self.picture or self.out / "overview").with_name("render.json"))):
             mark = "" if path.exists() else "  (missing)"
             self.say(f"  {label}: {path}{mark}")
         self.say("\nLook at the state again:   "
