@@ -97,6 +97,9 @@ def foldctl(store: Path, *args: str, stdin: str | None = None, env: dict | None 
 class History:
     """One randomized history against a file store and the in-memory model."""
 
+    COMMITTED = FAULTS  # fault point -> whether the killed batch survives the crash
+    TORN_AFTER = "mid_append"  # the fault point that leaves a torn tail for `verify` to report
+
     def __init__(self, fault: str, seed: int, directory: Path) -> None:
         self.fault, self.seed = fault, seed
         self.rng = random.Random(seed)
@@ -113,6 +116,10 @@ class History:
         self.receipts: dict[str, dict] = {}  # batch_id -> receipt, also of batches written in process
 
     # -- small helpers
+
+    def foldctl(self, *args: str, stdin: str | None = None, env: dict | None = None):
+        """One real ``foldctl`` process on this history's store."""
+        return foldctl(self.store, *args, stdin=stdin, env=env)
 
     def now(self) -> str:
         self.minutes += self.rng.randint(1, 600)
@@ -169,7 +176,7 @@ class History:
         args = ["commit", "--actor", actor, "--now", now]
         if flag_id is not None:
             args += ["--batch-id", flag_id]
-        code, doc, err = foldctl(self.store, *args, stdin=json.dumps(batch, ensure_ascii=False), env=env)
+        code, doc, err = self.foldctl(*args, stdin=json.dumps(batch, ensure_ascii=False), env=env)
         expected = self.oracle.commit(copy.deepcopy(batch), actor=actor, now=now, batch_id=flag_id)
         assert (code, doc) == (expected.exit_code, expected.document), err
         if code == 0 and not doc["replayed"]:
@@ -197,7 +204,7 @@ class History:
             items = sorted(self.state.items) + ["ghost"]
             item, text, now = rng.choice(items), rng.choice(TEXTS), self.now()
             author = rng.choice(("user", "me"))
-            code, doc, err = foldctl(self.store, "annotate", "--item", item, f"--text={text}", "--author", author,
+            code, doc, err = self.foldctl("annotate", "--item", item, f"--text={text}", "--author", author,
                                      "--now", now, env=env)
             expected = self.oracle.annotate(item=item, text=text, author=author, now=now)
             assert (code, doc) == (expected.exit_code, expected.document), err
@@ -252,7 +259,7 @@ class History:
     def run(self) -> None:
         rng = self.rng
         if self.init:
-            code, doc, err = foldctl(self.store, "init", "--budget", str(self.budget))
+            code, doc, err = self.foldctl("init", "--budget", str(self.budget))
             assert code == 0 and doc["created"] is True, err
         if rng.random() < 0.3:
             self.bulk_prefix()
@@ -265,17 +272,17 @@ class History:
         env = {"FOLD_FAULT": self.fault}
         if self.fault == "mid_snapshot" or rng.random() < 0.5:
             env["FOLD_SNAPSHOT_EVERY"] = "1"
-        code, doc, err = foldctl(self.store, "commit", "--actor", actor, "--now", crash_now,
+        code, doc, err = self.foldctl("commit", "--actor", actor, "--now", crash_now,
                                  stdin=json.dumps(killed, ensure_ascii=False), env=env)
         assert code == 137 and doc is None, (code, doc, err)
-        committed = FAULTS[self.fault]
+        committed = self.COMMITTED[self.fault]
         original = None
         if committed:  # the model learns the batch the store holds now
             original = self.oracle.commit(copy.deepcopy(killed), actor=actor, now=crash_now).document
             assert original["event_seq"] == before + 1
 
         # Was the killed batch accepted? Never "not found" for a committed batch.
-        code, found, err = foldctl(self.store, "history", "--batch", killed_id)
+        code, found, err = self.foldctl("history", "--batch", killed_id)
         assert code == 0, err
         assert found["found"] is committed
         if committed:
@@ -283,27 +290,27 @@ class History:
 
         # The state equals the model's and a clean replay of the log; the default read may
         # answer from the snapshot head alone.
-        code, state_doc, err = foldctl(self.store, "state", "--now", READ_AT, "--not-active", "all")
+        code, state_doc, err = self.foldctl("state", "--now", READ_AT, "--not-active", "all")
         assert code == 0, err
         assert state_doc == self.oracle.state_document(now=READ_AT, not_active=None).document
-        code, state_doc, err = foldctl(self.store, "state", "--now", READ_AT)
+        code, state_doc, err = self.foldctl("state", "--now", READ_AT)
         assert code == 0, err
         assert state_doc == self.oracle.state_document(now=READ_AT).document
-        code, report, err = foldctl(self.store, "verify")
+        code, report, err = self.foldctl("verify")
         assert code == 0, (report, err)
         assert report["records"] == len(self.model.log)
-        assert (report["torn_tail"] is not None) is (self.fault == "mid_append")
+        assert (report["torn_tail"] is not None) is (self.fault == self.TORN_AFTER)
         self.check_log()
 
         # Every receipt printed before the crash is found, unchanged.
         for batch_id, receipt in self.printed.items():
-            code, found, err = foldctl(self.store, "history", "--batch", batch_id)
+            code, found, err = self.foldctl("history", "--batch", batch_id)
             assert code == 0 and found["found"] is True, err
             assert found["record"]["receipt"] == receipt
 
         # Retrying the killed batch: the original receipt, or committed exactly once.
         retry_now = self.now()
-        code, receipt, err = foldctl(self.store, "commit", "--actor", actor, "--now", retry_now,
+        code, receipt, err = self.foldctl("commit", "--actor", actor, "--now", retry_now,
                                      stdin=json.dumps(killed, ensure_ascii=False))
         assert code == 0, (receipt, err)
         if committed:
@@ -312,16 +319,16 @@ class History:
             expected = self.oracle.commit(copy.deepcopy(killed), actor=actor, now=retry_now).document
             assert receipt == expected and receipt["replayed"] is False
             assert receipt["event_seq"] == before + 1 and receipt["at"] == retry_now
-            code, again, err = foldctl(self.store, "commit", "--actor", actor, "--batch-id", killed_id,
+            code, again, err = self.foldctl("commit", "--actor", actor, "--batch-id", killed_id,
                                        "--now", self.now(), stdin=json.dumps(killed, ensure_ascii=False))
             assert code == 0 and again == {**receipt, "replayed": True}, err
         assert len(self.model.log) == before + 1
 
         # Afterwards: a clean store, no temporary snapshot left, the full history as the model's.
-        code, report, err = foldctl(self.store, "verify")
+        code, report, err = self.foldctl("verify")
         assert code == 0 and report["torn_tail"] is None, (report, err)
         assert [n for n in os.listdir(self.store) if n.startswith(".snapshot")] == []
-        code, history, err = foldctl(self.store, "history")
+        code, history, err = self.foldctl("history")
         assert code == 0 and history == self.oracle.history().document, err
         self.check_log()
 
