@@ -25,6 +25,9 @@ __all__ = ["DEFAULT_PLUGINS", "TypeEntry", "TypeRegistry", "get_plugin_manager",
 #: Built-in plugins, registered through the same manager as third-party ones.
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "fold_host.agents.plugin",
+    "fold_consumers.briefing",
+    "fold_consumers.changelog",
+    "fold_consumers.push",
 )
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 
+from fold_consumers import cli_brief
 from fold_core.cli import overview, reads, writes
 from fold_host import cli_skill
 from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json
@@ -28,7 +29,7 @@ from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageErr
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_GROUPS = (writes, reads, overview, cli_skill)
+COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 

@@ -1,0 +1,236 @@
+"""The briefing (contract §12, §11.2 ``foldctl brief``; seed 000 §8 "文字简报"; seed 003 §4.2, §8).
+
+``build_briefing`` turns a §8 state document, the records of a "since" window
+and the per-source coverage into the briefing document
+(``schema: fold.briefing/1``); ``briefing_render`` lays it out as Markdown or
+plain text. Rules:
+
+* active items in rank order per layer; critical and high show title,
+  summary, kind and due; normal shows title and summary; low shows the title;
+  trace items are folded into one line with their ids (a trace item that has
+  active children stays an entry, so its children have a place to hang);
+  children are nested under their parent;
+* summaries are never cut; every entry keeps its id;
+* overdue (``until_due`` < 0) and stale (``until_stale`` < 0) come from the
+  time projection and only mark an item, never hide it;
+* "since the last briefing": created / updated / restored / withdrawn /
+  merged items and acknowledged annotations, read from the records of the
+  window (each item once, under what it ended as);
+* coverage per source, so that silence is not read as "nothing happened".
+
+The ``briefing`` consumer rewrites its file atomically after each delivery;
+its "since" window is the records of that delivery.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from fold_core import hookimpl
+from fold_core.plugin_api import Consumer, ConsumerContext
+from fold_core.settings import ConfigPath, ConsumerSettings
+
+from fold_consumers.items import record_changes
+
+__all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "fold_consumer_types", "write_atomically"]
+
+SCHEMA = "fold.briefing/1"
+FULL = ("critical", "high")
+
+
+def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str, Any]] | None = None,
+                   since: int | None = None, coverage: Sequence[Mapping[str, Any]] | None = None,
+                   timezone: str = "UTC", language: str = "en") -> dict:
+    """The briefing document; ``since`` = the event_seq the window starts after (None: no window)."""
+    brief = {"schema": SCHEMA, "now": document["now"], "timezone": timezone, "language": language,
+             "revision": document["revision"], "event_seq": document["event_seq"], "budget": document["budget"],
+             "root": _layer(document["root"])}
+    brief["since"] = None if since is None else _since(records or (), since, document)
+    brief["pending_annotations"] = [
+        {"id": note["id"], "item": note["resolved_item"], "author": note["author"], "text": note["text"],
+         "created_at": note["created_at"]}
+        for note in document.get("pending_annotations") or ()]
+    brief["coverage"] = None if coverage is None else [_source(entry) for entry in coverage]
+    return brief
+
+
+def _layer(layer: Mapping[str, Any]) -> dict:
+    entries, trace = [], []
+    for view in layer.get("items") or ():
+        if view["weight"] == "trace" and not view.get("children"):
+            trace.append(view)
+        else:
+            entries.append(_entry(view))
+    folded = None
+    if trace:
+        folded = {"count": len(trace), "ids": [view["id"] for view in trace],
+                  "overdue": [view["id"] for view in trace if _negative(view.get("until_due"))],
+                  "stale": [view["id"] for view in trace if _negative(view.get("until_stale"))]}
+    return {"budget": layer["budget"], "used": layer["used"], "free": layer["free"], "entries": entries,
+            "trace": folded}
+
+
+def _entry(view: Mapping[str, Any]) -> dict:
+    weight = view["weight"]
+    entry = {"id": view["id"], "rank": view["rank"], "weight": weight, "share": view["share"],
+             "title": view["title"]}
+    if weight in FULL or weight == "normal":
+        entry["summary"] = view.get("summary")
+    if weight in FULL:
+        entry["kind"] = view["kind"]
+        entry["due_at"] = view.get("due_at")
+    overdue, stale = _negative(view.get("until_due")), _negative(view.get("until_stale"))
+    if weight in FULL or overdue:
+        entry["until_due"] = view.get("until_due")
+    entry["overdue"] = overdue
+    entry["stale"] = stale
+    if stale:
+        entry["until_stale"] = view.get("until_stale")
+    children = view.get("children")
+    entry["children"] = _layer(children) if children else None
+    return entry
+
+
+def _negative(duration: str | None) -> bool:
+    return isinstance(duration, str) and duration.startswith("-")
+
+
+def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[str, Any]) -> dict:
+    """Created / updated / restored / withdrawn / merged items and acknowledged annotations after ``since``."""
+    first_op: dict[str, str] = {}
+    last: dict[str, Mapping[str, Any]] = {}
+    reasons: dict[str, str] = {}
+    acknowledged: list[str] = []
+    notes: dict[str, Mapping[str, Any]] = _annotations(document)
+    from fold_consumers.items import declared_reasons
+
+    for record in records:
+        if record["event_seq"] <= since:
+            continue
+        if record["type"] == "annotation":
+            notes.setdefault(record["annotation"]["id"], record["annotation"])
+            continue
+        reasons.update(declared_reasons(record))
+        for change in record_changes(record):
+            first_op.setdefault(change.item, change.op)
+            last[change.item] = change.image
+        for ack in record.get("acks") or ():
+            if ack["annotation"] not in acknowledged:
+                acknowledged.append(ack["annotation"])
+    groups: dict[str, list] = {"created": [], "updated": [], "restored": [], "withdrawn": [], "merged": []}
+    merged: dict[str, list[str]] = {}
+    for item, image in last.items():
+        status = image.get("status")
+        if status == "merged":
+            merged.setdefault(image.get("merged_into"), []).append(item)
+    for item, image in last.items():
+        status, op = image.get("status"), first_op[item]
+        entry = {"id": item, "title": image.get("title"), "weight": image.get("weight"), "kind": image.get("kind"),
+                 "parent": image.get("parent")}
+        if status == "merged":
+            continue
+        if item in merged and op == "created":
+            groups["merged"].append({"into": item, "title": image.get("title"),
+                                     "sources": [{"id": s, "title": last[s].get("title")} for s in merged[item]],
+                                     "reason": reasons.get(item)})
+            continue
+        if status == "withdrawn":
+            entry.update(reason=reasons.get(item) or image.get("reason"), withdrawn_with=image.get("withdrawn_with"),
+                         created=op == "created")
+            groups["withdrawn"].append(entry)
+        elif op in ("created", "restored"):
+            groups[op].append(entry)
+        else:
+            groups["updated"].append(entry)
+    for into, sources in merged.items():  # merged into an item created before the window
+        if not any(group["into"] == into for group in groups["merged"]):
+            groups["merged"].append({"into": into, "title": (last.get(into) or {}).get("title"),
+                                     "sources": [{"id": s, "title": last[s].get("title")} for s in sources],
+                                     "reason": reasons.get(sources[0])})
+    groups["acknowledged"] = [{"annotation": ann, "item": (notes.get(ann) or {}).get("item"),
+                               "text": (notes.get(ann) or {}).get("text")} for ann in acknowledged]
+    to = records[-1]["event_seq"] if records else since
+    return {"after_event_seq": since, "to_event_seq": max(to, since), **groups}
+
+
+def _annotations(document: Mapping[str, Any]) -> dict[str, dict]:
+    """Annotation id → {id, item, text} for every annotation the document shows."""
+    from fold_consumers.items import walk_items
+
+    found: dict[str, dict] = {}
+    for view, _ in walk_items(document):
+        for note in view.get("annotations") or ():
+            found[note["id"]] = {"id": note["id"], "item": view["id"], "text": note["text"]}
+    for note in document.get("pending_annotations") or ():
+        found.setdefault(note["id"], {"id": note["id"], "item": note["item"], "text": note["text"]})
+    return found
+
+
+def _source(entry: Mapping[str, Any]) -> dict:
+    status = entry.get("status") or "unknown"
+    return {"source": entry.get("source"), "channel": entry.get("channel"),
+            "status": status if status in ("ok", "failed") else "unknown", "last_ok_at": entry.get("last_ok_at"),
+            "error": entry.get("error") or entry.get("message")}
+
+
+# -- the consumer ------------------------------------------------------------------
+
+
+def write_atomically(path: str | os.PathLike, text: str) -> None:
+    """Replace ``path`` with ``text``: temporary file in the same directory, fsync, rename, fsync the directory."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    temp = os.path.join(directory, f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        with open(temp, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.remove(temp)
+        except OSError:
+            pass
+        raise
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class BriefingSettings(ConsumerSettings):
+    """``path``: the file to rewrite; ``format``: md | text | json (default: by the file's extension)."""
+
+    path: ConfigPath
+    format: Literal["md", "text", "json"] | None = None
+
+
+class BriefingConsumer(Consumer):
+    """Rewrites its file with the current briefing after each delivery."""
+
+    type_name: ClassVar[str] = "briefing"
+    Settings: ClassVar[type[ConsumerSettings]] = BriefingSettings
+
+    def output_format(self) -> str:
+        if self.settings.format is not None:
+            return self.settings.format
+        suffix = os.path.splitext(str(self.settings.path))[1].lower()
+        return {".json": "json", ".txt": "text"}.get(suffix, "md")
+
+    def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
+        from fold_consumers.briefing_render import render
+
+        since = records[0]["event_seq"] - 1 if records else context.state.event_seq
+        brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
+                               timezone=context.timezone, language=context.language)
+        write_atomically(self.settings.path, render(brief, self.output_format()))
+
+
+@hookimpl
+def fold_consumer_types() -> list[type[Consumer]]:
+    return [BriefingConsumer]

@@ -1,0 +1,260 @@
+"""The briefing document laid out as Markdown or plain text (contract §12; seed 000 §8).
+
+Same facts as ``fold.briefing/1``, nothing decided here: entries in rank
+order, children nested, every entry with its id, summaries whole, overdue
+and stale marked, coverage said. Item text is untrusted: control characters
+and line breaks become spaces, and in Markdown every character that could
+make a link, an image, HTML or emphasis is escaped. Times are shown in the
+host's time zone. Labels follow the ``[host] language`` (zh | en).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+__all__ = ["LABELS", "render"]
+
+LABELS = {
+    "en": {"title": "Fold briefing", "head": "revision {revision} · event {event_seq} · root layer: {used} of {budget}"
+           " used, {free} free",
+           "since": "Since the last briefing (after event {after}, up to event {to})",
+           "first": "Since the last briefing: this is the first briefing (nothing to compare with).",
+           "nothing": "Nothing changed.", "created": "Created", "updated": "Updated", "restored": "Restored",
+           "withdrawn": "Withdrawn", "merged": "Merged", "acknowledged": "Annotations acknowledged",
+           "now": "Now", "empty": "(no active items)", "children": "children ({used} of {budget} used)",
+           "trace": "trace ({count})", "due": "due {at} ({left})", "in": "in {d}", "overdue": "OVERDUE {d}",
+           "stale": "STALE {d}", "now_weight": "now {weight}", "with": "with {parent}",
+           "was_created": "created and withdrawn in this window", "on": "on",
+           "pending": "Annotations waiting for the editor", "by": "by",
+           "coverage": "Sources", "coverage_unknown": "Source coverage unknown: this briefing holds only what was"
+           " committed, not what the sources may hold.",
+           "coverage_none": "No sources are configured: this briefing holds only what was committed.",
+           "ok": "ok", "failed": "FAILED", "unknown": "not polled yet", "last_ok": "last ok {at}",
+           "silence": "silence from {n} failed source(s) does not mean nothing happened there."},
+    "zh": {"title": "Fold 简报", "head": "修订 {revision} · 事件 {event_seq} · 根层：已用 {used}/{budget}，空余 {free}",
+           "since": "自上次简报以来（事件 {after} 之后，到事件 {to}）",
+           "first": "自上次简报以来：这是第一份简报（没有可比较的上一份）。",
+           "nothing": "没有变化。", "created": "新建", "updated": "更新", "restored": "恢复", "withdrawn": "撤下",
+           "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（没有 active 条目）",
+           "children": "子层（已用 {used}/{budget}）", "trace": "trace（{count}）", "due": "截止 {at}（{left}）",
+           "in": "还有 {d}", "overdue": "已逾期 {d}", "stale": "已过时 {d}", "now_weight": "现为 {weight}",
+           "with": "随 {parent}", "was_created": "本期新建又撤下", "on": "于", "pending": "等待整理的批注", "by": "作者",
+           "coverage": "信息源", "coverage_unknown": "信息源覆盖情况未知：本简报只反映已提交的状态。",
+           "coverage_none": "没有配置信息源：本简报只反映已提交的状态。",
+           "ok": "正常", "failed": "失败", "unknown": "尚未拉取", "last_ok": "上次成功 {at}",
+           "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。"},
+}
+
+_MD_SPECIAL = set("\\`*_{}[]()<>#+!|~")
+
+
+def render(brief: Mapping[str, Any], fmt: str) -> str:
+    """``md`` | ``text`` | ``json``."""
+    if fmt == "json":
+        return json.dumps(brief, ensure_ascii=False, indent=1) + "\n"
+    return _Renderer(brief, markdown=fmt == "md").render()
+
+
+def _clean(text: object) -> str:
+    if text is None:
+        return ""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text))
+
+
+class _Renderer:
+    def __init__(self, brief: Mapping[str, Any], *, markdown: bool) -> None:
+        self.brief, self.md = brief, markdown
+        self.labels = LABELS.get(brief.get("language"), LABELS["en"])
+        self.zone = _zone(brief.get("timezone") or "UTC")
+        self.lines: list[str] = []
+
+    # -- pieces ----------------------------------------------------------------
+
+    def t(self, key: str, **values: Any) -> str:
+        return self.labels[key].format(**values)
+
+    def text(self, value: object) -> str:
+        cleaned = _clean(value)
+        if not self.md:
+            return cleaned
+        return "".join("\\" + c if c in _MD_SPECIAL else c for c in cleaned)
+
+    def ident(self, item: str | None) -> str:
+        if item is None:
+            return "?"
+        return f"`{item}`" if self.md else f"[{item}]"
+
+    def strong(self, text: str) -> str:
+        return f"**{text}**" if self.md else text
+
+    def heading(self, level: int, text: str) -> None:
+        if self.lines:
+            self.lines.append("")
+        if self.md:
+            self.lines.append("#" * level + " " + text)
+        else:
+            from fold_core.cli.textview import width
+
+            self.lines += [text, ("=" if level == 1 else "-") * max(width(text), 4)]
+
+    def when(self, instant: str | None) -> str:
+        if not instant:
+            return ""
+        try:
+            moment = datetime.fromisoformat(instant)
+        except ValueError:
+            return _clean(instant)
+        return moment.astimezone(self.zone).strftime("%Y-%m-%d %H:%M")
+
+    # -- sections --------------------------------------------------------------
+
+    def render(self) -> str:
+        brief, root = self.brief, self.brief["root"]
+        self.heading(1, f"{self.t('title')} · {self.when(brief['now'])} ({self.text(brief['timezone'])})")
+        self.lines += ["", self.t("head", revision=brief["revision"], event_seq=brief["event_seq"], used=root["used"],
+                                  budget=root["budget"], free=root["free"])]
+        self.coverage(brief.get("coverage"))
+        self.since(brief.get("since"))
+        self.heading(2, self.t("now"))
+        self.lines.append("")
+        if not root["entries"] and not root["trace"]:
+            self.lines.append(self.t("empty"))
+        self.layer(root, "")
+        self.pending(brief.get("pending_annotations") or [])
+        return "\n".join(self.lines).rstrip("\n") + "\n"
+
+    def coverage(self, sources: list | None) -> None:
+        self.heading(2, self.t("coverage"))
+        self.lines.append("")
+        if sources is None:
+            self.lines.append(self.t("coverage_unknown"))
+            return
+        if not sources:
+            self.lines.append(self.t("coverage_none"))
+            return
+        for source in sources:
+            status = source["status"]
+            parts = [self.strong(self.t("failed")) if status == "failed" else self.t(status)]
+            if source.get("last_ok_at"):
+                parts.append(self.t("last_ok", at=self.when(source["last_ok_at"])))
+            if status == "failed" and source.get("error"):
+                parts.append(self.text(source["error"]))
+            channel = f" ({self.text(source['channel'])})" if source.get("channel") else ""
+            self.lines.append(f"- {self.ident(source['source'])}{channel}: {' · '.join(parts)}")
+        failed = sum(1 for source in sources if source["status"] == "failed")
+        if failed:
+            self.lines += ["", self.t("silence", n=failed)]
+
+    def since(self, window: Mapping[str, Any] | None) -> None:
+        if window is None:
+            self.heading(2, self.t("first"))
+            return
+        self.heading(2, self.t("since", after=window["after_event_seq"], to=window["to_event_seq"]))
+        groups = ("created", "updated", "restored", "withdrawn", "merged", "acknowledged")
+        if not any(window[group] for group in groups):
+            self.lines += ["", self.t("nothing")]
+            return
+        for group in groups:
+            if not window[group]:
+                continue
+            self.lines += ["", self.strong(self.t(group))]
+            for entry in window[group]:
+                self.lines.append("- " + getattr(self, f"_since_{group}", self._since_item)(entry))
+
+    def _since_item(self, entry: Mapping[str, Any]) -> str:
+        line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
+        return line + (f" — {entry['weight']}, {entry['kind']}" if entry.get("weight") else "")
+
+    def _since_updated(self, entry: Mapping[str, Any]) -> str:
+        return f"{self.ident(entry['id'])} {self.text(entry['title'])} — {self.t('now_weight', weight=entry['weight'])}"
+
+    def _since_withdrawn(self, entry: Mapping[str, Any]) -> str:
+        line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
+        notes = []
+        if entry.get("withdrawn_with"):
+            notes.append(self.t("with", parent=self.ident(entry["withdrawn_with"])))
+        if entry.get("created"):
+            notes.append(self.t("was_created"))
+        if entry.get("reason"):
+            notes.append(self.text(entry["reason"]))
+        return line + (" — " + " · ".join(notes) if notes else "")
+
+    def _since_merged(self, entry: Mapping[str, Any]) -> str:
+        sources = ", ".join(f"{self.ident(s['id'])} {self.text(s['title'])}" for s in entry["sources"])
+        line = f"{sources} → {self.ident(entry['into'])} {self.text(entry['title'])}"
+        return line + (f" — {self.text(entry['reason'])}" if entry.get("reason") else "")
+
+    def _since_acknowledged(self, entry: Mapping[str, Any]) -> str:
+        line = self.ident(entry["annotation"])
+        if entry.get("item"):
+            line += f" {self.t('on')} {self.ident(entry['item'])}"
+        return line + (f": {self.text(entry['text'])}" if entry.get("text") else "")
+
+    def layer(self, layer: Mapping[str, Any], pad: str) -> None:
+        for entry in layer["entries"]:
+            self.entry(entry, pad)
+        trace = layer.get("trace")
+        if trace:
+            ids = []
+            for item in trace["ids"]:
+                marks = [self.t("overdue", d="").strip()] if item in trace["overdue"] else []
+                marks += [self.t("stale", d="").strip()] if item in trace["stale"] else []
+                ids.append(self.ident(item) + (f" ({', '.join(marks)})" if marks else ""))
+            self.lines.append(f"{pad}- {self.t('trace', count=trace['count'])}: {', '.join(ids)}")
+
+    def entry(self, entry: Mapping[str, Any], pad: str) -> None:
+        weight = entry["weight"]
+        full = weight in ("critical", "high")
+        title = self.text(entry["title"])
+        parts = [f"{pad}{entry['rank']}. {self.strong(title) if full else title} {self.ident(entry['id'])}",
+                 weight]
+        if full:
+            parts.append(entry["kind"])
+            if entry.get("due_at"):
+                left = entry.get("until_due") or ""
+                left = self.t("overdue", d=left[1:]) if left.startswith("-") else self.t("in", d=left)
+                parts.append(self.t("due", at=self.when(entry["due_at"]), left=left))
+        elif entry.get("overdue"):
+            parts.append(self.strong(self.t("overdue", d=entry["until_due"][1:])))
+        if full and entry.get("overdue"):
+            parts[-1] = self.strong(parts[-1])
+        if entry.get("stale"):
+            parts.append(self.strong(self.t("stale", d=entry["until_stale"][1:])))
+        line = " · ".join(parts)
+        body = pad + " " * (len(str(entry["rank"])) + 2)
+        if full:
+            self.lines.append(line)
+            if entry.get("summary"):
+                self.lines.append(body + self.text(entry["summary"]))
+        else:
+            summary = entry.get("summary")
+            self.lines.append(line + (f" — {self.text(summary)}" if summary else ""))
+        children = entry.get("children")
+        if children:
+            self.lines.append(body + self.t("children", used=children["used"], budget=children["budget"]))
+            self.layer(children, body)
+
+    def pending(self, notes: list) -> None:
+        if not notes:
+            return
+        self.heading(2, self.t("pending"))
+        self.lines.append("")
+        for note in notes:
+            self.lines.append(f"- {self.ident(note['id'])} {self.t('on')} {self.ident(note['item'])}"
+                              f" ({self.t('by')} {self.text(note['author'])}, {self.when(note['created_at'])}):"
+                              f" {self.text(note['text'])}")
+
+
+def _zone(name: str):
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        from datetime import timezone
+
+        return timezone.utc

@@ -1,0 +1,269 @@
+"""Consumer delivery (contract §11, §12; seed 002 "下游复用与副作用"; seed 000 §8).
+
+The host calls ``register_new`` at the start of a cycle (before its own
+commit) and ``deliver_all`` after it. For each consumer instance:
+
+* **Durable cursor.** ``host.db`` table ``consumers`` keeps the last
+  event_seq the instance acknowledged by returning from ``deliver``. A new
+  instance starts at the store's event_seq of that moment (``from = "start"``:
+  at 0, replaying the whole history once).
+* **In order, at least once.** Records after the cursor are handed over in
+  event_seq order, in batches; the cursor moves only after ``deliver``
+  returns, so a crash in between hands the same records over again. The
+  idempotency key of a record is ``(instance name, event_seq)``.
+* **Read-only.** The store is opened with ``file_store`` and used through its
+  read API only (``state_document``, ``history``: shared lock). A consumer gets
+  the records (its own copies), a ``StateView`` built from the §8 document,
+  its own durable memory, the clock, the time zone, the language and the
+  per-source coverage — nothing that leads back to the store's write path.
+* **Isolation.** A consumer that raises is recorded (``failures``,
+  ``last_error``, ``last_error_at``, ``next_try_at`` with exponential backoff)
+  and skipped until ``next_try_at``; the others go on. ``deliver_all`` never
+  raises for a consumer, and a store it cannot read is reported per instance.
+* **Idle calls.** A consumer type with ``idle_calls = True`` (push: a digest
+  held through quiet hours, a failed send to retry) gets ``deliver([], ...)``
+  when it has no new records.
+
+The state view is the state at the event_seq captured at the start of the
+run; records are read up to exactly that event_seq, so view and records agree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone as dt_timezone
+from typing import Any
+
+from fold_core.errors import StoreError
+from fold_core.plugin_api import ConsumerContext, StateView
+
+__all__ = ["BATCH", "READ_CHUNK", "backoff", "consumer_status", "deliver_all", "register_new"]
+
+READ_CHUNK = 5_000  # records read from the store at once (bounds memory on a replay from the start)
+BATCH = 1_000  # records per deliver() call
+BACKOFF_BASE, BACKOFF_CAP = timedelta(seconds=30), timedelta(hours=1)
+
+
+def backoff(failures: int) -> timedelta:
+    """Wait after the ``failures``-th failure in a row: 30 s, 1 min, 2 min, … at most 1 h."""
+    return min(BACKOFF_BASE * (2 ** max(failures - 1, 0)), BACKOFF_CAP)
+
+
+def consumer_status(db) -> list[dict]:
+    """Every consumer row of host.db (for ``doctor``): cursor, failures, next try, last error."""
+    cursor = db.connection.execute("SELECT name, event_seq, failures, next_try_at, last_error, last_error_at, "
+                                   "updated_at FROM consumers ORDER BY name")
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def register_new(db, store_dir: str, instances: Sequence[Any], *, now: str | None = None) -> list[str]:
+    """Give every instance without a cursor its starting event_seq; the names registered.
+
+    ``from = "now"`` (default): the store's current event_seq; ``"start"``: 0.
+    A consumer with a ``begin(context)`` method is called once with the state
+    at its starting point (to remember the items it will later compare with).
+    """
+    known = {row["name"] for row in consumer_status(db)}
+    new = [instance for instance in instances if instance.name not in known]
+    if not new:
+        return []
+    now = now or _clock()
+    document = _document(_store(store_dir), now)
+    _register(db, new, document, now)
+    return [instance.name for instance in new]
+
+
+def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
+                coverage: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Hand every consumer the records after its cursor; one result per instance (see module doc)."""
+    if not instances:
+        return []
+    store = _store(store_dir)
+    try:
+        document = _document(store, now)
+    except StoreError as error:
+        return [_result(instance.name, "failed", 0, f"the store cannot be read: {error}") for instance in instances]
+    known = {row["name"] for row in consumer_status(db)}
+    _register(db, [instance for instance in instances if instance.name not in known], document, now)
+    rows = {row["name"]: row for row in consumer_status(db)}
+    current = document["event_seq"] if document is not None else 0
+    view = StateView(document) if document is not None else None
+    runs: list[_Run] = []
+    results: dict[str, dict] = {}
+    for instance in instances:
+        row = rows[instance.name]
+        if row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
+            results[instance.name] = _result(instance.name, "waiting", 0, row["last_error"],
+                                             next_try_at=row["next_try_at"], event_seq=row["event_seq"])
+        elif row["event_seq"] > current:
+            message = (f"the consumer's cursor (event {row['event_seq']}) is ahead of the store (event {current}):"
+                       " was the store replaced? reset the consumer's row in host.db to deliver again")
+            results[instance.name] = _result(instance.name, "failed", 0, message, event_seq=row["event_seq"])
+        elif view is not None:
+            context = ConsumerContext(state=view, now=now, timezone=timezone, memory=db.memory(instance.name),
+                                      coverage=tuple(dict(entry) for entry in coverage), language=language)
+            runs.append(_Run(instance, row["event_seq"], row["failures"], context))
+        else:
+            results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])
+    try:
+        _hand_over(db, store, runs, current, now)
+    finally:
+        for run in runs:
+            run.close()
+    for run in runs:
+        if run.error is None and run.delivered == 0 and getattr(run.consumer_class, "idle_calls", False):
+            run.call(db, [], now)
+            run.close()
+        results[run.instance.name] = run.result()
+    return [results[instance.name] for instance in instances]
+
+
+class _Run:
+    """One consumer instance during one ``deliver_all``."""
+
+    def __init__(self, instance, cursor: int, failures: int, context: ConsumerContext) -> None:
+        self.instance, self.cursor, self.failures, self.context = instance, cursor, failures, context
+        self.consumer_class = instance.cls
+        self.consumer = None
+        self.delivered = 0
+        self.error: str | None = None
+        self.next_try_at: str | None = None
+
+    def call(self, db, records: list[dict], now: str) -> bool:
+        """``deliver(records)``; the cursor moves on success, the failure is recorded otherwise."""
+        try:
+            if self.consumer is None:
+                self.consumer = self.instance.build()
+            self.consumer.deliver(records, self.context)
+        except Exception as error:  # any consumer bug: recorded, never stops the others
+            self._failed(db, error, now)
+            return False
+        if records:
+            self.cursor = records[-1]["event_seq"]
+            self.delivered += len(records)
+        db.set_consumer_cursor(self.instance.name, self.cursor, now=now)
+        self.failures = 0
+        return True
+
+    def _failed(self, db, error: Exception, now: str) -> None:
+        self.failures += 1
+        message = f"{type(error).__name__}: {error}"
+        self.error = message if len(message) <= 1000 else message[:997] + "..."
+        self.next_try_at = (_instant(now) + backoff(self.failures)).isoformat(timespec="seconds")
+        with db.transaction() as connection:
+            connection.execute("UPDATE consumers SET failures = ?, next_try_at = ?, last_error = ?, "
+                               "last_error_at = ?, updated_at = ? WHERE name = ?",
+                               (self.failures, self.next_try_at, self.error, now, now, self.instance.name))
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            try:
+                self.consumer.close()
+            except Exception:  # closing is best effort
+                pass
+            self.consumer = None
+
+    def result(self) -> dict:
+        if self.error is not None:
+            return _result(self.instance.name, "failed", self.delivered, self.error, next_try_at=self.next_try_at,
+                           event_seq=self.cursor)
+        return _result(self.instance.name, "ok", self.delivered, event_seq=self.cursor)
+
+
+def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
+    """Read the records after the lowest cursor once (in chunks) and hand each run its part."""
+    behind = [run for run in runs if run.cursor < current]
+    position = min((run.cursor for run in behind), default=current)
+    while position < current and behind:
+        chunk = store.history(since=position, limit=min(READ_CHUNK, current - position)).document["records"]
+        if not chunk:
+            break
+        end = chunk[-1]["event_seq"]
+        takers = [run for run in behind if run.error is None and run.cursor < end]
+        text = json.dumps(chunk, ensure_ascii=False) if len(takers) > 1 else None
+        for index, run in enumerate(takers):
+            # Each consumer gets its own copies: one that changes a record cannot affect another.
+            records = chunk if index == len(takers) - 1 else json.loads(text)
+            mine = [record for record in records if record["event_seq"] > run.cursor]
+            for start in range(0, len(mine), BATCH):
+                if not run.call(db, mine[start:start + BATCH], now):
+                    break
+        position = end
+        behind = [run for run in behind if run.error is None and run.cursor < current]
+
+
+def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> None:
+    """Insert the cursor rows of new instances and call their ``begin``."""
+    if not instances:
+        return
+    current = document["event_seq"] if document is not None else 0
+    for instance in instances:
+        start = 0 if getattr(instance.settings, "from_", "now") == "start" else current
+        with db.transaction() as connection:
+            connection.execute("INSERT OR IGNORE INTO consumers (name, event_seq, updated_at) VALUES (?, ?, ?)",
+                               (instance.name, start, now))
+        if not hasattr(instance.cls, "begin"):
+            continue
+        seen = document if document is not None and start == current else _empty_document(document, now)
+        context = ConsumerContext(state=StateView(seen), now=now, memory=db.memory(instance.name))
+        consumer = None
+        try:
+            consumer = instance.build()
+            consumer.begin(context)
+        except Exception as error:
+            with db.transaction() as connection:
+                connection.execute("UPDATE consumers SET last_error = ?, last_error_at = ? WHERE name = ?",
+                                   (f"begin: {type(error).__name__}: {error}"[:1000], now, instance.name))
+        finally:
+            if consumer is not None:
+                try:
+                    consumer.close()
+                except Exception:
+                    pass
+
+
+def _empty_document(document: dict | None, now: str) -> dict:
+    from fold_core.kernel import state_document
+    from fold_core.state import empty_state
+
+    return state_document(empty_state(document["budget"] if document is not None else 64), now)
+
+
+def _store(store_dir: str):
+    from fold_core.store.file import file_store
+
+    return file_store(store_dir)
+
+
+def _document(store, now: str) -> dict | None:
+    """The §8 document at ``now`` (shared lock), or None when there is no store yet."""
+    from fold_core.store.meta import StoreMissing
+
+    try:
+        answer = store.state_document(now=now)
+    except StoreMissing:
+        return None
+    return answer.document
+
+
+def _result(name: str, status: str, delivered: int, error: str | None = None, **extra: Any) -> dict:
+    result = {"consumer": name, "status": status, "delivered": delivered}
+    if error is not None:
+        result["error"] = error
+    result.update({key: value for key, value in extra.items() if value is not None})
+    return result
+
+
+def _instant(text: str) -> datetime:
+    from fold_core.timefmt import parse_instant
+
+    moment = parse_instant(text)
+    if moment is None:
+        raise ValueError(f"expected an instant with an offset, found {text!r}")
+    return moment
+
+
+def _clock() -> str:
+    return datetime.now(dt_timezone.utc).astimezone().isoformat(timespec="seconds")

@@ -1,0 +1,180 @@
+"""The briefing: golden files (US-03, a nested state, a "since" window with a merge and a withdraw),
+``foldctl brief`` in a real subprocess, and the consumer's atomic rewrite."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fold_consumers.briefing import build_briefing
+from fold_consumers.briefing_render import render
+from fold_consumers.delivery import deliver_all
+from fold_core.store.file import file_store
+from fold_host.hostdb import open_host_db
+
+from consumer_support import FIXTURES, instance, play
+
+GOLDEN = FIXTURES / "briefing"
+REPO = Path(__file__).resolve().parents[2]
+UPDATE = os.environ.get("FOLD_UPDATE_GOLDEN") == "1"
+
+
+def us03_scenario() -> dict:
+    story = json.loads((REPO / "examples/us03/story.json").read_text(encoding="utf-8"))
+    steps = []
+    for step in story["steps"]:
+        if "batch" in step:
+            batch = json.loads((REPO / "examples/us03" / step["batch"]).read_text(encoding="utf-8"))
+            if "over-budget" in step["batch"]:
+                continue  # rejected: writes nothing
+            steps.append({"batch": batch, "now": step["now"], "actor": step["actor"]})
+        else:
+            steps.append({"annotate": step["annotate"], "text": step["text"], "now": step["now"],
+                          "author": step["author"]})
+    return {"now": story["state_at"], "language": "zh", "timezone": "Asia/Shanghai", "since": 1, "steps": steps,
+            "coverage": [{"source": "work-mail", "channel": "email", "status": "ok",
+                          "last_ok_at": "2026-10-10T09:25:00+08:00"},
+                         {"source": "blogs", "channel": "rss", "status": "failed",
+                          "last_ok_at": "2026-10-09T21:00:00+08:00", "error": "connection refused"}]}
+
+
+def scenario(name: str) -> dict:
+    if name == "us03":
+        return us03_scenario()
+    return json.loads((GOLDEN / f"{name}.steps.json").read_text(encoding="utf-8"))
+
+
+def briefing_of(tmp_path, name: str) -> dict:
+    spec = scenario(name)
+    store_dir = tmp_path / "store"
+    play(store_dir, spec["steps"])
+    store = file_store(store_dir)
+    document = store.state_document(now=spec["now"]).document
+    records = store.history(since=spec["since"]).document["records"]
+    return build_briefing(document, records=records, since=spec["since"], coverage=spec["coverage"],
+                          timezone=spec["timezone"], language=spec["language"])
+
+
+def check_golden(path: Path, text: str) -> None:
+    if UPDATE or not path.exists():
+        path.write_text(text, encoding="utf-8")
+        if not UPDATE:
+            pytest.fail(f"{path.name} did not exist; written — review it and run again")
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["us03", "nested", "since"])
+@pytest.mark.parametrize("fmt", ["md", "text", "json"])
+def test_golden(tmp_path, name, fmt):
+    brief = briefing_of(tmp_path, name)
+    check_golden(GOLDEN / f"{name}.{ {'md': 'md', 'text': 'txt', 'json': 'json'}[fmt]}", render(brief, fmt))
+
+
+def test_us03_rules(tmp_path):
+    """The rules the golden file freezes, said once in words."""
+    brief = briefing_of(tmp_path, "us03")
+    entries = brief["root"]["entries"]
+    assert [e["id"] for e in entries] == ["visa", "weekly-report", "bill", "flight", "pr-review", "standup"]
+    visa = entries[0]
+    assert visa["kind"] == "needs-you" and visa["due_at"] and visa["summary"].endswith("送到。")  # never cut
+    assert "kind" not in entries[2] and "summary" in entries[2]  # normal: title + summary
+    assert "summary" not in entries[5]  # low: the title
+    assert brief["root"]["trace"] == {"count": 1, "ids": ["filter"], "overdue": [], "stale": []}
+    since = brief["since"]
+    assert [e["id"] for e in since["created"]] == ["visa"]
+    assert [e["id"] for e in since["withdrawn"]] == ["reading"]
+    assert [c["status"] for c in brief["coverage"]] == ["ok", "failed"]
+
+
+def test_since_window_merge_and_withdraw(tmp_path):
+    since = briefing_of(tmp_path, "since")["since"]
+    assert since["merged"] == [{"into": "dentist-visit", "title": "周三下午约牙医复诊",
+                                "sources": [{"id": "dentist", "title": "牙医复诊要约时间"},
+                                            {"id": "dentist-call", "title": "诊所回电未接"}],
+                                "reason": "同一件事，合并。"}]
+    withdrawn = {e["id"]: e for e in since["withdrawn"]}
+    assert set(withdrawn) == {"old-project", "op-docs", "op-handover"}
+    assert withdrawn["op-docs"]["withdrawn_with"] == "old-project"
+    assert withdrawn["op-docs"]["reason"] == "项目已结项，剩余事项转给同事。"
+    assert [e["id"] for e in since["created"]] == ["tax"]  # the merge result is listed under merged only
+    assert [e["id"] for e in since["restored"]] == ["draft"]
+    assert [e["id"] for e in since["updated"]] == ["lease"]
+    assert since["acknowledged"] == [{"annotation": "ann-1", "item": "dentist-visit", "text": "我周三下午有空。"}]
+
+
+def test_nested_marks_overdue_and_stale_without_hiding(tmp_path):
+    brief = briefing_of(tmp_path, "nested")
+    trip = brief["root"]["entries"][0]
+    assert trip["id"] == "trip" and trip["overdue"]
+    children = {e["id"]: e for e in trip["children"]["entries"]}
+    assert children["trip-visa"]["overdue"] and children["trip-hotel"]["stale"]
+    assert trip["children"]["trace"]["ids"] == ["trip-receipts", "trip-notes"]  # rank: due first
+    assert trip["children"]["trace"]["overdue"] == ["trip-receipts"]
+    archive = [e for e in brief["root"]["entries"] if e["id"] == "archive"]
+    assert archive and archive[0]["children"]["entries"][0]["id"] == "archive-a"  # a trace parent keeps its children
+
+
+def test_markdown_escapes_item_text(tmp_path):
+    store_dir = tmp_path / "store"
+    play(store_dir, [{"now": "2026-10-01T09:00:00+08:00", "batch": {"batch_id": "x", "declarations": [
+        {"id": "evil", "title": "<script>x</script>", "summary": "[click](http://e.x) **bold** `code`",
+         "weight": "high", "kind": "fyi"}]}}])
+    document = file_store(store_dir).state_document(now="2026-10-01T10:00:00+08:00").document
+    text = render(build_briefing(document, since=None, coverage=[]), "md")
+    assert "<script>" not in text and "\\<script\\>" in text
+    assert "[click](" not in text and "\\[click\\]\\(http://e.x\\)" in text
+
+
+def foldctl(*args: str, store, cwd) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("FOLD_CONFIG", "FOLD_STORE")}
+    return subprocess.run([sys.executable, "-m", "fold_core", "--store", str(store), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+
+
+def test_foldctl_brief(tmp_path):
+    spec = us03_scenario()
+    store_dir = tmp_path / "store"
+    play(store_dir, spec["steps"])
+    (tmp_path / "plugins.toml").write_text('[host]\nlanguage = "zh"\ntimezone = "Asia/Shanghai"\n')
+    done = foldctl("brief", "--since", "1", "--now", spec["now"], store=store_dir, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Fold 简报 · 2026-10-10 09:30 (Asia/Shanghai)")  # Markdown by default, piped too
+    assert "`visa`" in done.stdout and "没有配置信息源" in done.stdout
+    first = foldctl("brief", "--now", spec["now"], "--format", "json", store=store_dir, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["since"] is None  # the first briefing: nothing to compare with
+    play(store_dir, [{"now": "2026-10-10T10:00:00+08:00", "batch": {"batch_id": "later", "declarations": [
+        {"id": "filter", "relation": "withdraw", "reason": "不再需要记录。"}]}}])
+    second = json.loads(foldctl("brief", "--now", spec["now"], "--format", "json", store=store_dir,
+                                cwd=tmp_path).stdout)
+    assert second["since"]["after_event_seq"] == 3 and [e["id"] for e in second["since"]["withdrawn"]] == ["filter"]
+    text = foldctl("brief", "--since", "0", "--format", "text", "--now", spec["now"], store=store_dir, cwd=tmp_path)
+    assert "[visa]" in text.stdout and "`" not in text.stdout
+    bad = foldctl("brief", "--format", "html", store=store_dir, cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    missing = foldctl("brief", store=tmp_path / "nowhere", cwd=tmp_path)
+    assert missing.returncode == 3 and "Traceback" not in missing.stderr
+
+
+def test_consumer_rewrites_its_file_after_each_delivery(tmp_path):
+    spec = us03_scenario()
+    store_dir = tmp_path / "store"
+    play(store_dir, spec["steps"][:1])
+    morning = instance("morning", "briefing", tmp_path, path="briefing.md", **{"from": "start"})
+    with open_host_db(store_dir) as db:
+        result = deliver_all(db, str(store_dir), [morning], now=spec["now"], timezone="Asia/Shanghai",
+                             language="zh", coverage=spec["coverage"])
+        assert result == [{"consumer": "morning", "status": "ok", "delivered": 1, "event_seq": 1}]
+        first = (tmp_path / "briefing.md").read_text(encoding="utf-8")
+        assert "`weekly-report`" in first and "`visa`" not in first
+        play(store_dir, spec["steps"][1:])
+        deliver_all(db, str(store_dir), [morning], now=spec["now"], timezone="Asia/Shanghai", language="zh",
+                    coverage=spec["coverage"])
+    text = (tmp_path / "briefing.md").read_text(encoding="utf-8")
+    assert "（事件 1 之后，到事件 3）" in text and "`visa`" in text and "**失败**" in text
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".briefing")] == []  # no temporary left
