@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-__all__ = ["LABELS", "render"]
+__all__ = ["LABELS", "clean", "md_escape", "render"]
 
 LABELS = {
     "en": {"title": "Fold briefing", "head": "revision {revision} · event {event_seq} · root layer: {used} of {budget}"
@@ -49,7 +49,7 @@ LABELS = {
            "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。"},
 }
 
-_MD_SPECIAL = set("\\`*_{}[]()<>#+!|~")
+_MD_SPECIAL = frozenset("\\`*_[]<>|~")  # enough that item text never makes a link, HTML or emphasis
 
 
 def render(brief: Mapping[str, Any], fmt: str) -> str:
@@ -59,10 +59,16 @@ def render(brief: Mapping[str, Any], fmt: str) -> str:
     return _Renderer(brief, markdown=fmt == "md").render()
 
 
-def _clean(text: object) -> str:
+def clean(text: object) -> str:
+    """One line: control characters and line breaks become spaces."""
     if text is None:
         return ""
     return "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text))
+
+
+def md_escape(text: object) -> str:
+    """``clean`` text with Markdown's active characters escaped."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in clean(text))
 
 
 class _Renderer:
@@ -78,10 +84,7 @@ class _Renderer:
         return self.labels[key].format(**values)
 
     def text(self, value: object) -> str:
-        cleaned = _clean(value)
-        if not self.md:
-            return cleaned
-        return "".join("\\" + c if c in _MD_SPECIAL else c for c in cleaned)
+        return md_escape(value) if self.md else clean(value)
 
     def ident(self, item: str | None) -> str:
         if item is None:
@@ -107,7 +110,7 @@ class _Renderer:
         try:
             moment = datetime.fromisoformat(instant)
         except ValueError:
-            return _clean(instant)
+            return clean(instant)
         return moment.astimezone(self.zone).strftime("%Y-%m-%d %H:%M")
 
     # -- sections --------------------------------------------------------------

@@ -74,10 +74,7 @@ def entry_of(record: Mapping[str, Any], absorbed: list | None) -> dict:
 
 def markdown(entry: Mapping[str, Any]) -> str:
     """One Markdown entry: a heading, then one line per change; ends with its only blank line."""
-    from fold_consumers.briefing_render import _clean
-
-    def text(value: object) -> str:
-        return "".join("\\" + c if c in "\\`*_{}[]()<>#+!|~" else c for c in _clean(value))
+    from fold_consumers.briefing_render import md_escape as text
 
     seq, kind = entry["event_seq"], entry["type"]
     if kind == "annotation":
@@ -89,7 +86,7 @@ def markdown(entry: Mapping[str, Any]) -> str:
     revision = entry["revision"] if entry["revision"] == entry["previous_revision"] else \
         f"{entry['previous_revision']} → {entry['revision']}"
     lines = [f"## #{seq} · {kind} {text(entry['batch_id'])} · revision {revision}",
-             f"{entry['at']} · by {text(entry['actor'])}", ""]
+             f"{entry['at']} · by {text(entry['actor'])}"]
     for change in entry["changes"]:
         line = f"- {change['op']} `{change['item']}` {text(change['title'])}"
         details = []

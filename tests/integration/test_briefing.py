@@ -127,7 +127,7 @@ def test_markdown_escapes_item_text(tmp_path):
     document = file_store(store_dir).state_document(now="2026-10-01T10:00:00+08:00").document
     text = render(build_briefing(document, since=None, coverage=[]), "md")
     assert "<script>" not in text and "\\<script\\>" in text
-    assert "[click](" not in text and "\\[click\\]\\(http://e.x\\)" in text
+    assert "[click](" not in text and "\\[click\\](http://e.x)" in text and "\\*\\*bold\\*\\*" in text
 
 
 def foldctl(*args: str, store, cwd) -> subprocess.CompletedProcess:
