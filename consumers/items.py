@@ -18,8 +18,7 @@ Pure functions over JSON-shaped data; nothing here touches a store.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import zlib
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -88,10 +87,9 @@ def declared_reasons(record: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _sources_key(sources: Any) -> list:
-    """Sources as a short comparable value: their count and a digest of their refs and quotes."""
+    """Sources as a short comparable value: their count and a checksum of their text (not a security digest)."""
     sources = sources or []
-    text = json.dumps(sources, sort_keys=True, ensure_ascii=False)
-    return [len(sources), hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]]
+    return [len(sources), zlib.crc32(repr(sources).encode("utf-8", "surrogatepass"))]
 
 
 def facts_of(item: Mapping[str, Any], parent: str | None = None) -> dict:
