@@ -6,7 +6,9 @@ notification per **material change** (seed 003 "material delta"): created
 (a merge result too), raised in weight, due date changed, restored. Nothing
 for an unchanged item, a lowered weight, a withdraw or merge, an
 acknowledgement or a ``checked`` record. At most one notification per item
-revision: the key is ``<item>@<event_seq>``.
+revision: the key is ``<item>@<event_seq>``. A notification whose item is
+no longer active when it would be sent (withdrawn or merged meanwhile) is
+dropped and logged: superseded things stay silent.
 
 Delivery: notifications wait in an outbox kept in the consumer's durable
 memory (one value, written in one transaction with the item facts they were
@@ -146,6 +148,12 @@ class PushConsumer(Consumer):
         def save() -> None:
             memory[MEMORY_KEY] = {"facts": facts.to_json(), **state}
 
+        # Superseded stays silent (seed 003 §7.1): an item no longer active by now is not announced.
+        gone = [entry["key"] for entry in state["outbox"] if context.state.item(entry["item"]) is None]
+        if gone:
+            state["outbox"] = [entry for entry in state["outbox"] if entry["key"] not in gone]
+            state["log"] = (state["log"] + [{"at": context.now, "keys": gone, "ok": None,
+                                             "dropped": "no longer active"}])[-LOG_KEEP:]
         save()
         if not state["outbox"]:
             return

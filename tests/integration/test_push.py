@@ -84,12 +84,20 @@ def test_thresholds_and_material_changes_only(env):
         patch("visa", "critical", "fyi", summary="代理说 13 日也可以。"),  # summary only: silent
         patch("bill", "normal", "needs-you", due_at="2026-10-14T12:00:00+08:00")]}, T0)  # due changed
     commit(env.store, {"batch_id": "b3", "declarations": [patch("visa", "critical", "fyi")]}, T0)  # checked
-    commit(env.store, {"batch_id": "b4", "declarations": [
-        {"id": "bill", "relation": "withdraw", "reason": "paid"}]}, T0)  # withdrawn: silent
     run(env, push)
     assert sorted(env.receiver.titles()) == ["Due 2026-10-14 12:00: Card bill due the 15th",
                                              "Raised to high: Reading list"]
     env.receiver.bodies.clear()
+    commit(env.store, {"batch_id": "b4", "declarations": [
+        {"id": "bill", "relation": "withdraw", "reason": "paid"},  # withdrawn: silent
+        {"id": "standup", "relation": "withdraw", "reason": "over"},
+        item("flash", "Created then merged", "high", "needs-you"),
+        item("flash-2", "Its twin", "low", "fyi")]}, T0)
+    commit(env.store, {"batch_id": "b4b", "declarations": [
+        {"id": "flash-3", "relation": "merges:[flash, flash-2]", "title": "Merged pair", "weight": "low",
+         "kind": "fyi", "reason": "same thing"}]}, T0)
+    run(env, push)
+    assert env.receiver.titles() == []  # "flash" was created, then merged away before it was sent: silent
     commit(env.store, {"batch_id": "b5", "declarations": [patch("bill", "normal", "needs-you")]}, T0)  # restored
     run(env, push)
     assert env.receiver.titles() == ["Back: Card bill due the 15th"]
