@@ -32,7 +32,7 @@ from fold_core import hookimpl
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
-from fold_consumers.items import record_changes
+from fold_consumers.items import declared_reasons, record_changes, walk_items
 
 __all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "fold_consumer_types", "write_atomically"]
 
@@ -104,8 +104,6 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
     reasons: dict[str, str] = {}
     acknowledged: list[str] = []
     notes: dict[str, Mapping[str, Any]] = _annotations(document)
-    from fold_consumers.items import declared_reasons
-
     for record in records:
         if record["event_seq"] <= since:
             continue
@@ -157,8 +155,6 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
 
 def _annotations(document: Mapping[str, Any]) -> dict[str, dict]:
     """Annotation id → {id, item, text} for every annotation the document shows."""
-    from fold_consumers.items import walk_items
-
     found: dict[str, dict] = {}
     for view, _ in walk_items(document):
         for note in view.get("annotations") or ():
