@@ -18,7 +18,7 @@ instance), to show where the time goes.
 
 ``python bench/bench_consumers.py [--records 10000] [--repeats 3]`` prints one
 JSON line and, with ``--doc docs/benchmarks.md``, replaces the section
-between the ``bench_consumers`` markers of that file (appending it the first
+between the ``consumers benchmark`` markers of that file (appending it the first
 time).
 """
 
@@ -44,7 +44,7 @@ from fold_core.store.file import file_store  # noqa: E402
 from fold_host.hostdb import open_host_db  # noqa: E402
 
 NOW = "2026-10-20T08:00:00+08:00"
-START, END = "<!-- bench_consumers:start -->", "<!-- bench_consumers:end -->"
+START, END = "<!-- consumers benchmark: begin -->", "<!-- consumers benchmark: end -->"  # kept by run_all.py
 
 
 def fresh_copy(source: str, target: str) -> None:
@@ -66,6 +66,10 @@ def deliver(store_dir: str, chosen: list, first: dict) -> tuple[float, list]:
     for name in os.listdir(store_dir):
         if name.startswith("host.db"):
             os.remove(os.path.join(store_dir, name))
+    for entry in chosen:  # each run writes its files anew (the log would skip what it already holds)
+        path = getattr(entry.settings, "path", None)
+        if path is not None and os.path.exists(path):
+            os.remove(path)
     with open_host_db(store_dir) as db:
         view = StateView(first)
         for entry in chosen:
