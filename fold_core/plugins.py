@@ -28,6 +28,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "fold_consumers.briefing",
     "fold_consumers.changelog",
     "fold_consumers.push",
+    "fold_adapters.imap",
+    "fold_adapters.mailbox",
 )
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT

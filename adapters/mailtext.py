@@ -1,0 +1,240 @@
+"""Bytes and header values of mail → clean Unicode text (contract §10: the source's own words).
+
+Used by ``fold_adapters.mime``. Everything here is total: any input gives a
+string and, when something had to be guessed or replaced, a note saying so —
+never an exception, never an invention.
+
+* ``decode_bytes`` — the declared charset through a table of supersets that
+  real mail needs (GB2312/GBK → GB18030, Big5 → CP950/Big5-HKSCS,
+  ISO-2022-JP → its extensions, Latin-1/ASCII labels → Windows-1252), then
+  UTF-8, then charsets declared elsewhere in the same message, then
+  charset-normalizer as the last resort, then UTF-8 with replacement marks.
+* ``header_text`` — an unstructured header value: raw 8-bit bytes decoded as
+  above, RFC 2047 encoded words (adjacent words of one charset joined before
+  decoding, since mailers split multi-byte characters across them), folding
+  removed.
+* ``html_to_text`` — inscriptis (tables laid out, scripts, styles and
+  ``display:none`` dropped, link targets and images not shown); nothing is
+  fetched or executed. Bounded input; a plain tag-stripping fallback.
+* ``clean_text`` — control characters, lone surrogates and invisible padding
+  removed; at most one blank line in a row.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from collections.abc import Iterable
+
+__all__ = ["clean_line", "clean_text", "decode_bytes", "header_text", "html_to_text"]
+
+#: declared label → codecs to try in order (supersets first: what mailers really send).
+_SUPERSETS = {
+    "gb2312": ("gb18030",), "gbk": ("gb18030",), "x-gbk": ("gb18030",), "cp936": ("gb18030",),
+    "euc-cn": ("gb18030",), "csgb2312": ("gb18030",), "gb_2312-80": ("gb18030",), "chinese": ("gb18030",),
+    "big5": ("cp950", "big5hkscs"), "big-5": ("cp950", "big5hkscs"), "x-big5": ("cp950", "big5hkscs"),
+    "cn-big5": ("cp950", "big5hkscs"), "cp950": ("cp950", "big5hkscs"),
+    "iso-2022-jp": ("iso2022_jp_2", "iso2022_jp_ext", "iso2022_jp_3"), "csiso2022jp": ("iso2022_jp_2",),
+    "shift_jis": ("cp932",), "shift-jis": ("cp932",), "sjis": ("cp932",), "x-sjis": ("cp932",),
+    "euc-kr": ("cp949",), "ks_c_5601-1987": ("cp949",), "ks_c_5601": ("cp949",),
+    "iso-8859-1": ("cp1252", "latin-1"), "latin1": ("cp1252", "latin-1"), "latin-1": ("cp1252", "latin-1"),
+    "us-ascii": ("ascii",), "ascii": ("ascii",), "utf8": ("utf-8",), "unicode-1-1-utf-8": ("utf-8",),
+}
+#: labels that declare nothing.
+_UNDECLARED = frozenset({"", "unknown-8bit", "x-unknown", "unknown", "default", "charset", "none", "8bit"})
+_DETECT_SAMPLE = 64 * 1024
+_HTML_LIMIT = 512 * 1024
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
+_FOLD = re.compile(r"\r?\n[ \t]*")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u200e\u2060\ufeff\u034f\u00ad]")
+_LINE_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029\u0085]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TRAILING = re.compile(r"[ \t\u00a0]+\n")
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def _candidates(charset: str | None) -> tuple[str, ...]:
+    label = (charset or "").strip().strip('"').lower()
+    if label in _UNDECLARED:
+        return ()
+    return _SUPERSETS.get(label, (label,))
+
+
+def _try(data: bytes, codec: str) -> str | None:
+    try:
+        return data.decode(codec)
+    except (UnicodeDecodeError, LookupError, ValueError, TypeError):
+        return None
+
+
+def decode_bytes(data: bytes, charset: str | None = None, hints: Iterable[str] = ()) -> tuple[str, str | None]:
+    """``(text, note)``: ``data`` decoded; ``note`` says what was guessed (None when the label held)."""
+    if not data:
+        return "", None
+    label = (charset or "").strip().strip('"').lower() or None
+    declared = tuple(codec for codec in _candidates(charset) if _is_codec(codec))
+    for codec in declared:
+        text = _try(data, codec)
+        if text is not None:
+            return text, None
+    if data.isascii():
+        if b"\x1b$" in data or b"\x1b(" in data:  # ISO-2022-JP announces itself with escapes
+            text = _try(data, "iso2022_jp_2")
+            if text is not None:
+                return text, None if declared else "no charset declared; ISO-2022-JP escapes found"
+        return data.decode("ascii"), None
+    if declared:
+        why = f"charset {label!r} did not fit the bytes"
+    elif label and label not in _UNDECLARED:
+        why = f"charset {label!r} is unknown"
+    else:
+        why = "no charset declared"
+    tried = set(declared)
+    for codec in ("utf-8",) + tuple(c for hint in hints for c in _candidates(hint)):
+        if codec in tried:
+            continue
+        tried.add(codec)
+        text = _try(data, codec)
+        if text is not None:
+            return text, f"{why}; read as {codec}"
+    detected = _detect(data)
+    if detected is not None:
+        return data.decode(detected, errors="replace"), f"{why}; read as {detected} (detected)"
+    fallback = declared[0] if declared and _is_codec(declared[0]) else "utf-8"
+    return data.decode(fallback, errors="replace"), f"{why}; undecodable bytes replaced (read as {fallback})"
+
+
+def _is_codec(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+        return True
+    except LookupError:
+        return False
+
+
+def _detect(data: bytes) -> str | None:
+    """charset-normalizer's best guess for ``data`` (a sample of it), or None.
+
+    UTF-16/32 guesses are refused for data without NUL bytes: on short mixed
+    text the detector offers them, and mail text never is bare UTF-16.
+    """
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:_DETECT_SAMPLE]).best()
+    except Exception:  # the detector is a guess: its failure is "no guess"
+        return None
+    if best is None:
+        return None
+    encoding = best.encoding
+    if encoding.startswith(("utf_16", "utf_32")) and b"\x00" not in data:
+        return None
+    return encoding if _is_codec(encoding) else None
+
+
+def header_text(value: str | None, hints: Iterable[str] = ()) -> tuple[str, str | None]:
+    """``(text, note)`` for one unstructured header value as the parser kept it (8-bit as surrogates)."""
+    if not value:
+        return "", None
+    note = None
+    if _SURROGATE.search(value) or not value.isascii():
+        raw = value.encode("utf-8", "surrogateescape")
+        value, note = decode_bytes(raw, None, hints)
+    value = _FOLD.sub(" ", value)
+    if "=?" in value:
+        value = _decode_words(value, hints)
+    return clean_line(value), note
+
+
+def _decode_words(value: str, hints: Iterable[str]) -> str:
+    """RFC 2047: adjacent encoded words of one charset are joined as bytes, then decoded."""
+    out: list[str] = []
+    pending: list[bytes] = []
+    pending_charset: str | None = None
+    position = 0
+
+    def flush() -> None:
+        nonlocal pending, pending_charset
+        if pending:
+            out.append(decode_bytes(b"".join(pending), pending_charset, hints)[0])
+        pending, pending_charset = [], None
+
+    for match in _ENCODED_WORD.finditer(value):
+        gap = value[position:match.start()]
+        position = match.end()
+        charset = match.group(1).split("*", 1)[0]  # RFC 2231 language suffix
+        data = _word_bytes(match.group(2), match.group(3))
+        if data is None:  # a malformed word stays as written
+            flush()
+            out.append(gap + match.group(0))
+            continue
+        if gap and not (pending and gap.isspace()):  # white space between two words is dropped
+            flush()
+            out.append(gap)
+        if pending and charset.lower() != pending_charset.lower():
+            flush()
+        pending.append(data)
+        pending_charset = charset
+    flush()
+    out.append(value[position:])
+    return "".join(out)
+
+
+def _word_bytes(encoding: str, text: str) -> bytes | None:
+    try:
+        if encoding in "bB":
+            return base64.b64decode(text + "=" * (-len(text) % 4))
+        return binascii.a2b_qp(text.replace("_", " ").encode("ascii"), header=False)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return None
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """``(text, note)``: readable text of an HTML body; nothing in it is fetched or run."""
+    note = None
+    if len(html) > _HTML_LIMIT:
+        html, note = html[:_HTML_LIMIT], f"HTML cut to its first {_HTML_LIMIT} characters before conversion"
+    html = re.sub(r"^\s*<\?xml[^>]*>", "", html)  # lxml refuses a str with an encoding declaration
+    try:
+        from inscriptis import get_text
+        from inscriptis.model.config import ParserConfig
+
+        text = get_text(html, ParserConfig(display_links=False, display_images=False))
+    except Exception as error:  # a tree inscriptis cannot walk (depth, lxml refusal): strip the tags
+        text = _strip_tags(html)
+        note = (note + "; " if note else "") + f"HTML read by tag stripping ({type(error).__name__})"
+    return text, note
+
+
+def _strip_tags(html: str) -> str:
+    import html as html_module
+
+    html = re.sub(r"(?is)<(script|style|head|template)\b.*?</\1\s*>", " ", html)
+    html = re.sub(r"(?i)<\s*(br|/p|/div|/tr|/h[1-6]|/li)\b[^>]*>", "\n", html)
+    return html_module.unescape(re.sub(r"<[^>]*>", " ", html))
+
+
+def clean_text(text: str) -> str:
+    """Body text as a person reads it: no control characters, no invisible padding, tidy blank lines."""
+    if not text:
+        return ""
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    text = _TRAILING.sub("\n", text)
+    return _BLANKS.sub("\n\n", text).strip()
+
+
+def clean_line(text: str) -> str:
+    """One-line text (subject, names): controls and line breaks become single spaces."""
+    if not text:
+        return ""
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    text = _LINE_CONTROL.sub(" ", text)
+    text = _CONTROL.sub("", text)
+    return " ".join(text.split()) if "  " in text or text[:1].isspace() or text[-1:].isspace() else text
