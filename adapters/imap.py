@@ -228,8 +228,8 @@ class _Run:
         state["since"] = since.isoformat()
         state["skip_until"] = seen + older
         self._notes.append(f"{name}: UIDVALIDITY changed ({old} → {validity}); re-baselined from the server's "
-                           f"dates since {since.isoformat()}: {len(seen)} message(s) already observed skipped, "
-                           f"{len(uids) - len(seen) - len(older)} to read")
+                           f"dates since {since.isoformat()}: {len(seen) + len(older)} message(s) handled before "
+                           f"skipped, {len(uids) - len(seen) - len(older)} to read")
         return state
 
     def _take(self, name: str, known: dict, uids: list[int]) -> None:

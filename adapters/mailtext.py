@@ -8,7 +8,9 @@ never an exception, never an invention.
   real mail needs (GB2312/GBK → GB18030, Big5 → CP950/Big5-HKSCS,
   ISO-2022-JP → its extensions, Latin-1/ASCII labels → Windows-1252), then
   UTF-8, then charsets declared elsewhere in the same message, then
-  charset-normalizer as the last resort, then UTF-8 with replacement marks.
+  charset-normalizer as the last resort (given enough non-ASCII bytes to
+  judge by), then UTF-8 with replacement marks. Declared text with a few
+  broken sequences keeps its charset, the broken bytes marked.
 * ``header_text`` — an unstructured header value: raw 8-bit bytes decoded as
   above, RFC 2047 encoded words (adjacent words of one charset joined before
   decoding, since mailers split multi-byte characters across them), folding
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import re
 from collections.abc import Iterable
 
@@ -45,6 +46,8 @@ _SUPERSETS = {
 #: labels that declare nothing.
 _UNDECLARED = frozenset({"", "unknown-8bit", "x-unknown", "unknown", "default", "charset", "none", "8bit"})
 _DETECT_SAMPLE = 64 * 1024
+DETECT_MATERIAL = 12  # fewer non-ASCII bytes than this: a detector's answer is noise, not a reading
+_ASCII = bytes(range(128))
 _HTML_LIMIT = 512 * 1024
 
 _ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
@@ -92,6 +95,12 @@ def decode_bytes(data: bytes, charset: str | None = None, hints: Iterable[str] =
         why = f"charset {label!r} is unknown"
     else:
         why = "no charset declared"
+    material = len(data.translate(None, _ASCII))  # how many non-ASCII bytes there are to judge by
+    if declared:  # a few broken sequences in otherwise fitting text: keep the declared charset
+        text = data.decode(declared[0], errors="replace")
+        broken = text.count("\ufffd")
+        if broken <= max(2, material // 50):
+            return text, f"charset {label!r}: {broken} undecodable byte sequence(s) replaced"
     tried = set(declared)
     for codec in ("utf-8",) + tuple(c for hint in hints for c in _candidates(hint)):
         if codec in tried:
@@ -100,7 +109,7 @@ def decode_bytes(data: bytes, charset: str | None = None, hints: Iterable[str] =
         text = _try(data, codec)
         if text is not None:
             return text, f"{why}; read as {codec}"
-    detected = _detect(data)
+    detected = _detect(data) if material >= DETECT_MATERIAL else None
     if detected is not None:
         return data.decode(detected, errors="replace"), f"{why}; read as {detected} (detected)"
     fallback = declared[0] if declared and _is_codec(declared[0]) else "utf-8"
@@ -108,11 +117,14 @@ def decode_bytes(data: bytes, charset: str | None = None, hints: Iterable[str] =
 
 
 def _is_codec(name: str) -> bool:
+    """True for a text codec ("zlib_codec" or "rot13" are codecs too, but not charsets)."""
     try:
-        codecs.lookup(name)
-        return True
+        b"a".decode(name)
     except LookupError:
         return False
+    except (UnicodeError, ValueError):
+        return True
+    return True
 
 
 def _detect(data: bytes) -> str | None:

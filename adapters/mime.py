@@ -123,6 +123,10 @@ def _policy():
             __slots__ = ("name",)
             defects = ()
 
+            @property
+            def content_disposition(self) -> str | None:  # what EmailMessage.is_attachment reads
+                return self.split(";", 1)[0].strip().lower() or None
+
             def fold(self, *, policy):
                 return f"{self.name}: {self}{policy.linesep}"
 

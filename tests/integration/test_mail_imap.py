@@ -5,6 +5,7 @@ One server for the module; each test works in folders of its own.
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
@@ -13,19 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_component
+from conformance.adapter_suite import AdapterConformance
 from fold_adapters.imap import EmailAdapter, EmailSettings
+from tests.conftest import require_component
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"
 NOW = datetime(2026, 10, 20, 8, 0, tzinfo=timezone.utc)
 PASSWORD_ENV = "FOLD_TEST_IMAP_PASSWORD"
+FOLDERS = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
 def dovecot():
     require_component("dovecot", "dovecot-imapd")
     require_component("doveadm", "dovecot-imapd")
-    from support.dovecot import Dovecot
+    from tests.support.dovecot import Dovecot
 
     server = Dovecot().start()
     try:
@@ -36,7 +39,7 @@ def dovecot():
 
 @pytest.fixture(autouse=True)
 def password(monkeypatch):
-    from support.dovecot import PASSWORD
+    from tests.support.dovecot import PASSWORD
 
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
 
@@ -157,7 +160,7 @@ def test_uidvalidity_change_rebaselines_without_duplicates(dovecot):
     second = mail.poll(roundtrip(first.cursor), now=NOW)
     assert second.health.status == "ok"
     assert [o.title for o in second.observations] == ["message 23"]
-    assert any("UIDVALIDITY changed" in note and "3 message(s) already observed skipped" in note
+    assert any("UIDVALIDITY changed" in note and "3 message(s) handled before skipped" in note
                for note in second.health.notes)
     assert second.observations[0].id.startswith(f"mail:Renumbered/{old_validity + 1000}/")
     third = mail.poll(roundtrip(second.cursor), now=NOW)
@@ -261,3 +264,49 @@ def test_plaintext_only_for_loopback_hosts():
         EmailSettings(host="h", username="u", password_env="X", first_run="yesterday")
 
 
+
+
+def test_hostile_messages_over_imap_never_crash_the_adapter(dovecot):
+    from tests.support.hostile_mail import hostile_messages
+
+    refused = []
+    for name, raw in hostile_messages("http://127.0.0.1:9").items():
+        try:
+            dovecot.append(raw, folder="Hostile")
+        except Exception:  # the server may refuse some (NUL bytes, empty): the rest is what matters
+            refused.append(name)
+    assert "one-megabyte-subject" not in refused and "scripts-and-remote-references" not in refused
+    poll = adapter(dovecot, folders=["Hostile"], first_run="last:100").poll(None, now=NOW)
+    assert poll.health.status == "ok", poll.health
+    assert len(poll.observations) >= 10
+
+
+class TestEmailConformance(AdapterConformance):
+    """The shared adapter conformance suite, against Dovecot (a folder of its own per test)."""
+
+    @pytest.fixture
+    def folder(self, dovecot):
+        return f"Conformance-{next(FOLDERS)}"
+
+    @pytest.fixture
+    def make_adapter(self, dovecot, folder):
+        return lambda: adapter(dovecot, folders=[folder], first_run="last:1000")
+
+    @pytest.fixture
+    def add_new_data(self, dovecot, folder):
+        numbers = itertools.count(1000 + 100 * int(folder.rsplit("-", 1)[1]))
+
+        def add():
+            dovecot.append(message(next(numbers)), folder=folder)
+            return 1
+
+        dovecot.create_folder(folder)  # empty, before the first poll
+        return add
+
+    @pytest.fixture
+    def make_failing_adapter(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        return lambda: EmailAdapter("mail", EmailSettings(host="127.0.0.1", port=port, security="none",
+                                                          username="test", password_env=PASSWORD_ENV))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import mailbox
 import os
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.adapter_suite import AdapterConformance
 from fold_adapters.mailbox import MaildirAdapter, MaildirSettings, MboxAdapter, MboxSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"
@@ -228,3 +230,43 @@ def test_mbox_first_run_policies(tmp_path, policy, expected):
     path = mbox_file(tmp_path, [message(n) for n in range(4)])
     titles, _, poll = poll_all(MboxAdapter("b", MboxSettings(path=path, first_run=policy)))
     assert len(titles) == expected and any(policy in note for note in poll.health.notes)
+
+
+class TestMaildirConformance(AdapterConformance):
+    @pytest.fixture
+    def make_adapter(self, tmp_path):
+        mailbox.Maildir(tmp_path / "Maildir", create=True)
+        return lambda: MaildirAdapter("archive", MaildirSettings(path=tmp_path / "Maildir"))
+
+    @pytest.fixture
+    def add_new_data(self, tmp_path):
+        numbers = itertools.count(1)
+        return lambda: (mailbox.Maildir(tmp_path / "Maildir").add(message(next(numbers))), 1)[1]
+
+    @pytest.fixture
+    def make_failing_adapter(self, tmp_path):
+        return lambda: MaildirAdapter("archive", MaildirSettings(path=tmp_path / "missing"))
+
+
+class TestMboxConformance(AdapterConformance):
+    @pytest.fixture
+    def make_adapter(self, tmp_path):
+        mbox_file(tmp_path, [])
+        return lambda: MboxAdapter("box", MboxSettings(path=tmp_path / "archive.mbox"))
+
+    @pytest.fixture
+    def add_new_data(self, tmp_path):
+        numbers = itertools.count(1)
+
+        def add():
+            box = mailbox.mbox(tmp_path / "archive.mbox")
+            box.add(message(next(numbers)))
+            box.flush()
+            box.close()
+            return 1
+
+        return add
+
+    @pytest.fixture
+    def make_failing_adapter(self, tmp_path):
+        return lambda: MboxAdapter("box", MboxSettings(path=tmp_path / "missing.mbox"))

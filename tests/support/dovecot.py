@@ -82,6 +82,13 @@ class Dovecot:
         client.login(USER, PASSWORD)
         return client
 
+    def create_folder(self, folder: str) -> None:
+        client = self.client()
+        try:
+            client.create_folder(folder)
+        finally:
+            client.logout()
+
     def append(self, raw: bytes, folder: str = "INBOX", msg_time=None) -> None:
         client = self.client()
         try:
