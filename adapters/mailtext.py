@@ -15,9 +15,6 @@ never an exception, never an invention.
   above, RFC 2047 encoded words (adjacent words of one charset joined before
   decoding, since mailers split multi-byte characters across them), folding
   removed.
-* ``html_to_text`` — inscriptis (tables laid out, scripts, styles and
-  ``display:none`` dropped, link targets and images not shown); nothing is
-  fetched or executed. Bounded input; a plain tag-stripping fallback.
 * ``clean_text`` — control characters, lone surrogates and invisible padding
   removed; at most one blank line in a row.
 """
@@ -29,7 +26,7 @@ import binascii
 import re
 from collections.abc import Iterable
 
-__all__ = ["clean_line", "clean_text", "decode_bytes", "header_text", "html_to_text"]
+__all__ = ["clean_line", "clean_text", "decode_bytes", "header_text"]
 
 #: declared label → codecs to try in order (supersets first: what mailers really send).
 _SUPERSETS = {
@@ -48,7 +45,6 @@ _UNDECLARED = frozenset({"", "unknown-8bit", "x-unknown", "unknown", "default", 
 _DETECT_SAMPLE = 64 * 1024
 DETECT_MATERIAL = 12  # fewer non-ASCII bytes than this: a detector's answer is noise, not a reading
 _ASCII = bytes(range(128))
-_HTML_LIMIT = 512 * 1024
 
 _ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
 _FOLD = re.compile(r"\r?\n[ \t]*")
@@ -202,31 +198,6 @@ def _word_bytes(encoding: str, text: str) -> bytes | None:
         return binascii.a2b_qp(text.replace("_", " ").encode("ascii"), header=False)
     except (binascii.Error, ValueError, UnicodeEncodeError):
         return None
-
-
-def html_to_text(html: str) -> tuple[str, str | None]:
-    """``(text, note)``: readable text of an HTML body; nothing in it is fetched or run."""
-    note = None
-    if len(html) > _HTML_LIMIT:
-        html, note = html[:_HTML_LIMIT], f"HTML cut to its first {_HTML_LIMIT} characters before conversion"
-    html = re.sub(r"^\s*<\?xml[^>]*>", "", html)  # lxml refuses a str with an encoding declaration
-    try:
-        from inscriptis import get_text
-        from inscriptis.model.config import ParserConfig
-
-        text = get_text(html, ParserConfig(display_links=False, display_images=False))
-    except Exception as error:  # a tree inscriptis cannot walk (depth, lxml refusal): strip the tags
-        text = _strip_tags(html)
-        note = (note + "; " if note else "") + f"HTML read by tag stripping ({type(error).__name__})"
-    return text, note
-
-
-def _strip_tags(html: str) -> str:
-    import html as html_module
-
-    html = re.sub(r"(?is)<(script|style|head|template)\b.*?</\1\s*>", " ", html)
-    html = re.sub(r"(?i)<\s*(br|/p|/div|/tr|/h[1-6]|/li)\b[^>]*>", "\n", html)
-    return html_module.unescape(re.sub(r"<[^>]*>", " ", html))
 
 
 def clean_text(text: str) -> str:

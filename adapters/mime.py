@@ -6,7 +6,7 @@ message is parsed with the standard library's modern policy
 whatever had to be guessed or could not be read is said in ``meta``:
 
 * text: ``text/plain`` preferred (an empty or stub plain part of an
-  alternative gives way to its HTML), HTML through ``mailtext.html_to_text``;
+  alternative gives way to its HTML), HTML through ``htmltext.html_to_text``;
   other inline text parts outside the alternative follow the body; the text is
   capped before decoding (``PART_BYTES``) and after (``bound_text``);
 * charsets and RFC 2047 headers through ``mailtext`` (never an exception);
@@ -37,7 +37,8 @@ from datetime import datetime, timezone
 from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any
 
-from fold_adapters.mailtext import clean_line, clean_text, decode_bytes, header_text, html_to_text
+from fold_adapters.htmltext import html_to_text
+from fold_adapters.mailtext import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
 __all__ = ["Mail", "mail_observations", "read_mail"]

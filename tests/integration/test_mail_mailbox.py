@@ -270,3 +270,19 @@ class TestMboxConformance(AdapterConformance):
     @pytest.fixture
     def make_failing_adapter(self, tmp_path):
         return lambda: MboxAdapter("box", MboxSettings(path=tmp_path / "missing.mbox"))
+
+
+def test_demo_maildir_and_its_later_mail(tmp_path):
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    shutil.copytree(demo / "maildir", tmp_path / "maildir")
+    adapter = MaildirAdapter("mail", MaildirSettings(path=tmp_path / "maildir"))
+    titles, cursor, poll = poll_all(adapter)
+    assert len(titles) == 13 and "签证材料补交通知：请于10月12日前提交近六个月银行流水" in titles
+    assert all(not o.meta.get("unreadable") and not o.meta.get("notes") for o in poll.observations)
+    bill = next(o for o in poll.observations if o.title == "您的2026年9月电费账单")
+    assert "合计" in bill.text and "117.94 元" in bill.text and "open.gif" not in bill.text
+    for path in sorted((demo / "maildir-later" / "new").iterdir()):
+        shutil.copy(path, tmp_path / "maildir" / "new" / path.name)
+        later, cursor, _ = poll_all(adapter, cursor)
+        assert len(later) == 1
+    assert poll_all(adapter, cursor)[0] == []
