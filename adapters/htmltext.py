@@ -33,7 +33,9 @@ DROPPED = ("script", "style", "head", "template", "title", "object", "embed", "i
 _HIDDEN = ('//*[@style and (contains(translate(@style, "ABCDEFGHIJKLMNOPQRSTUVWXYZ ", '
            '"abcdefghijklmnopqrstuvwxyz"), "display:none") or contains(translate(@style, "ABCDEFGHIJKLMNOPQRSTUVWXYZ '
            '", "abcdefghijklmnopqrstuvwxyz"), "mso-hide:all"))] | //*[@hidden]')
-_PRE_SPACE = "\ue000"  # a space inside <pre>, kept through the line trimming
+_PRE_SPACE = "\ue000"  # a space inside <pre>, kept through the collapsing and trimming
+_BREAK = "\ue001"  # a line break the structure asks for (source line breaks are only white space)
+_SPACED = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote", "ul", "ol"))
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _PARSER = None
@@ -44,7 +46,7 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     note = None
     if len(html) > HTML_LIMIT:
         html, note = html[:HTML_LIMIT], f"HTML cut to its first {HTML_LIMIT} characters before conversion"
-    html = re.sub(r"^\s*<\?xml[^>]*>", "", html).replace(_PRE_SPACE, "\ufffd")  # lxml refuses a declared encoding
+    html = re.sub(r"^\s*<\?xml[^>]*>", "", html).replace(_PRE_SPACE, "\ufffd").replace(_BREAK, "\ufffd")
     if not html.strip():
         return "", note
     try:
@@ -67,37 +69,29 @@ def _convert(html: str) -> str:
     for hidden in root.xpath(_HIDDEN):
         if hidden.getparent() is not None:
             hidden.drop_tree()
-    kept = [e for pre in root.iter("pre") for e in pre.iter()]  # alive, so their ids stay theirs
-    preformatted = {id(e) for e in kept}
-    for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue
-        if id(element) not in preformatted:
+    for pre in root.iter("pre"):  # its white space is kept: hidden from the collapsing below
+        for element in pre.iter():
             if element.text:
-                element.text = _SPACES.sub(" ", element.text)
-            if element.tail:
-                element.tail = _SPACES.sub(" ", element.tail)
-        else:
-            if element.text:
-                element.text = element.text.replace(" ", _PRE_SPACE)
-            if element.tail:
-                element.tail = (_SPACES.sub(" ", element.tail) if element.tag == "pre"
-                                else element.tail.replace(" ", _PRE_SPACE))
+                element.text = element.text.replace(" ", _PRE_SPACE).replace("\n", _BREAK)
+            if element.tail and element is not pre:
+                element.tail = element.tail.replace(" ", _PRE_SPACE).replace("\n", _BREAK)
     for row in root.iter("tr"):
-        cells = [c for c in row if isinstance(c.tag, str) and c.tag in ("td", "th")]
+        cells = [c for c in row if c.tag in ("td", "th")]
         for cell in cells[:-1]:
-            cell.tail = " | " + (cell.tail or "").strip()
+            cell.tail = " | " + (cell.tail or "")
     for listing in root.iter("ol", "ul"):
         for number, item in enumerate((i for i in listing if i.tag == "li"), start=1):
             item.text = (f"{number}. " if listing.tag == "ol" else "* ") + (item.text or "").lstrip()
     for element in root.iter("br"):
-        element.tail = "\n" + (element.tail or "")
+        element.tail = _BREAK + (element.tail or "")
     for element in root.iter(*BLOCKS):
-        element.tail = "\n" + (element.tail or "")
-        if element.tag in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote", "ul", "ol"):
-            element.text = "\n" + (element.text or "")
+        element.tail = _BREAK + (element.tail or "")
+        if element.tag in _SPACED:
+            element.text = _BREAK + (element.text or "")
     text = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
-    lines = [line.strip(" |") if line.strip() in ("|", "") else line.strip() for line in text.split("\n")]
+    text = _SPACES.sub(" ", text).replace(_BREAK, "\n")  # white space collapses as a browser does
+    lines = [line.strip() for line in text.split("\n")]
+    lines = ["" if line == "|" else line for line in lines]
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip().replace(_PRE_SPACE, " ")
 
 

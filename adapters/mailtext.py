@@ -49,6 +49,8 @@ _ASCII = bytes(range(128))
 _ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
 _FOLD = re.compile(r"\r?\n[ \t]*")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u200e\u2060\ufeff\u034f\u00ad]")
+_INVISIBLE = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 0x7F, 0x200B, 0x200C, 0x200D, 0x200E, 0x2060,
+                            0xFEFF, 0x34F, 0xAD])
 _LINE_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029\u0085]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILING = re.compile(r"[ \t\u00a0]+\n")
@@ -204,12 +206,16 @@ def clean_text(text: str) -> str:
     """Body text as a person reads it: no control characters, no invisible padding, tidy blank lines."""
     if not text:
         return ""
-    if _SURROGATE.search(text):
+    if not text.isascii() and _SURROGATE.search(text):
         text = _SURROGATE.sub("\ufffd", text)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("", text)
-    text = _TRAILING.sub("\n", text)
-    return _BLANKS.sub("\n\n", text).strip()
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.translate(_INVISIBLE)
+    if " \n" in text or "\t\n" in text or "\u00a0\n" in text:  # each regex pass costs; most text needs none
+        text = _TRAILING.sub("\n", text)
+    if "\n\n\n" in text:
+        text = _BLANKS.sub("\n\n", text)
+    return text.strip()
 
 
 def clean_line(text: str) -> str:

@@ -33,11 +33,12 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from email.utils import getaddresses, parsedate_to_datetime
+from datetime import datetime
 from typing import Any
 
 from fold_adapters.htmltext import html_to_text
+from fold_adapters.mailheaders import addresses, fingerprint, first_id, message_date
+from fold_adapters.mailpolicy import parser_policy
 from fold_adapters.mailtext import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
@@ -54,10 +55,7 @@ MAX_NESTING = 32
 META_CHARS = 15_000  # Observation.meta must stay under 16,000 characters as JSON
 STUB_PLAIN = 40  # a plain alternative shorter than this gives way to the HTML one
 
-_ID = re.compile(r"<([^<>\s]{1,900})>")
 _HINT = re.compile(rb"""(?:charset\s*=\s*["']?|=\?)([A-Za-z0-9_.:-]{2,40})""", re.IGNORECASE)
-_ADDR = r"[^<>\s,;\"()\\@]+@[^<>\s,;\"()\\@]+"
-_SIMPLE_ADDRESS = re.compile(rf"\s*(?:([^\"<>,;()\\]*?)\s*<({_ADDR})>|({_ADDR}))\s*\Z")
 _BASE64_CHARS = re.compile(r"[^A-Za-z0-9+/]")
 
 
@@ -89,7 +87,7 @@ def read_mail(raw: bytes) -> Mail:
         from email.parser import BytesParser
 
         bounded, cut = _bound_headers(raw)
-        message = BytesParser(policy=_policy()).parsebytes(bounded)
+        message = BytesParser(policy=parser_policy()).parsebytes(bounded)
         mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
         if cut:
             mail.notes.append(cut)
@@ -98,48 +96,6 @@ def read_mail(raw: bytes) -> Mail:
                     fingerprint=hashlib.sha256(raw).hexdigest()[:24])
     mail.size = len(raw)
     return mail
-
-
-_POLICY = None
-
-
-def _policy():
-    """The modern policy's message model, with header values kept as the parser found them.
-
-    ``email.policy.default`` builds a header object through the header
-    registry on every ``get()`` (finding the body asks for ``Content-Type``
-    about 25 times per message): that costs ten times the parse itself, and
-    its decoding cannot use the message's own charset hints. Here every
-    header is stored once as ``RawHeader`` — a ``str`` with a ``name``, which
-    the policy returns as it is (``header_fetch_parse``) — so ``EmailMessage``
-    (``get_body``, ``iter_parts``, ``is_attachment``, ``get_filename``,
-    ``get_payload(decode=True)``) works on plain strings, and ``read_mail``
-    decodes the headers a person reads itself (``mailtext.header_text``).
-    """
-    global _POLICY
-    if _POLICY is None:
-        from email.policy import EmailPolicy, linesep_splitter
-
-        class RawHeader(str):
-            __slots__ = ("name",)
-            defects = ()
-
-            @property
-            def content_disposition(self) -> str | None:  # what EmailMessage.is_attachment reads
-                return self.split(";", 1)[0].strip().lower() or None
-
-            def fold(self, *, policy):
-                return f"{self.name}: {self}{policy.linesep}"
-
-        class MailPolicy(EmailPolicy):
-            def header_source_parse(self, sourcelines):
-                name, value = super().header_source_parse(sourcelines)
-                header = RawHeader("".join(linesep_splitter.split(value)))
-                header.name = name
-                return name, header
-
-        _POLICY = MailPolicy()
-    return _POLICY
 
 
 class _Hints:
@@ -197,87 +153,20 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int])
         return text
 
     mail.subject = text_of("subject")
-    mail.message_id = _first_id(headers.get("message-id"))
-    mail.sender = _addresses(headers.get("from") or headers.get("sender"), hints, 1)
+    mail.message_id = first_id(headers.get("message-id"))
+    mail.sender = addresses(headers.get("from") or headers.get("sender"), hints, 1)
     mail.sender = mail.sender[0] if mail.sender else (text_of("from") or None)
-    mail.to = _addresses(headers.get("to"), hints, MAX_LISTED)
-    mail.cc = _addresses(headers.get("cc"), hints, MAX_LISTED)
-    mail.date, date_note = _date(headers.get("date"))
+    mail.to = addresses(headers.get("to"), hints, MAX_LISTED)
+    mail.cc = addresses(headers.get("cc"), hints, MAX_LISTED)
+    mail.date, date_note = message_date(headers.get("date"))
     if date_note:
         mail.notes.append(date_note)
-    root = _first_id(headers.get("references")) or _first_id(headers.get("in-reply-to"))
+    root = first_id(headers.get("references")) or first_id(headers.get("in-reply-to"))
     mail.thread = root or mail.message_id
-    mail.list_id = _first_id(headers.get("list-id")) or (text_of("list-id") or None)
-    mail.fingerprint = _fingerprint(headers)
+    mail.list_id = first_id(headers.get("list-id")) or (text_of("list-id") or None)
+    mail.fingerprint = fingerprint(headers)
     _read_body(message, mail, hints, depth, budget)
     return mail
-
-
-def _first_id(value: str | None) -> str | None:
-    if not value:
-        return None
-    match = _ID.search(value)
-    if match:
-        return clean_line(match.group(1))[:900] or None
-    value = clean_line(value)
-    return value[:900] if value and " " not in value else None
-
-
-def _addresses(value: str | None, hints: _Hints, limit: int) -> list[str]:
-    if not value:
-        return []
-    shown = []
-    pairs = _address_pairs(value.replace("\r", " ").replace("\n", " "))
-    for name, address in pairs:
-        name = header_text(name, hints)[0] if name else ""
-        address = clean_line(address)[:320]
-        if not (name or address):
-            continue
-        shown.append(bound_text(f"{name} <{address}>" if name and address else (address or name), 160))
-        if len(shown) >= limit:
-            shown.append(f"… and {len(pairs) - limit} more")
-            break
-    return shown
-
-
-def _address_pairs(value: str) -> list[tuple[str, str]]:
-    """``(name, address)`` pairs; the plain shapes by a pattern, the rest by ``getaddresses``."""
-    if '"' not in value and "(" not in value and ":" not in value and "\\" not in value:
-        pairs = []
-        for piece in value.split(","):
-            if not piece.strip():
-                continue
-            match = _SIMPLE_ADDRESS.match(piece)
-            if match is None:
-                break
-            pairs.append((match.group(1) or "", match.group(2) or match.group(3)))
-        else:
-            return pairs
-    try:
-        return getaddresses([value])
-    except Exception:  # a header getaddresses cannot take apart: keep its text as one "name"
-        return [(value, "")]
-
-
-def _date(value: str | None) -> tuple[datetime | None, str | None]:
-    if not value:
-        return None, "no Date header"
-    try:
-        moment = parsedate_to_datetime(clean_line(value))
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None, f"the Date header is unreadable: {clean_line(value)[:80]!r}"
-    if not 1970 <= moment.year <= 2200:
-        return None, f"the Date header is out of range: {clean_line(value)[:80]!r}"
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc), "the Date header has no zone (-0000); read as UTC"
-    return moment, None
-
-
-def _fingerprint(headers: dict[str, str]) -> str:
-    parts = [(_first_id(headers.get("message-id")) or "").lower()]
-    for name in ("date", "from", "to", "subject"):
-        parts.append(" ".join((headers.get(name) or "").split()))
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _read_body(message: Any, mail: Mail, hints: _Hints, depth: int, budget: list[int]) -> None:

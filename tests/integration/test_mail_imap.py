@@ -9,7 +9,7 @@ import itertools
 import json
 import socket
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
