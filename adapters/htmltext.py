@@ -30,9 +30,7 @@ BLOCKS = ("address", "article", "aside", "blockquote", "center", "dd", "details"
           "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
           "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tr", "ul", "caption")
 DROPPED = ("script", "style", "head", "template", "title", "object", "embed", "iframe", "svg", "math")
-_HIDDEN = ('//*[@style and (contains(translate(@style, "ABCDEFGHIJKLMNOPQRSTUVWXYZ ", '
-           '"abcdefghijklmnopqrstuvwxyz"), "display:none") or contains(translate(@style, "ABCDEFGHIJKLMNOPQRSTUVWXYZ '
-           '", "abcdefghijklmnopqrstuvwxyz"), "mso-hide:all"))] | //*[@hidden]')
+_HIDDEN_STYLES = ("display:none", "mso-hide:all")
 _PRE_SPACE = "\ue000"  # a space inside <pre>, kept through the collapsing and trimming
 _BREAK = "\ue001"  # a line break the structure asks for (source line breaks are only white space)
 _SPACED = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote", "ul", "ol"))
@@ -66,9 +64,11 @@ def _convert(html: str) -> str:
         _PARSER = lxml_html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True, recover=True)
     root = lxml_html.document_fromstring(html, parser=_PARSER)
     etree.strip_elements(root, *DROPPED, with_tail=False)
-    for hidden in root.xpath(_HIDDEN):
-        if hidden.getparent() is not None:
-            hidden.drop_tree()
+    hidden = [e for e in root.xpath("//*[@style or @hidden]")
+              if e.get("hidden") is not None or _hidden_style(e.get("style"))]
+    for element in hidden:
+        if element.getparent() is not None:
+            element.drop_tree()
     for pre in root.iter("pre"):  # its white space is kept: hidden from the collapsing below
         for element in pre.iter():
             if element.text:
@@ -93,6 +93,14 @@ def _convert(html: str) -> str:
     lines = [line.strip() for line in text.split("\n")]
     lines = ["" if line == "|" else line for line in lines]
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip().replace(_PRE_SPACE, " ")
+
+
+def _hidden_style(style: str | None) -> bool:
+    style = style.lower() if style else ""
+    if "none" not in style and "mso-hide" not in style:
+        return False
+    style = style.replace(" ", "")
+    return any(rule in style for rule in _HIDDEN_STYLES)
 
 
 def _strip_tags(html: str) -> str:

@@ -117,11 +117,15 @@ class MaildirAdapter(Adapter):
                     cursor={"v": 1, "mark": mark, "recent": sorted(recent), "seen": seen.to_json()})
 
     def _observe(self, entry: _Entry, root: str, seen: SeenCache, tally: Tally, now: datetime) -> list:
-        path = entry.path if os.path.exists(entry.path) else _relocate(root, entry.key)
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            mtime = datetime.fromtimestamp(os.fstat(file.fileno()).st_mtime, tz=timezone.utc)
+        try:
+            file = open(entry.path, "rb")
+        except FileNotFoundError:  # a mail client moved it (new/ → cur/) or changed its flags
+            file = open(_relocate(root, entry.key), "rb")
+        with file:
+            status = os.fstat(file.fileno())
             raw = file.read(self.settings.max_message_bytes)
+        mtime = datetime.fromtimestamp(status.st_mtime, tz=timezone.utc)
+        size = status.st_size
         return observe(raw, seen=seen, tally=tally, source=self.name, native_id=entry.key, now=now,
                        full_size=size, fallback_at=mtime, fallback="mtime",
                        meta={"key": entry.key, "flags": entry.flags})

@@ -251,7 +251,7 @@ def _part_text(part: Any, mail: Mail, hints: _Hints, as_plain: bool = False) -> 
         text, note = html_to_text(text)
         if note:
             mail.notes.append(note)
-    elif str(part.get_param("format", "")).lower() == "flowed":
+    elif "flowed" in str(part.get("content-type", "")).lower() and str(part.get_param("format", "")).lower() == "flowed":
         text = _unflow(text, str(part.get_param("delsp", "")).lower() == "yes")
     return text
 
@@ -352,6 +352,8 @@ def _fit(meta: dict[str, Any]) -> None:
     """Shorten the long lists until ``meta`` is small enough, saying so."""
     import json
 
+    if sum(len(meta.get(key) or ()) for key in ("cc", "to", "attachments", "notes", "unreadable")) <= 24:
+        return  # each entry is bounded (≤ 330 characters): these fit, no need to measure
     for key in ("cc", "to", "attachments", "notes"):
         size = len(json.dumps(meta, ensure_ascii=False))
         if size <= META_CHARS:

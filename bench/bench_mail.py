@@ -107,18 +107,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path, size = corpus(args.messages)
     load_start = os.getloadavg()
-    ours, base, observed = [], [], 0
+    ours, base, ours_cpu, base_cpu, observed = [], [], [], [], 0
     for round_ in range(args.repeats + 1):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         observed = adapter_poll(path, args.messages)
-        elapsed = time.perf_counter() - started
-        started = time.perf_counter()
+        elapsed, cpu_elapsed = time.perf_counter() - started, time.process_time() - cpu
+        started, cpu = time.perf_counter(), time.process_time()
         parsed = bare_parse(path)
-        base_elapsed = time.perf_counter() - started
+        base_elapsed, base_cpu_elapsed = time.perf_counter() - started, time.process_time() - cpu
         if round_:  # the first pair warms the page cache and the imports
             ours.append(elapsed)
             base.append(base_elapsed)
+            ours_cpu.append(cpu_elapsed)
+            base_cpu.append(base_cpu_elapsed)
     result = pair_result(ours, base)
+    result["cpu"] = pair_result(ours_cpu, base_cpu)
     result.update({
         "messages": args.messages, "observations": observed, "parsed": parsed, "bytes": size,
         "obs_per_s": observed / result["subject"]["median"], "msg_per_s": parsed / result["baseline"]["median"],
@@ -127,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                     "loadavg_end": os.getloadavg()},
     })
     result["throughput_ratio"] = result["obs_per_s"] / result["msg_per_s"]
+    result["cpu_ratio"] = (observed / result["cpu"]["subject"]["median"]) / (parsed / result["cpu"]["baseline"]["median"])
     print(json.dumps(result))
     if args.doc:
         write_section(args.doc, result)
