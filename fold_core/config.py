@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fold_core.configfile import find_config
 from fold_core.errors import ConfigError
 from fold_core.settings import ConfigPath, Duration, EnvName
 
@@ -115,27 +116,6 @@ class Config:
         return self._agent_given
 
     _agent_given: bool = False
-
-
-def find_config(given: str | None = None) -> Path | None:
-    """The plugins.toml in use, by the contract's precedence (None: embedded defaults)."""
-    if given:
-        path = Path(os.path.expanduser(given))
-        if not path.is_file():
-            raise ConfigError(f"{given}: no such configuration file (from --config)", file=given)
-        return path
-    named = os.environ.get("FOLD_CONFIG")
-    if named:
-        path = Path(os.path.expanduser(named))
-        if not path.is_file():
-            raise ConfigError(f"{named}: no such configuration file (from $FOLD_CONFIG)", file=named)
-        return path
-    local = Path("plugins.toml")
-    if local.is_file():
-        return local
-    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    xdg = Path(config_home) / "fold" / "plugins.toml"
-    return xdg if xdg.is_file() else None
 
 
 def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,

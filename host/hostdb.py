@@ -120,6 +120,14 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE host_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    # 2: the host cycle: a thread index (referenced not-active items, §9 context) and
+    # the settings fingerprint of a source (a changed configuration lifts "disabled").
+    """
+    ALTER TABLE observations ADD COLUMN thread TEXT;
+    UPDATE observations SET thread = json_extract(body, '$.thread');
+    CREATE INDEX observations_by_thread ON observations (thread) WHERE thread IS NOT NULL;
+    ALTER TABLE sources ADD COLUMN settings_digest TEXT;
+    """,
 )
 
 
@@ -219,10 +227,10 @@ class HostDB:
         added = 0
         for observation in observations:
             cursor = db.execute(
-                "INSERT OR IGNORE INTO observations (id, source, channel, at, observed_at, body) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO observations (id, source, channel, at, observed_at, body, thread) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (observation.id, observation.source, observation.channel, observation.at,
-                 observation.observed_at, observation.to_json()))
+                 observation.observed_at, observation.to_json(), observation.thread))
             added += cursor.rowcount
         return added
 

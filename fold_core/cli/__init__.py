@@ -23,13 +23,13 @@ import os
 
 from fold_consumers import cli_brief
 from fold_core.cli import overview, reads, writes
-from fold_host import cli_skill
-from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, wants_json
+from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, use_config, wants_json
 from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
+from fold_host import cli_host, cli_skill  # argparse-level only: the host loads when a command runs
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief)
+COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief, cli_host)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
+        use_config(args.config)
         document, code = args.run(args)
         _answer(args, document)
         if code == 1:

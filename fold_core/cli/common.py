@@ -1,9 +1,11 @@
 """What every ``foldctl`` command shares (contract §7): store location, ``--now``, output.
 
 * Store precedence: ``--store`` > ``FOLD_STORE`` > ``[store] path`` in the
-  plugins.toml in use (``FOLD_CONFIG``, else ``./plugins.toml``; a relative path
-  there is relative to that file) > ``$XDG_DATA_HOME/fold/store`` (default
-  ``~/.local/share/fold/store``).
+  plugins.toml in use (``--config FILE``, else ``FOLD_CONFIG``, else
+  ``./plugins.toml``, else ``$XDG_CONFIG_HOME/fold/plugins.toml``; a relative
+  path there is relative to that file) > ``$XDG_DATA_HOME/fold/store``
+  (default ``~/.local/share/fold/store``). ``main`` records the global
+  ``--config`` once (``use_config``), so every command resolves alike.
 * ``--now`` defaults to the current clock (the shell may read it; the kernel
   never does); a time that is not an instant with an offset is a usage error.
 * stdout holds exactly one JSON document (``--format json``, the default when
@@ -23,11 +25,13 @@ __all__ = [
     "FoldArgumentParser",
     "add_format",
     "add_store",
+    "config_given",
     "emit",
     "explain",
     "non_negative",
     "resolve_now",
     "resolve_store",
+    "use_config",
     "wants_json",
 ]
 
@@ -51,13 +55,19 @@ def non_negative(text: str) -> int:
 
 
 def add_store(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """``--store DIR``, accepted before and after the command name."""
+    """``--store DIR`` and ``--config FILE``, accepted before and after the command name."""
     parser.add_argument(
         "--store",
         metavar="DIR",
         default=None if top else argparse.SUPPRESS,
         help="the store directory (else $FOLD_STORE, [store] path in plugins.toml,"
         " $XDG_DATA_HOME/fold/store)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None if top else argparse.SUPPRESS,
+        help="the plugins.toml (else $FOLD_CONFIG, ./plugins.toml, $XDG_CONFIG_HOME/fold/plugins.toml)",
     )
 
 
@@ -80,6 +90,20 @@ def wants_json(args: argparse.Namespace) -> bool:
         return True
 
 
+def use_config(given: str | None) -> None:
+    """Remember the global ``--config FILE`` of this command line (``main`` calls it once)."""
+    global _CONFIG
+    _CONFIG = given
+
+
+_CONFIG: str | None = None
+
+
+def config_given() -> str | None:
+    """The ``--config FILE`` of this command line, if any."""
+    return _CONFIG
+
+
 def resolve_store(given: str | None) -> str:
     """The store directory by the contract's precedence."""
     if given:
@@ -87,37 +111,13 @@ def resolve_store(given: str | None) -> str:
     from_env = os.environ.get("FOLD_STORE")
     if from_env:
         return os.path.expanduser(from_env)
-    from_config = _store_from_config()
+    from fold_core.configfile import store_path
+
+    from_config = store_path(_CONFIG)
     if from_config:
         return from_config
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data_home, "fold", "store")
-
-
-def _store_from_config() -> str | None:
-    named = os.environ.get("FOLD_CONFIG")
-    config = named or "plugins.toml"
-    if not os.path.isfile(config):
-        if named:
-            raise UsageError(f"FOLD_CONFIG names {named}, which is not a file")
-        return None
-    import tomllib  # only when a plugins.toml is in use
-
-    try:
-        with open(config, "rb") as file:
-            data = tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"{config}: cannot read it as TOML ({error})") from None
-    section = data.get("store")
-    if section is None:
-        return None
-    path = section.get("path") if isinstance(section, dict) else None
-    if path is None:
-        return None
-    if not isinstance(path, str) or not path:
-        raise UsageError(f"{config}: [store] path must be a non-empty string")
-    path = os.path.expanduser(path)
-    return os.path.join(os.path.dirname(os.path.abspath(config)), path)
 
 
 def resolve_now(given: str | None) -> str:

@@ -15,7 +15,7 @@ from fold_core.observation import Health, Observation, Poll
 from fold_core.plugin_api import Adapter, extract_json
 from fold_core.plugins import get_plugin_manager, load_types
 from fold_core.settings import AdapterSettings
-from fold_host.hostdb import open_host_db
+from fold_host.hostdb import MIGRATIONS, open_host_db
 
 NOW = "2026-10-09T08:00:00+08:00"
 
@@ -104,7 +104,7 @@ def test_a_poll_and_its_cursor_are_kept_together_and_deduplicated(tmp_path):
     assert db.pending_count() == 0
     assert db.observations()[0]["disposition"] == "noise"
     db.close()
-    assert open_host_db(tmp_path).schema_version == 1
+    assert open_host_db(tmp_path).schema_version == len(MIGRATIONS)
 
 
 def test_extract_json_reads_fences_and_prose():

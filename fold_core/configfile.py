@@ -1,0 +1,65 @@
+"""Which ``plugins.toml`` is in use, and the store it names (contract §7, §11.1).
+
+Light on purpose (no pydantic, no plugins): ``foldctl state`` resolves its
+store through here. Precedence of the file: ``--config FILE`` >
+``$FOLD_CONFIG`` > ``./plugins.toml`` > ``$XDG_CONFIG_HOME/fold/plugins.toml``
+(default ``~/.config/fold/plugins.toml``); none at all means the embedded
+defaults. ``store_path`` reads only ``[store] path`` (``~`` expanded, relative
+to the file); the full validation is ``fold_core.config.load_config``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fold_core.errors import ConfigError
+
+__all__ = ["find_config", "store_path"]
+
+
+def find_config(given: str | None = None) -> Path | None:
+    """The plugins.toml in use, by the contract's precedence (None: embedded defaults)."""
+    if given:
+        path = Path(os.path.expanduser(given))
+        if not path.is_file():
+            raise ConfigError(f"{given}: no such configuration file (from --config)", file=given)
+        return path
+    named = os.environ.get("FOLD_CONFIG")
+    if named:
+        path = Path(os.path.expanduser(named))
+        if not path.is_file():
+            raise ConfigError(f"{named}: no such configuration file (from $FOLD_CONFIG)", file=named)
+        return path
+    local = Path("plugins.toml")
+    if local.is_file():
+        return local
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    xdg = Path(config_home) / "fold" / "plugins.toml"
+    return xdg if xdg.is_file() else None
+
+
+def store_path(given: str | None = None) -> str | None:
+    """``[store] path`` of the plugins.toml in use, resolved; None when it names none."""
+    path = find_config(given)
+    if path is None:
+        return None
+    import tomllib  # only when a plugins.toml is in use
+
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
+    section = data.get("store")
+    if section is None:
+        return None
+    value = section.get("path") if isinstance(section, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: [store], field 'path': expected a non-empty string, found {value!r}",
+                          file=str(path), instance="[store]", field="path")
+    return os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(value))

@@ -1,0 +1,235 @@
+"""One host cycle (contract §9–§11; seed 002: the host decides when the editor runs).
+
+Read top to bottom, this is the data's path::
+
+    poll due sources ─→ inbox (host.db)            sources.Poller
+    reminders that came due ─→ inbox               reminders.fire_due
+    an interrupted commit? finish it first          windows (intent → replayed receipt)
+    signal: events / review / nothing               signal.decide_signal
+    the bounded §9 input                            context.build_input
+    the editor, ≤ max_attempts, receipts back       editor.ask_editor
+    mark the observations processed / deferred      windows.settle
+    hand new records to consumers                   fold_consumers.delivery
+
+``tick`` is all of it once (``foldctl tick``); the daemon polls each source
+on its own schedule and calls ``run_window`` when there is something to do.
+Nothing here reads a clock: ``now`` comes from the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from fold_core.errors import ConfigError
+from fold_host.context import build_input
+from fold_host.editor import ask_editor
+from fold_host.hostdb import open_host_db
+from fold_host.reminders import fire_due
+from fold_host.signal import decide_signal
+from fold_host.sources import Poller, coverage
+from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
+                               note_failure, open_window, settle, still_pending)
+
+__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "load_skill", "run_window", "tick"]
+
+OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}
+
+
+class Host:
+    """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
+
+    def __init__(self, config, store_dir: str) -> None:
+        from fold_core.store.file import create_store, file_store
+
+        if config.agent is None:
+            raise ConfigError("no editor: plugins.toml has no [agent] and no baseline editor is installed",
+                              file=str(config.path) if config.path else None, instance="agent", field="type")
+        self.config, self.store_dir = config, store_dir
+        create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
+        self.store = file_store(store_dir)
+        self.adapters = [(instance, _build(instance)) for instance in config.adapters]
+        self.consumers = config.consumers
+        self.agent = _build(config.agent)
+        self.agent_type = config.agent.type_name
+        self.agent_is_default = not config.agent_configured
+        self.actor = f"agent:{self.agent_type}"
+        self.skill = load_skill(config.host.language)
+        self.poller = Poller()
+
+    def open_db(self):
+        return open_host_db(self.store_dir)
+
+    def describe_agent(self) -> str:
+        text = getattr(self.agent, "describe", lambda: self.agent_type)()
+        if self.agent_is_default:
+            text += " (the default: no [agent] in plugins.toml; deterministic rules, no LLM)"
+        return text
+
+    def coverage(self, db) -> list[dict]:
+        return coverage(db, self.adapters)
+
+    def close(self) -> None:
+        for _, adapter in self.adapters:
+            try:
+                adapter.close()
+            except Exception:  # closing is best effort; the cycle's data is already safe
+                pass
+        self.store.recorder.close()
+
+
+@dataclass
+class CycleReport:
+    """What one window did; ``to_json`` is the §11.2 ``tick`` document (with ``polled``)."""
+
+    signal: dict | None = None
+    attempts: int = 0
+    outcome: str = "nothing"  # committed | checked | acknowledged | nothing | failed
+    receipt: dict | None = None  # the accepted receipt, or the last rejection of a failed window
+    error: dict | None = None  # why a window failed
+    polled: list = field(default_factory=list)
+    deliveries: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
+                "attempts": self.attempts, "outcome": self.outcome, "receipt": self.receipt}
+
+    def problems(self) -> list[str]:
+        """What went wrong, one line each (stderr of ``tick``, the daemon's log)."""
+        lines = [f"source {p.source} failed ({p.health.error_class}): {p.health.message}"
+                 for p in self.polled if p.status != "ok"]
+        if self.outcome == "failed":
+            lines.append(f"the editor's window failed after {self.attempts} attempt(s); its observations stay "
+                         f"pending for the next cycle: {describe_error(self.error)}")
+        lines += [f"consumer {d.get('consumer')} failed: {d.get('error')}"
+                  for d in self.deliveries if d.get("status") == "failed"]
+        return lines
+
+
+def describe_error(error: dict | None) -> str:
+    """One line for a window's error: a receipt's errors, or the editor's transport failure."""
+    error = error or {}
+    listed = "; ".join(f"{e.get('code')}: {e.get('message')}" for e in error.get("errors", ()))
+    return listed or f"{error.get('code')} ({error.get('class')}): {error.get('message')}"
+
+
+def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
+    """``foldctl tick``: poll the due sources, then one window."""
+    with host.open_db() as db:
+        polled = host.poller.poll_due(db, host.adapters, now, now_text)
+        report = run_window(host, db, now, now_text)
+    report.polled = polled
+    return report
+
+
+def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
+    """Reminders → signal → context → editor → commit → mark → consumers."""
+    fire_due(db, now, now_text)
+    _register_consumers(host, db)
+    report = _finish_interrupted_commit(host, db, now_text)
+    if report is None:
+        found = _window(host, db, now, now_text)
+        report = _edit(host, db, *found, now_text) if found else CycleReport()
+    report.deliveries = _deliver(host, db, now_text)
+    return report
+
+
+def _finish_interrupted_commit(host: Host, db, now_text: str) -> CycleReport | None:
+    """A previous cycle kept an accepted answer but died before marking: commit it (again) and settle."""
+    intent, window = load_intent(db), load_window(db)
+    if intent is None or window is None or intent["batch_id"] != window.batch_id:
+        return None
+    answer = host.store.commit(intent["batch"], actor=intent["actor"], now=intent["now"], batch_id=window.batch_id)
+    if answer.exit_code != 0:  # not accepted after all (the state moved on): ask the editor again
+        drop_intent(db)
+        return None
+    settle(db, window, intent["dispositions"], receipt=answer.document, now=now_text)
+    return CycleReport(window.signal, 0, OUTCOMES[answer.document["type"]], answer.document)
+
+
+def _window(host: Host, db, now: datetime, now_text: str):
+    """``(window, events)`` to work on — the one left open, else a new one — or None."""
+    window = load_window(db)
+    if window is not None and still_pending(db, window) and (window.event_ids or db.pending_count() == 0):
+        return window, events_of(db, window)
+    if window is not None:
+        drop_window(db)
+    settings = host.config.host
+    decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
+                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db))
+    if decided is None:
+        return None
+    signal, events = decided
+    return open_window(db, signal, [event.id for event in events], now_text), events
+
+
+def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
+    document = build_input(host.store, db, now=now_text, batch_id=window.batch_id, user=_user(host),
+                           events=events, signal=window.signal)
+    result = ask_editor(host, db, window, document, now_text)
+    if result.error and _codes(result.error) == {"batch_conflict"}:
+        # host.db lost track of an accepted window: the derived id is taken, so derive a fresh one.
+        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1)
+        document["batch_id"] = window.batch_id
+        result = ask_editor(host, db, window, document, now_text)
+    if result.accepted:
+        pause_point(host.store_dir, "after_commit")
+        settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
+        return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt)
+    note_failure(db, window, result.error, attempts=result.attempts, now=now_text)
+    receipt = result.error if "errors" in result.error else None
+    return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error)
+
+
+def _codes(error: dict) -> set[str]:
+    return {entry.get("code") for entry in error.get("errors", ())}
+
+
+def _user(host: Host) -> dict:
+    user = host.config.user
+    return {"background": user.background, "purpose": user.purpose, "feedback_policy": user.feedback_policy}
+
+
+def _register_consumers(host: Host, db) -> None:
+    if host.consumers:
+        from fold_consumers.delivery import register_new
+
+        register_new(db, host.store_dir, host.consumers)
+
+
+def _deliver(host: Host, db, now_text: str) -> list[dict]:
+    if not host.consumers:
+        return []
+    from fold_consumers.delivery import deliver_all
+
+    settings = host.config.host
+    return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
+                       language=settings.language, coverage=host.coverage(db))
+
+
+def pause_point(store_dir: str, point: str) -> None:
+    """Tests only: with ``FOLD_HOST_PAUSE=<point>`` the host stops here (and says so in a file) until killed."""
+    if os.environ.get("FOLD_HOST_PAUSE") == point:
+        with open(os.path.join(store_dir, f"paused.{point}"), "w") as marker:
+            marker.write(str(os.getpid()))
+        time.sleep(600)
+
+
+def _build(instance):
+    try:
+        return instance.build()
+    except Exception as error:
+        raise ConfigError(f"{instance.kind} {instance.name!r} (type {instance.type_name!r}) could not be set up: "
+                          f"{type(error).__name__}: {error}", instance=instance.name, field="type") from None
+
+
+def load_skill(language: str) -> str:
+    """The editor's instructions in ``language`` (package data ``fold_host/skill/<lang>.md``)."""
+    from importlib import resources
+
+    try:
+        return (resources.files("fold_host") / "skill" / f"{language}.md").read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return ""

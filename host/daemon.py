@@ -1,0 +1,270 @@
+"""``foldctl run``: the host daemon (contract §11.2; seed 002 "the host decides when the agent runs").
+
+APScheduler 3 (``BackgroundScheduler``) runs:
+
+* one **poll job** per source instance, every ``every`` with a jitter of up to
+  10 % (at most 30 s), so sources never fire in lockstep; the source's own
+  backoff (``sources.Poller.due``) decides whether a firing really polls;
+* a **cycle** after new observations — requests are coalesced: while a cycle
+  runs, any number of requests make exactly one more;
+* the **review job**, a date job at the next zero-event review, moved after
+  every window;
+* one **reminder job** per snooze, at its ``until``;
+* a **watch job** every few seconds that notices what other processes put in
+  host.db (``foldctl feedback``, the Pinboard: new observations, new
+  reminders) and retries a failed window after the editor's backoff.
+
+One daemon per store (``hostlock``): a second start is refused with a clear
+message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
+once; a cycle or poll still running after a short grace is abandoned — safe,
+because every step is durable (host.db transactions, the store's commit
+protocol, the commit intent) and the next start resumes it. Logs: one line
+per event on stderr, readable text or ``--log-format json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from fold_host.cycle import Host, run_window
+from fold_host.hostlock import HostLock
+from fold_host.reminders import unfired
+from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
+from fold_host.windows import last_window
+
+__all__ = ["Daemon", "EventLog", "run"]
+
+WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
+STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
+AGENT_RETRY_FIRST, AGENT_RETRY_CAP = 30.0, 1800.0  # editor backoff after a failed window (seconds)
+
+
+class EventLog:
+    """One line per event on stderr: ``at event key=value …`` or one JSON object."""
+
+    def __init__(self, form: str = "text", stream=None) -> None:
+        self.form, self.stream = form, stream or sys.stderr
+        self._lock = threading.Lock()
+
+    def __call__(self, event: str, **fields) -> None:
+        at = datetime.now().astimezone().isoformat(timespec="seconds")
+        if self.form == "json":
+            line = json.dumps({"at": at, "event": event, **fields}, ensure_ascii=False, default=str)
+        else:
+            line = " ".join([at, event] + [f"{k}={_shown(v)}" for k, v in fields.items() if v is not None])
+        with self._lock:
+            try:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _shown(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
+
+
+def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]:
+    """Run until SIGTERM / SIGINT; the final document and exit code."""
+    log = EventLog(log_format)
+    with HostLock(store_dir, "run"):
+        daemon = Daemon(Host(config, store_dir), log)
+        stop = threading.Event()
+        received: list[str] = []
+
+        def on_signal(number, _frame) -> None:
+            received.append(signal.Signals(number).name)
+            stop.set()
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            daemon.start()
+            while not stop.wait(0.5):
+                pass
+            finished = daemon.stop(STOP_GRACE)
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+        document = {"ok": True, "stopped_by": received[0] if received else None, "cycles": daemon.cycles}
+        log("stop", signal=document["stopped_by"], cycles=daemon.cycles, clean=finished)
+        if not finished:
+            # A job is still inside a poll or an editor call: leave it. Everything it did so
+            # far is durable and the next start resumes the rest.
+            from fold_core.cli.common import emit
+
+            emit(document)
+            os._exit(0)
+        daemon.host.close()
+    return document, 0
+
+
+class Daemon:
+    """The scheduler wiring around one ``Host``."""
+
+    def __init__(self, host: Host, log: EventLog) -> None:
+        self.host, self.log = host, log
+        self.zone = ZoneInfo(host.config.host.timezone)
+        self.cycles = 0
+        self._flags = threading.Lock()
+        self._cycling = self._requested = False
+        self._busy = 0  # jobs running now
+        self._reminders: set[str] = set()
+        self._agent_failures = 0
+        self._agent_retry_at: float = 0.0
+        self.scheduler = None
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def start(self) -> None:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        import logging
+
+        logging.getLogger("apscheduler").setLevel(logging.WARNING)
+        self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
+            "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        now = datetime.now(self.zone)
+        for instance, adapter in self.host.adapters:
+            every = instance.settings.every.total_seconds()
+            self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
+                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
+        self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        self.scheduler.start()
+        self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
+                 editor=self.host.describe_agent(), pid=os.getpid())
+        self.request_cycle("start")
+
+    def stop(self, grace: float) -> bool:
+        """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
+        self.scheduler.shutdown(wait=False)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            with self._flags:
+                if self._busy == 0:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def _job(self, function, *args):
+        def job() -> None:
+            with self._flags:
+                self._busy += 1
+            try:
+                function(*args)
+            except Exception as error:  # a job never dies silently; the next firing tries again
+                self.log("error", job=function.__name__, error=f"{type(error).__name__}: {error}")
+            finally:
+                with self._flags:
+                    self._busy -= 1
+        job.__name__ = function.__name__
+        return job
+
+    def clock(self) -> tuple[datetime, str]:
+        now = datetime.now(self.zone).replace(microsecond=0)
+        return now, now.isoformat()
+
+    # -- jobs -------------------------------------------------------------------
+
+    def poll(self, instance, adapter) -> None:
+        now, now_text = self.clock()
+        every = instance.settings.every
+        slack = max(timedelta(seconds=2), every * 0.1)
+        with self.host.open_db() as db:
+            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack)
+        if outcome is None:
+            return
+        health = outcome.health
+        self.log("poll", source=instance.name, status=outcome.status, new=outcome.observations,
+                 error=f"{health.error_class}: {health.message}" if health.status != "ok" else None)
+        if outcome.observations:
+            self.request_cycle(f"new observations from {instance.name}")
+
+    def watch(self) -> None:
+        with self.host.open_db() as db:
+            reminders = unfired(db)
+            pending = db.pending_count()
+        for reminder in reminders:
+            if reminder["id"] not in self._reminders:
+                self._reminders.add(reminder["id"])
+                self.scheduler.add_job(self._job(self.request_cycle, f"reminder {reminder['id']}"), "date",
+                                       run_date=datetime.fromisoformat(reminder["due_at"]),
+                                       id=f"reminder:{reminder['id']}", replace_existing=True)
+                self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
+        if pending and time.monotonic() >= self._agent_retry_at:
+            with self._flags:
+                idle = not self._cycling
+            if idle:
+                self.request_cycle(f"{pending} pending observation(s)")
+
+    def request_cycle(self, why: str) -> None:
+        """Ask for a cycle; requests made while one runs are coalesced into one more."""
+        with self._flags:
+            if self._cycling:
+                self._requested = True
+                return
+            self._cycling = True
+        self.scheduler.add_job(self._job(self.cycle), id="cycle", replace_existing=True)
+
+    def cycle(self) -> None:
+        try:
+            while True:
+                with self._flags:
+                    self._requested = False
+                report = self._window()
+                with self.host.open_db() as db:
+                    more = report is not None and report.outcome != "failed" and db.pending_count() > 0
+                with self._flags:
+                    if not (more or (self._requested and report is not None and report.outcome != "failed")):
+                        self._cycling = False
+                        return
+        except BaseException:
+            with self._flags:
+                self._cycling = False
+            raise
+
+    def _window(self):
+        from fold_core.errors import FoldError
+
+        now, now_text = self.clock()
+        try:
+            with self.host.open_db() as db:
+                report = run_window(self.host, db, now, now_text)
+                self._schedule_review(db)
+        except FoldError as error:
+            self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
+            self._editor_failed()
+            return None
+        self.cycles += 1
+        receipt = report.receipt or {}
+        self.log("cycle", signal=(report.signal or {}).get("type"), outcome=report.outcome,
+                 attempts=report.attempts, batch_id=receipt.get("batch_id"), event_seq=receipt.get("event_seq"),
+                 replayed=receipt.get("replayed") or None)
+        for line in report.problems():
+            self.log("problem", detail=line)
+        if report.outcome == "failed":
+            self._editor_failed()
+        elif report.outcome != "nothing":
+            self._agent_failures, self._agent_retry_at = 0, 0.0
+        return report
+
+    def _editor_failed(self) -> None:
+        self._agent_failures += 1
+        wait = min(AGENT_RETRY_FIRST * 2 ** (self._agent_failures - 1), AGENT_RETRY_CAP)
+        self._agent_retry_at = time.monotonic() + wait
+        self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
+
+    def _schedule_review(self, db) -> None:
+        anchor = db.meta(FIRST_CYCLE_KEY)
+        if anchor is None:
+            return
+        due = next_review_at(last_window(db), anchor, self.host.config.host.review_every)
+        self.scheduler.add_job(self._job(self.request_cycle, "review"), "date", run_date=due, id="review",
+                               replace_existing=True)

@@ -1,0 +1,177 @@
+"""``foldctl doctor`` (contract §11.2): is this Fold set up and healthy?
+
+``{"ok": bool, "checks": [{"name", "status": "ok"|"warn"|"fail", "detail"}]}``
+— ``ok`` is false when a check fails (exit 1). Checks, in order: the
+configuration and its file permissions, the store, the host database (with
+the inbox backlog), the daemon, every source (health, last error, backoff),
+the editor (which backend, the default baseline announced as such, the last
+failed window) and every consumer. A plugins.toml that does not load is not a
+failed check but a configuration error (exit 2), like for every command.
+Doctor only reads: it creates neither a store nor a host database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+__all__ = ["diagnose"]
+
+SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails (before: warn)
+
+
+def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
+    from fold_core.cli.common import resolve_store
+    from fold_core.config import load_config
+
+    config = load_config(config_file)
+    store_dir = resolve_store(store_given)
+    checks = [_config(config), _permissions(config), _store(store_dir, now)]
+    db = _open_db(store_dir)
+    try:
+        checks.append(_host_db(db, store_dir))
+        checks.append(_daemon(store_dir))
+        checks.extend(_sources(db, config))
+        checks.append(_agent(db, config))
+        checks.extend(_consumers(db, config))
+    finally:
+        if db is not None:
+            db.close()
+    return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
+
+
+def _check(name: str, status: str, detail: str) -> dict:
+    return {"name": name, "status": status, "detail": detail}
+
+
+def _config(config) -> dict:
+    where = str(config.path) if config.path else "no plugins.toml found: the embedded defaults"
+    return _check("config", "ok", f"{where}: {len(config.adapters)} source(s), {len(config.consumers)} consumer(s)")
+
+
+def _permissions(config) -> dict:
+    if config.path is None:
+        return _check("config permissions", "ok", "no file")
+    mode = stat.S_IMODE(os.stat(config.path).st_mode)
+    if mode & stat.S_IWOTH:
+        return _check("config permissions", "fail", f"{config.path} is writable by every user (mode {mode:04o}): "
+                      "anyone could make Fold run their program; chmod o-w")
+    if mode & stat.S_IWGRP:
+        return _check("config permissions", "warn", f"{config.path} is writable by its group (mode {mode:04o})")
+    return _check("config permissions", "ok", f"mode {mode:04o}")
+
+
+def _store(store_dir: str, now: str | None) -> dict:
+    from datetime import datetime, timezone
+
+    from fold_core.errors import StoreError
+    from fold_core.store.file import file_store
+
+    if not os.path.exists(os.path.join(store_dir, "meta.json")):
+        return _check("store", "warn", f"no store at {store_dir} yet: the first `foldctl tick` creates it")
+    moment = now or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    try:
+        document = file_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
+    except StoreError as error:
+        return _check("store", "fail", f"{store_dir}: {error}")
+    root = document["root"]
+    return _check("store", "ok", f"{store_dir}: revision {document['revision']}, event {document['event_seq']}, "
+                  f"root {root['used']}/{root['budget']} used by {root['count']} item(s)")
+
+
+def _open_db(store_dir: str):
+    from fold_host.hostdb import FILE_NAME, open_host_db
+
+    if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
+        return None
+    return open_host_db(store_dir)
+
+
+def _host_db(db, store_dir: str) -> dict:
+    if db is None:
+        return _check("host database", "warn", f"no host.db in {store_dir} yet: the first cycle creates it")
+    counts = dict(db.connection.execute("SELECT status, count(*) FROM observations GROUP BY status").fetchall())
+    integrity = db.connection.execute("PRAGMA quick_check").fetchone()[0]
+    detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
+              f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
+    if integrity != "ok":
+        return _check("host database", "fail", f"{detail}; integrity check: {integrity}")
+    return _check("host database", "ok", detail)
+
+
+def _daemon(store_dir: str) -> dict:
+    from fold_host.hostlock import host_running
+
+    holder = host_running(store_dir) if os.path.isdir(store_dir) else None
+    return _check("daemon", "ok", f"running ({holder})" if holder else "not running")
+
+
+def _sources(db, config) -> list[dict]:
+    from fold_host.sources import source_rows
+
+    rows = source_rows(db) if db is not None else {}
+    checks = []
+    for instance in config.adapters:
+        name = f"source {instance.name}"
+        row = rows.get(instance.name)
+        if row is None or row["last_poll_at"] is None:
+            checks.append(_check(name, "warn", f"type {instance.type_name}: not polled yet"))
+            continue
+        error = json.loads(row["last_error"]) if row["last_error"] else None
+        last_error = f"; last error at {error['at']} ({error['class']}): {error['message']}" if error else ""
+        if row["disabled"]:
+            checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
+                                 "settings in plugins.toml to try again"))
+        elif row["failures"]:
+            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER else "warn"
+            checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
+                                 f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
+        else:
+            checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
+                                 f"{last_error}"))
+    return checks
+
+
+def _agent(db, config) -> dict:
+    from fold_host.cycle import describe_error
+    from fold_host.windows import last_failure
+
+    if config.agent is None:
+        return _check("agent", "fail", "no [agent] configured and no baseline editor installed")
+    try:
+        described = config.agent.build().describe()
+    except Exception as error:
+        return _check("agent", "fail", f"type {config.agent.type_name} cannot be set up: {error}")
+    status = "ok"
+    if not config.agent_configured:
+        described += " — the default: no [agent] in plugins.toml; deterministic rules, no LLM"
+        status = "warn"
+    failure = last_failure(db) if db is not None else None
+    if failure is not None:
+        reasons = describe_error(failure["error"])
+        pending = db.pending_count()
+        return _check("agent", "fail", f"{described}; the last window failed at {failure['at']} after "
+                      f"{failure['attempts']} attempt(s): {reasons}; {pending} observation(s) wait, none lost")
+    calls = db.calls(limit=1) if db is not None else []
+    if calls:
+        described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    return _check("agent", status, described)
+
+
+def _consumers(db, config) -> list[dict]:
+    checks = []
+    for instance in config.consumers:
+        name = f"consumer {instance.name}"
+        row = None
+        if db is not None:
+            row = db.connection.execute("SELECT event_seq, failures, next_try_at, last_error, last_error_at "
+                                        "FROM consumers WHERE name = ?", (instance.name,)).fetchone()
+        if row is None:
+            checks.append(_check(name, "warn", f"type {instance.type_name}: nothing delivered yet"))
+        elif row[1]:
+            checks.append(_check(name, "warn", f"{row[1]} failed deliveries, next try at {row[2]}; last error at "
+                                 f"{row[4]}: {row[3]}"))
+        else:
+            checks.append(_check(name, "ok", f"delivered up to event {row[0]}"))
+    return checks

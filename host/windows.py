@@ -1,0 +1,159 @@
+"""A cycle's window and its durable bookkeeping in host.db (contract §9, §6.2).
+
+A **window** is what one editor call is about: the signal, the observation
+ids of its events and the ``batch_id`` derived from them. It is written to
+host.db before the agent is asked, and the editor's accepted answer is
+written there as the **commit intent** before it goes to the store. So a host
+that dies at any point resumes exactly:
+
+* before the intent: the same window is asked again (same batch_id);
+* after the intent, before or after the store's commit: the intent is
+  committed again — the store answers ``replayed: true`` when it already
+  holds it — and only then are the observations marked (``settle``).
+
+Marking the observations, clearing the window and noting the last window
+happen in one transaction, so an observation is processed exactly once.
+``batch_id`` = ``fold-<signal>-<window end, UTC>-<sha256 of the sorted
+observation ids, the signal type and the window end>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import timezone
+
+from fold_core.timefmt import parse_instant
+
+__all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of", "last_failure", "last_window", "load_intent", "load_window",
+           "note_failure", "open_window", "save_intent", "settle", "still_pending"]
+
+WINDOW_KEY, INTENT_KEY, LAST_KEY, FAILURE_KEY = "open_window", "commit_intent", "last_window", "last_failure"
+
+
+def derive_batch_id(event_ids: Sequence[str], signal_type: str, window_end: str) -> str:
+    """The batch_id of a window: the same window always gives the same id."""
+    canonical = json.dumps([sorted(event_ids), signal_type, window_end], ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    end = parse_instant(window_end).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"fold-{signal_type}-{end}-{digest}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """One editor call's subject: the signal, its events (observation ids) and the batch_id."""
+
+    batch_id: str
+    signal: dict
+    event_ids: tuple[str, ...]
+    now: str  # the cycle's clock when the window was opened
+    retry: int = 0  # > 0 only after a batch_conflict forced a fresh batch_id
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["event_ids"] = list(self.event_ids)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Window":
+        return cls(batch_id=data["batch_id"], signal=data["signal"], event_ids=tuple(data["event_ids"]),
+                   now=data["now"], retry=data.get("retry", 0))
+
+
+def open_window(db, signal: dict, event_ids: Sequence[str], now: str, *, retry: int = 0) -> Window:
+    """Derive and persist a new window."""
+    batch_id = derive_batch_id(event_ids, signal["type"], signal["window"]["to"])
+    if retry:
+        batch_id = f"{batch_id}-r{retry}"
+    window = Window(batch_id, signal, tuple(event_ids), now, retry)
+    db.set_meta(WINDOW_KEY, window.to_json())
+    return window
+
+
+def load_window(db) -> Window | None:
+    """The window a previous cycle left open (it died or failed before settling)."""
+    data = db.meta(WINDOW_KEY)
+    return Window.from_json(data) if data else None
+
+
+def still_pending(db, window: Window) -> bool:
+    """Whether every event of ``window`` is still pending (else the window is stale)."""
+    if not window.event_ids:
+        return True
+    marks = ",".join("?" * len(window.event_ids))
+    count = db.connection.execute(f"SELECT count(*) FROM observations WHERE status = 'pending' AND id IN ({marks})",
+                                  window.event_ids).fetchone()[0]
+    return count == len(window.event_ids)
+
+
+def events_of(db, window: Window) -> list:
+    """The window's observations, in arrival order."""
+    from fold_core.observation import Observation
+
+    if not window.event_ids:
+        return []
+    marks = ",".join("?" * len(window.event_ids))
+    rows = db.connection.execute(f"SELECT body FROM observations WHERE id IN ({marks}) ORDER BY seq",
+                                 window.event_ids).fetchall()
+    return [Observation.from_json(row[0]) for row in rows]
+
+
+def drop_intent(db) -> None:
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM host_meta WHERE key = ?", (INTENT_KEY,))
+
+
+def drop_window(db) -> None:
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?)", (WINDOW_KEY, INTENT_KEY))
+
+
+def save_intent(db, window: Window, *, actor: str, batch: dict, dispositions: list, now: str) -> None:
+    """The accepted-by-the-host answer, kept before it goes to the store."""
+    db.set_meta(INTENT_KEY, {"batch_id": window.batch_id, "actor": actor, "batch": batch,
+                             "dispositions": dispositions, "now": now})
+
+
+def load_intent(db) -> dict | None:
+    return db.meta(INTENT_KEY)
+
+
+def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, now: str) -> None:
+    """Mark the window's observations, clear the window and intent, note the last window: one transaction."""
+    last = {"batch_id": window.batch_id, "type": window.signal["type"], "to": window.signal["window"]["to"],
+            "settled_at": now, "outcome": receipt.get("type"), "event_seq": receipt.get("event_seq")}
+    with db.transaction() as conn:
+        for entry in dispositions:
+            status = "deferred" if entry["disposition"] == "deferred" else "processed"
+            conn.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, batch_id = ?, "
+                         "processed_at = ? WHERE id = ? AND status = 'pending'",
+                         (status, entry["disposition"], entry.get("why"),
+                          json.dumps(entry.get("related") or [], ensure_ascii=False), window.batch_id, now,
+                          entry["event"]))
+        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?, ?)", (WINDOW_KEY, INTENT_KEY, FAILURE_KEY))
+        conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                     "value = excluded.value", (LAST_KEY, json.dumps(last, ensure_ascii=False)))
+
+
+def last_window(db) -> dict | None:
+    return db.meta(LAST_KEY)
+
+
+def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) -> None:
+    """A window the editor could not settle: its observations stay pending; doctor shows why."""
+    failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
+               "events": len(window.event_ids), "error": error}
+    with db.transaction() as conn:
+        if window.event_ids:
+            marks = ",".join("?" * len(window.event_ids))
+            conn.execute(f"UPDATE observations SET failed_windows = failed_windows + 1 WHERE id IN ({marks})",
+                         window.event_ids)
+        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?)", (WINDOW_KEY, INTENT_KEY))
+        conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                     "value = excluded.value", (FAILURE_KEY, json.dumps(failure, ensure_ascii=False)))
+
+
+def last_failure(db) -> dict | None:
+    return db.meta(FAILURE_KEY)

@@ -1,0 +1,275 @@
+"""The host cycle as ``foldctl tick`` runs it (contract §9, §11.2): inbox, signal, editor, commit, marks."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from fold_host.hostdb import open_host_db
+from tests.support.host_workspace import Workspace
+
+NOW = "2026-10-09T08:00:00+08:00"
+
+
+def mail(n: int, **extra) -> dict:
+    return {"native": str(n), "title": f"mail {n}", "text": f"body of mail {n}", **extra}
+
+
+def statuses(ws: Workspace) -> dict[str, str]:
+    with open_host_db(ws.store) as db:
+        return {o["id"]: o["status"] for o in db.observations(limit=10_000)}
+
+
+def test_a_tick_polls_asks_the_editor_commits_and_marks(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.feed("mail", mail(1, thread="visa"), mail(2))
+    report = ws.tick(NOW)
+    assert report["polled"] == [{"source": "mail", "status": "ok", "observations": 2}]
+    signal = report["signal"]
+    assert signal["type"] == "events" and signal["received"] == 2 and signal["reminders"] == 0
+    assert signal["coverage"] == [{"source": "mail", "channel": "email", "status": "ok", "last_ok_at": NOW}]
+    assert report["attempts"] == 1 and report["outcome"] == "committed"
+    receipt = report["receipt"]
+    assert receipt["batch_id"].startswith("fold-events-20261009T000000Z-") and receipt["actor"] == "agent:scripted"
+    sent = ws.requests()[0]["input"]
+    assert set(sent) == {"now", "batch_id", "user", "state", "pending_annotations", "events", "signal"}
+    assert [e["id"] for e in sent["events"]] == ["mail:1", "mail:2"] and sent["batch_id"] == receipt["batch_id"]
+    code, inbox, _ = ws.run("inbox")
+    assert code == 0 and [o["id"] for o in inbox["observations"]] == ["mail:2", "mail:1"]
+    assert inbox["observations"][0]["disposition"] == "used" and inbox["observations"][0]["related"] == ["t-mail-2"]
+    # Nothing new: the next tick does nothing (the review is hours away) and the source is not due yet.
+    again = ws.tick("2026-10-09T08:00:30+08:00")
+    assert again["polled"] == [] and again["signal"] is None and again["outcome"] == "nothing"
+    assert len(ws.requests()) == 1
+
+
+def test_every_disposition_error_reaches_the_editor_as_a_receipt(tmp_path):
+    bad_outputs = {
+        "invalid_json": {"raw": "I think the answer is obvious."},
+        "invalid_output": {"output": {"dispositions": [], "batch": [], "notes": "x"}},
+        "disposition_invalid": {"output": {"dispositions": [{"event": "mail:1", "disposition": "important",
+                                                              "why": "?"}], "batch": {"declarations": []}}},
+        "disposition_unknown_event": {"output": {"dispositions": [
+            {"event": "mail:1", "disposition": "noise", "why": "ad"},
+            {"event": "mail:9", "disposition": "noise", "why": "ad"}], "batch": {"declarations": []}}},
+        "disposition_duplicate": {"output": {"dispositions": [
+            {"event": "mail:1", "disposition": "noise", "why": "ad"},
+            {"event": "mail:1", "disposition": "used", "why": "ad"}], "batch": {"declarations": []}}},
+        "disposition_missing": {"output": {"dispositions": [], "batch": {"declarations": []}}},
+        "disposition_conflict": {"output": {"dispositions": [{"event": "mail:1", "disposition": "noise",
+                                                              "why": "ad"}],
+                                            "batch": {"declarations": [{"id": "x", "title": "X", "weight": "low",
+                                                                        "kind": "fyi", "sources": [
+                                                                            {"channel": "email",
+                                                                             "ref": "event:mail:1"}]}]}}},
+        "layer_budget": {"output": {"dispositions": [{"event": "mail:1", "disposition": "used", "why": "big"}],
+                                    "batch": {"declarations": [
+                                        {"id": f"c{i}", "title": f"C{i}", "weight": "critical", "kind": "fyi",
+                                         "sources": [{"channel": "email", "ref": "event:mail:1"}]}
+                                        for i in range(3)]}}},
+    }
+    for code, reply in bad_outputs.items():
+        ws = Workspace(tmp_path / code, script=[reply, "track"])
+        ws.feed("mail", mail(1))
+        report = ws.tick(NOW)
+        assert report["outcome"] == "committed" and report["attempts"] == 2, code
+        second = ws.requests()[1]
+        assert second["attempt"] == 2 and len(second["corrections"]) == 1
+        receipt = second["corrections"][0]
+        assert receipt["ok"] is False and receipt["batch_id"] == report["receipt"]["batch_id"]
+        assert code in {e["code"] for e in receipt["errors"]}, (code, receipt)
+        with open_host_db(ws.store) as db:
+            calls = sorted(db.calls(limit=10), key=lambda c: c["seq"])
+        assert [c["outcome"] for c in calls] == ["rejected", "accepted"]
+        assert all(c["input_tokens"] and c["latency_ms"] is not None for c in calls)
+
+
+def test_after_max_attempts_the_observations_wait_and_the_next_cycle_takes_them_once(tmp_path):
+    ws = Workspace(tmp_path, host='max_attempts = 2\n',
+                   script=[{"raw": "no"}, {"output": {"dispositions": [], "batch": {}}}, "track"])
+    ws.feed("mail", mail(1), mail(2))
+    report = ws.tick(NOW)
+    assert report["outcome"] == "failed" and report["attempts"] == 2
+    assert {e["code"] for e in report["receipt"]["errors"]} == {"disposition_missing"}
+    assert statuses(ws) == {"mail:1": "pending", "mail:2": "pending"}
+    code, doctor, _ = ws.run("doctor")
+    agent = next(c for c in doctor["checks"] if c["name"] == "agent")
+    assert code == 1 and agent["status"] == "fail" and "2 observation(s) wait" in agent["detail"]
+    ws.feed("mail", mail(3))
+    report = ws.tick("2026-10-09T08:05:00+08:00")
+    assert report["outcome"] == "committed" and report["signal"]["received"] == 3
+    assert statuses(ws) == {"mail:1": "processed", "mail:2": "processed", "mail:3": "processed"}
+    code, state, _ = ws.run("state", "--now", "2026-10-09T08:05:00+08:00")
+    assert sorted(i["id"] for i in state["root"]["items"]) == ["t-mail-1", "t-mail-2", "t-mail-3"]
+    assert ws.tick("2026-10-09T08:10:00+08:00")["outcome"] == "nothing"
+    assert ws.run("doctor")[0] == 0
+
+
+@pytest.mark.parametrize("failure", ["unavailable", "invalid json"])
+def test_an_unusable_editor_loses_nothing_and_doctor_shows_it(tmp_path, failure):
+    reply = {"unavailable": "http", "message": "HTTP 500 from the server"} if failure == "unavailable" \
+        else {"raw": "{not json"}
+    ws = Workspace(tmp_path, script=[reply, reply, reply, "noise"])
+    ws.feed("mail", mail(1))
+    report = ws.tick(NOW)
+    assert report["outcome"] == "failed" and report["attempts"] == (1 if failure == "unavailable" else 3)
+    assert statuses(ws) == {"mail:1": "pending"}
+    code, doctor, _ = ws.run("doctor")
+    agent = next(c for c in doctor["checks"] if c["name"] == "agent")
+    assert code == 1 and not doctor["ok"] and agent["status"] == "fail"
+    assert ("HTTP 500" if failure == "unavailable" else "invalid_json") in agent["detail"]
+    if failure == "unavailable":
+        ws.set_script(["noise"])
+    report = ws.tick("2026-10-09T08:05:00+08:00")
+    assert report["outcome"] == "checked" and statuses(ws) == {"mail:1": "processed"}
+
+
+def test_a_review_comes_after_review_every_with_nothing_received(tmp_path):
+    ws = Workspace(tmp_path, host='review_every = "6h"\n', script=["noise"])
+    ws.feed("mail", mail(1))
+    assert ws.tick(NOW)["outcome"] == "checked"
+    assert ws.tick("2026-10-09T13:59:00+08:00")["signal"] is None
+    report = ws.tick("2026-10-09T14:00:00+08:00")
+    signal = report["signal"]
+    assert signal["type"] == "review" and signal["received"] == 0 and report["outcome"] == "checked"
+    assert signal["window"] == {"from": NOW, "to": "2026-10-09T14:00:00+08:00"}
+    assert ws.requests()[-1]["input"]["events"] == []
+
+
+def test_a_burst_waits_beyond_max_events_and_each_observation_is_processed_once(tmp_path):
+    ws = Workspace(tmp_path, host="max_events = 40\n", script=["noise"])
+    ws.feed("mail", *(mail(n) for n in range(1, 101)))
+    first = ws.tick(NOW)
+    assert first["signal"]["received"] == 40 and "60 more wait" in first["signal"]["reason"]
+    second = ws.tick("2026-10-09T08:00:10+08:00")
+    third = ws.tick("2026-10-09T08:00:20+08:00")
+    assert [second["signal"]["received"], third["signal"]["received"]] == [40, 20]
+    assert len({r["receipt"]["batch_id"] for r in (first, second, third)}) == 3
+    seen = [e["id"] for request in ws.requests() for e in request["input"]["events"]]
+    assert len(seen) == 100 == len(set(seen))
+    assert set(statuses(ws).values()) == {"processed"}
+
+
+def test_a_failing_source_and_a_hanging_one_never_stop_the_others(tmp_path):
+    ws = Workspace(tmp_path, sources=("good", "bad", "slow"), script=["track"])
+    text = ws.config.read_text().replace('path = "slow.jsonl"', 'path = "slow.jsonl"\npoll_timeout = "1s"')
+    ws.config.write_text(text)
+    ws.feed("good", mail(1))
+    ws.feed("slow", mail(2))
+    (tmp_path / "bad.jsonl.fail").write_text("connection refused")
+    (tmp_path / "slow.jsonl.hang").write_text("5")
+    started = time.monotonic()
+    report = ws.tick(NOW)
+    assert time.monotonic() - started < 4
+    polled = {p["source"]: p for p in report["polled"]}
+    assert polled["good"] == {"source": "good", "status": "ok", "observations": 1}
+    assert polled["bad"]["status"] == polled["slow"]["status"] == "failed"
+    assert report["outcome"] == "committed" and statuses(ws) == {"good:1": "processed"}
+    coverage = {c["source"]: c["status"] for c in report["signal"]["coverage"]}
+    assert coverage == {"good": "ok", "bad": "failed", "slow": "failed"}
+    code, doctor, _ = ws.run("doctor")
+    checks = {c["name"]: c for c in doctor["checks"]}
+    assert checks["source bad"]["status"] == "warn" and "connection refused" in checks["source bad"]["detail"]
+    assert "poll_timeout" in checks["source slow"]["detail"]
+    # Backoff: one minute later the failed source is not due yet (2 min after the first failure)...
+    (tmp_path / "bad.jsonl.fail").unlink()
+    ws.feed("bad", mail(3))
+    later = {p["source"] for p in ws.tick("2026-10-09T08:01:00+08:00")["polled"]}
+    assert "bad" in later  # the first failure waits `every` (1m)
+    with open_host_db(ws.store) as db:
+        assert db.cursor("bad") == 1
+
+
+def test_backoff_doubles_up_to_the_cap_and_never_gives_up():
+    from datetime import timedelta
+
+    from fold_core.observation import Health
+    from fold_host.sources import next_delay
+
+    every, failed = timedelta(minutes=5), Health.failed("network", "down")
+    delays = [next_delay(every, n, failed) for n in range(0, 8)]
+    assert delays[:5] == [every, every, every * 2, every * 4, every * 8]
+    assert delays[-1] == timedelta(hours=1)
+    assert next_delay(timedelta(days=1), 9, failed) == timedelta(days=1)
+    assert next_delay(every, 1, Health.failed("http", "busy", retry_after=3600)) == timedelta(hours=1)
+
+
+def test_a_snooze_fires_one_reminder_at_its_time(tmp_path):
+    ws = Workspace(tmp_path, host='review_every = "1d"\n', script=["track"])
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)
+    code, saved, _ = ws.run("feedback", "--item", "t-mail-1", "--meaning", "snooze",
+                            "--until", "2026-10-09T18:00:00+08:00", "--now", "2026-10-09T08:30:00+08:00")
+    assert code == 0 and saved["reminder"]["due_at"] == "2026-10-09T18:00:00+08:00"
+    feedback_tick = ws.tick("2026-10-09T08:31:00+08:00")
+    assert feedback_tick["signal"]["received"] == 1 and feedback_tick["signal"]["reminders"] == 0
+    assert ws.requests()[-1]["input"]["events"][0]["feedback"]["meaning"] == "snooze"
+    assert ws.tick("2026-10-09T17:59:00+08:00")["signal"] is None
+    due = ws.tick("2026-10-09T18:00:00+08:00")
+    assert due["signal"]["reminders"] == 1
+    event = ws.requests()[-1]["input"]["events"][0]
+    assert event["channel"] == "reminder" and event["reminder"] == {
+        "feedback": saved["observation"]["id"], "target": "t-mail-1", "requested_at": "2026-10-09T08:30:00+08:00"}
+    assert ws.tick("2026-10-09T18:05:00+08:00")["outcome"] == "nothing"
+
+
+def test_feedback_refuses_what_it_cannot_keep(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)
+    code, doc, _ = ws.run("feedback", "--item", "nope", "--meaning", "ack")
+    assert code == 1 and doc["errors"][0]["code"] == "item_not_found"
+    code, doc, err = ws.run("feedback", "--item", "t-mail-1", "--meaning", "snooze")
+    assert code == 2 and "--until" in err
+    code, doc, err = ws.run("feedback", "--item", "t-mail-1", "--meaning", "ack", "--until", NOW)
+    assert code == 2
+    code, doc, _ = ws.run("feedback", "--item", "t-mail-1", "--meaning", "decide", "--value", "go ahead")
+    assert code == 0 and doc["observation"]["feedback"]["value"] == "go ahead" and doc["reminder"] is None
+
+
+def test_inbox_filters_and_a_missing_store(tmp_path):
+    ws = Workspace(tmp_path, sources=("a", "b"), script=["noise"])
+    code, doc, _ = ws.run("inbox")
+    assert code == 3 and doc["ok"] is False
+    ws.feed("a", mail(1))
+    ws.feed("b", mail(2))
+    ws.tick(NOW)
+    assert [o["id"] for o in ws.run("inbox", "--source", "b")[1]["observations"]] == ["b:2"]
+    assert ws.run("inbox", "--status", "pending")[1]["observations"] == []
+    listed = ws.run("inbox", "--status", "processed", "--limit", "1")[1]["observations"]
+    assert len(listed) == 1 and listed[0]["disposition"] == "noise" and listed[0]["why"] == "scripted: noise"
+
+
+def test_plugins_lists_the_types_with_their_origin(tmp_path):
+    ws = Workspace(tmp_path)
+    code, doc, _ = ws.run("plugins")
+    listed = {(t["kind"], t["type"]): t for t in doc["types"]}
+    assert code == 0 and listed[("adapter", "fixture-feed")]["origin"] == "module"
+    assert listed[("agent", "scripted")]["plugin"] == "tests.support.host_plugins"
+
+
+def test_the_context_points_at_withdrawn_items_of_the_same_thread(tmp_path):
+    withdraw = {"output": {"dispositions": [{"event": "mail:2", "disposition": "used", "why": "closed",
+                                             "related": ["t-mail-1"]}],
+                           "batch": {"declarations": [{"id": "t-mail-1", "relation": "withdraw",
+                                                       "reason": "the thread is closed"}]}}}
+    ws = Workspace(tmp_path, script=["track", withdraw, "noise"])
+    ws.feed("mail", mail(1, thread="visa"))
+    ws.tick(NOW)
+    ws.feed("mail", mail(2, thread="visa"))
+    ws.tick("2026-10-09T08:01:00+08:00")
+    # 25 unrelated withdrawn items push t-mail-1 out of the recent not-active entries.
+    for n in range(25):
+        body = {"batch_id": f"x{n}", "declarations": [{"id": f"x{n}", "title": "x", "weight": "trace", "kind": "fyi"}]}
+        gone = {"batch_id": f"y{n}", "declarations": [{"id": f"x{n}", "relation": "withdraw", "reason": "gone"}]}
+        for batch in (body, gone):
+            path = tmp_path / "batch.json"
+            path.write_text(json.dumps(batch))
+            assert ws.run("commit", "--actor", "test", "--now", "2026-10-09T09:00:00+08:00", str(path))[0] == 0
+    ws.feed("mail", mail(3, thread="visa"), mail(4, thread="other"))
+    ws.tick("2026-10-09T10:01:00+08:00")
+    state = ws.requests()[-1]["input"]["state"]
+    listed = [entry["id"] for entry in state["not_active"]]
+    assert "t-mail-1" in listed and len(listed) == 21 and state["not_active_total"] == 26
