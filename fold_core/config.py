@@ -133,9 +133,15 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
             raise ConfigError(f"{where}: unknown section [{key}]; expected one of {', '.join(TOP_LEVEL)}",
                               file=where, field=key)
     modules = tuple(m.module for m in _list(data, "plugins", where, PluginModule, context))
-    pm = plugins.get_plugin_manager(modules, entry_points=entry_points,
-                                    **({"builtins": builtins} if builtins is not None else {}))
-    registry = plugins.load_types(pm)
+    try:
+        pm = plugins.get_plugin_manager(modules, entry_points=entry_points,
+                                        **({"builtins": builtins} if builtins is not None else {}))
+        registry = plugins.load_types(pm)
+    except ConfigError as error:  # say which configuration was being loaded
+        if error.file is not None:
+            raise
+        raise ConfigError(f"{where}: {error}", file=where, instance=error.instance or "[[plugins]]",
+                          field=error.field) from None
     store = _section(data, "store", where, StoreSection, context)
     host = _section(data, "host", where, HostSection, context)
     user = _section(data, "user", where, UserSection, context)
@@ -151,7 +157,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
     config = Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
                     adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
                     _agent_given=agent_given)
-    _check_env(pinboard, where, "[pinboard]", "pinboard")
+    _check_env(pinboard, where, "[pinboard]", "[pinboard]")
     return config
 
 
@@ -208,7 +214,8 @@ def _instance(kind, name, table, where, registry, context, *, label) -> Instance
     type_name = table.get("type")
     known = registry.names(kind)
     if not isinstance(type_name, str):
-        raise ConfigError(f"{where}: {label}, field 'type': expected one of {', '.join(known)}, found {type_name!r}",
+        raise ConfigError(f"{where}: {label}, field 'type': expected one of the installed {kind} types "
+                          f"({', '.join(known) or 'none'}), found {type_name!r}",
                           file=where, instance=name, field="type")
     entry = registry.get(kind, type_name)
     if entry is None:

@@ -45,8 +45,9 @@ class Host:
         from fold_core.store.file import create_store, file_store
 
         if config.agent is None:
-            raise ConfigError("no editor: plugins.toml has no [agent] and no baseline editor is installed",
-                              file=str(config.path) if config.path else None, instance="agent", field="type")
+            where = str(config.path) if config.path else "(embedded defaults)"
+            raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
+                              "baseline editor is installed", file=where, instance="agent", field="type")
         self.config, self.store_dir = config, store_dir
         create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
         self.store = file_store(store_dir)

@@ -191,7 +191,8 @@ def test_store_location_precedence(tmp_path):
         return doc["store"]
 
     xdg = tmp_path / "xdg"
-    assert created_at(env={"XDG_DATA_HOME": str(xdg)}) == str(xdg / "fold" / "store")
+    # (cwd: the repository's own top-level plugins.toml, an example, would otherwise be the one in use)
+    assert created_at(env={"XDG_DATA_HOME": str(xdg)}, cwd=tmp_path) == str(xdg / "fold" / "store")
     config_dir = tmp_path / "conf"
     config_dir.mkdir()
     (config_dir / "plugins.toml").write_text('[store]\npath = "from-toml"\n')
@@ -204,6 +205,15 @@ def test_store_location_precedence(tmp_path):
     assert created_at(env={**env, "FOLD_STORE": str(tmp_path / "env")}, store=flag, cwd=config_dir) == flag
     code, doc, _ = answer("init", "--store", str(tmp_path / "after"), env=env)  # after the command name too
     assert doc["store"] == str(tmp_path / "after")
+    other = tmp_path / "other.toml"
+    other.write_text('[store]\npath = "from-flag-toml"\n')
+    for position in ("before", "after"):  # --config beats $FOLD_CONFIG and ./plugins.toml
+        args = ["--config", str(other), "init"] if position == "before" else ["init", "--config", str(other)]
+        code, doc, _ = answer(*args, env={**env, "FOLD_CONFIG": str(config_dir / "plugins.toml")}, cwd=config_dir)
+        assert code == 0 and doc["store"] == str(tmp_path / "from-flag-toml")
+    (xdg / "fold").mkdir(parents=True, exist_ok=True)
+    (xdg / "fold" / "plugins.toml").write_text('[store]\npath = "from-xdg-config"\n')
+    assert created_at(env={"XDG_CONFIG_HOME": str(xdg)}, cwd=tmp_path) == str(xdg / "fold" / "from-xdg-config")
 
 
 def test_bad_config_is_a_usage_error(tmp_path):

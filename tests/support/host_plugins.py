@@ -24,12 +24,13 @@ from datetime import datetime
 from fold_core import hookimpl
 from fold_core.observation import Health, Observation, Poll
 from fold_core.plugin_api import Adapter, AgentBackend, AgentRequest, AgentUnavailable, Reply
-from fold_core.settings import AdapterSettings, AgentSettings, ConfigPath
+from fold_core.settings import AdapterSettings, AgentSettings, ConfigPath, EnvName
 
 
 class FeedSettings(AdapterSettings):
     path: ConfigPath
     channel: str = "email"
+    token_env: EnvName | None = None  # unused: lets the configuration tests name a missing variable
 
 
 class FixtureFeed(Adapter):
