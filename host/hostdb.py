@@ -257,13 +257,18 @@ class HostDB:
         Each disposition is ``{"event", "disposition", "why", "related"?}``.
         """
         with self.transaction() as db:
-            for entry in dispositions:
-                status = "deferred" if entry["disposition"] == "deferred" else "processed"
-                db.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, "
-                           "batch_id = ?, processed_at = ? WHERE id = ?",
-                           (status, entry["disposition"], entry.get("why"),
-                            json.dumps(entry.get("related") or [], ensure_ascii=False), batch_id, now,
-                            entry["event"]))
+            self.mark_in(db, dispositions, batch_id=batch_id, now=now)
+
+    @staticmethod
+    def mark_in(db: sqlite3.Connection, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
+        """``mark`` inside the caller's transaction; only pending observations change (exactly once)."""
+        for entry in dispositions:
+            status = "deferred" if entry["disposition"] == "deferred" else "processed"
+            db.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, "
+                       "batch_id = ?, processed_at = ? WHERE id = ? AND status = 'pending'",
+                       (status, entry["disposition"], entry.get("why"),
+                        json.dumps(entry.get("related") or [], ensure_ascii=False), batch_id, now,
+                        entry["event"]))
 
     def observations(self, *, status: str | None = None, source: str | None = None,
                      limit: int = 50) -> list[dict]:

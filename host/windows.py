@@ -125,13 +125,7 @@ def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, n
     last = {"batch_id": window.batch_id, "type": window.signal["type"], "to": window.signal["window"]["to"],
             "settled_at": now, "outcome": receipt.get("type"), "event_seq": receipt.get("event_seq")}
     with db.transaction() as conn:
-        for entry in dispositions:
-            status = "deferred" if entry["disposition"] == "deferred" else "processed"
-            conn.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, batch_id = ?, "
-                         "processed_at = ? WHERE id = ? AND status = 'pending'",
-                         (status, entry["disposition"], entry.get("why"),
-                          json.dumps(entry.get("related") or [], ensure_ascii=False), window.batch_id, now,
-                          entry["event"]))
+        db.mark_in(conn, dispositions, batch_id=window.batch_id, now=now)
         conn.execute("DELETE FROM host_meta WHERE key IN (?, ?, ?)", (WINDOW_KEY, INTENT_KEY, FAILURE_KEY))
         conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
                      "value = excluded.value", (LAST_KEY, json.dumps(last, ensure_ascii=False)))
