@@ -29,11 +29,12 @@ from fold_host.editor import ask_editor
 from fold_host.hostdb import open_host_db
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
+from fold_host.skill import load_skill, output_schema
 from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "load_skill", "run_window", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "tick"]
 
 OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}
 
@@ -58,6 +59,7 @@ class Host:
         self.agent_is_default = not config.agent_configured
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
+        self.output_schema = output_schema()
         self.poller = Poller()
 
     def open_db(self):
@@ -224,13 +226,3 @@ def _build(instance):
     except Exception as error:
         raise ConfigError(f"{instance.kind} {instance.name!r} (type {instance.type_name!r}) could not be set up: "
                           f"{type(error).__name__}: {error}", instance=instance.name, field="type") from None
-
-
-def load_skill(language: str) -> str:
-    """The editor's instructions in ``language`` (package data ``fold_host/skill/<lang>.md``)."""
-    from importlib import resources
-
-    try:
-        return (resources.files("fold_host") / "skill" / f"{language}.md").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
-        return ""

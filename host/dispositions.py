@@ -25,28 +25,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["DISPOSITIONS", "OUTPUT_SCHEMA", "check_output", "host_receipt"]
+from fold_host.skill.output import DISPOSITIONS
 
-DISPOSITIONS = ("noise", "duplicate", "used", "deferred")
+__all__ = ["check_output", "host_receipt"]
+
 WHY_LIMIT = 500
 OUTPUT_KEYS = ("dispositions", "batch")
-
-#: JSON Schema of the §9 agent output, for servers that take one.
-OUTPUT_SCHEMA: dict = {
-    "type": "object",
-    "required": ["dispositions", "batch"],
-    "additionalProperties": False,
-    "properties": {
-        "dispositions": {"type": "array", "items": {
-            "type": "object", "required": ["event", "disposition", "why"], "additionalProperties": False,
-            "properties": {"event": {"type": "string"}, "disposition": {"enum": list(DISPOSITIONS)},
-                           "why": {"type": "string"}, "related": {"type": "array", "items": {"type": "string"}}}}},
-        "batch": {"type": "object", "required": ["declarations"], "properties": {
-            "declarations": {"type": "array", "items": {"type": "object"}},
-            "acknowledges": {"type": "array", "items": {"type": "string"}}}},
-    },
-}
-
 
 def host_receipt(batch_id: str, revision: int, errors: Sequence[Mapping[str, Any]]) -> dict:
     """The receipt for an answer the host refused (the §4.2 rejection shape)."""

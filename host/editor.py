@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction, Reply
-from fold_host.dispositions import OUTPUT_SCHEMA, check_output, host_receipt
+from fold_host.dispositions import check_output, host_receipt
 from fold_host.windows import Window, save_intent
 
 __all__ = ["Attempts", "ask_editor", "log_call"]
@@ -52,7 +52,7 @@ def ask_editor(host, db, window: Window, document: dict, now: str) -> Attempts:
     for attempt in range(1, host.config.host.max_attempts + 1):
         result.attempts = attempt
         request = AgentRequest(input=document, skill=host.skill, attempt=attempt, corrections=tuple(corrections),
-                               output_schema=OUTPUT_SCHEMA)
+                               output_schema=host.output_schema)
         started = time.monotonic()
         try:
             reply = host.agent.propose(request)
