@@ -130,7 +130,7 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
 def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     """Reminders → signal → context → editor → commit → mark → consumers."""
     fire_due(db, now, now_text)
-    _register_consumers(host, db)
+    _register_consumers(host, db, now_text)
     report = _finish_interrupted_commit(host, db, now_text)
     if report is None:
         found = _window(host, db, now, now_text)
@@ -195,11 +195,12 @@ def _user(host: Host) -> dict:
     return {"background": user.background, "purpose": user.purpose, "feedback_policy": user.feedback_policy}
 
 
-def _register_consumers(host: Host, db) -> None:
+def _register_consumers(host: Host, db, now_text: str) -> None:
+    """A consumer seen for the first time starts at the event_seq current now, before this cycle's commit."""
     if host.consumers:
         from fold_consumers.delivery import register_new
 
-        register_new(db, host.store_dir, host.consumers)
+        register_new(db, host.store_dir, host.consumers, now=now_text)
 
 
 def _deliver(host: Host, db, now_text: str) -> list[dict]:

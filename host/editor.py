@@ -21,6 +21,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
+from fold_core.errors import StoreError
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction, Reply
 from fold_host.dispositions import check_output, host_receipt
 from fold_host.windows import Window, save_intent
@@ -72,7 +73,12 @@ def ask_editor(host, db, window: Window, document: dict, now: str) -> Attempts:
             output = reply.output
             save_intent(db, window, actor=host.actor, batch=output["batch"], dispositions=output["dispositions"],
                         now=now)
-            answer = host.store.commit(output["batch"], actor=host.actor, now=now, batch_id=window.batch_id)
+            try:
+                answer = host.store.commit(output["batch"], actor=host.actor, now=now, batch_id=window.batch_id)
+            except StoreError as error:  # outcome unknown: the intent stays, the next cycle finishes it
+                log_call(db, host, window, request, reply=reply, now=now, outcome="store_unavailable",
+                         error=error.to_error())
+                raise
             if answer.exit_code == 0:
                 log_call(db, host, window, request, reply=reply, now=now, outcome="accepted")
                 result.receipt, result.dispositions = answer.document, output["dispositions"]
@@ -81,6 +87,8 @@ def ask_editor(host, db, window: Window, document: dict, now: str) -> Attempts:
         log_call(db, host, window, request, reply=reply, now=now, outcome="rejected", error=receipt)
         corrections.append(Correction(reply=reply.raw, receipt=receipt))
         result.error = receipt
+        if {e.get("code") for e in receipt.get("errors", ())} == {"batch_conflict"}:
+            break  # the batch_id is taken: no answer of the editor can fix that (the cycle re-derives it)
     return result
 
 

@@ -273,3 +273,19 @@ def test_the_context_points_at_withdrawn_items_of_the_same_thread(tmp_path):
     state = ws.requests()[-1]["input"]["state"]
     listed = [entry["id"] for entry in state["not_active"]]
     assert "t-mail-1" in listed and len(listed) == 21 and state["not_active_total"] == 26
+
+
+def test_accepted_records_reach_the_consumers_from_the_event_they_were_added(tmp_path):
+    ws = Workspace(tmp_path, script=["track"])
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)  # event 1, before any consumer exists
+    ws.config.write_text(ws.config.read_text() + '\n[[consumers]]\nname = "changes"\ntype = "log"\n'
+                                                  'path = "changes.jsonl"\n')
+    ws.feed("mail", mail(2))
+    report = ws.tick("2026-10-09T08:05:00+08:00")
+    entries = [json.loads(line) for line in (tmp_path / "changes.jsonl").read_text().splitlines()]
+    assert [entry["event_seq"] for entry in entries] == [report["receipt"]["event_seq"]] == [2]
+    with open_host_db(ws.store) as db:
+        assert db.consumer_cursor("changes") == 2
+    code, doctor, _ = ws.run("doctor")
+    assert next(c for c in doctor["checks"] if c["name"] == "consumer changes")["status"] == "ok"
