@@ -210,6 +210,7 @@ class BriefingConsumer(Consumer):
     """Rewrites its file with the current briefing after each delivery."""
 
     type_name: ClassVar[str] = "briefing"
+    shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
     Settings: ClassVar[type[ConsumerSettings]] = BriefingSettings
 
     def output_format(self) -> str:

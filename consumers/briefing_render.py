@@ -11,7 +11,6 @@ host's time zone. Labels follow the ``[host] language`` (zh | en).
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -59,16 +58,19 @@ def render(brief: Mapping[str, Any], fmt: str) -> str:
     return _Renderer(brief, markdown=fmt == "md").render()
 
 
+# Unicode categories Cc (C0, DEL, C1), Zl and Zp: exactly these code points.
+_ONE_LINE = {code: " " for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]}
+_MD_TABLE = {**_ONE_LINE, **{ord(c): "\\" + c for c in _MD_SPECIAL}}
+
+
 def clean(text: object) -> str:
     """One line: control characters and line breaks become spaces."""
-    if text is None:
-        return ""
-    return "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in str(text))
+    return "" if text is None else str(text).translate(_ONE_LINE)
 
 
 def md_escape(text: object) -> str:
     """``clean`` text with Markdown's active characters escaped."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in clean(text))
+    return "" if text is None else str(text).translate(_MD_TABLE)
 
 
 class _Renderer:

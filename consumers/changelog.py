@@ -130,6 +130,7 @@ class ChangeLogConsumer(Consumer):
     """Appends one entry per accepted record to its file."""
 
     type_name: ClassVar[str] = "log"
+    shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
     Settings: ClassVar[type[ConsumerSettings]] = ChangeLogSettings
 
     @property

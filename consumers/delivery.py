@@ -13,7 +13,8 @@ commit) and ``deliver_all`` after it. For each consumer instance:
   idempotency key of a record is ``(instance name, event_seq)``.
 * **Read-only.** The store is opened with ``file_store`` and used through its
   read API only (``state_document``, ``history``: shared lock). A consumer gets
-  the records (its own copies), a ``StateView`` built from the §8 document,
+  the records (its own copies, unless its type declares ``shares_records =
+  True``: it promises to only read them, as the built-ins do), a ``StateView`` built from the §8 document,
   its own durable memory, the clock, the time zone, the language and the
   per-source coverage — nothing that leads back to the store's write path.
 * **Isolation.** A consumer that raises is recorded (``failures``,
@@ -182,10 +183,15 @@ def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
             break
         end = chunk[-1]["event_seq"]
         takers = [run for run in behind if run.error is None and run.cursor < end]
-        text = json.dumps(chunk, ensure_ascii=False) if len(takers) > 1 else None
-        for index, run in enumerate(takers):
-            # Each consumer gets its own copies: one that changes a record cannot affect another.
-            records = chunk if index == len(takers) - 1 else json.loads(text)
+        # Types that declare ``shares_records`` (they only read records; the built-ins) share the
+        # chunk and go first; every other consumer gets its own copy, the last one the chunk itself.
+        takers.sort(key=lambda run: not getattr(run.consumer_class, "shares_records", False))
+        copies = sum(1 for run in takers if not getattr(run.consumer_class, "shares_records", False)) - 1
+        text = json.dumps(chunk, ensure_ascii=False) if copies > 0 else None
+        for run in takers:
+            records = chunk
+            if not getattr(run.consumer_class, "shares_records", False) and copies > 0:
+                records, copies = json.loads(text), copies - 1
             mine = [record for record in records if record["event_seq"] > run.cursor]
             for start in range(0, len(mine), BATCH):
                 if not run.call(db, mine[start:start + BATCH], now):

@@ -119,6 +119,7 @@ class PushConsumer(Consumer):
     """Sends one notification per material change of an eligible item."""
 
     type_name: ClassVar[str] = "push"
+    shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
     Settings: ClassVar[type[ConsumerSettings]] = PushSettings
     idle_calls: ClassVar[bool] = True
 

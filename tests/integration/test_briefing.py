@@ -178,3 +178,30 @@ def test_consumer_rewrites_its_file_after_each_delivery(tmp_path):
     text = (tmp_path / "briefing.md").read_text(encoding="utf-8")
     assert "（事件 1 之后，到事件 3）" in text and "`visa`" in text and "**失败**" in text
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".briefing")] == []  # no temporary left
+
+
+def test_coverage_for_foldctl_brief_comes_from_host_db(tmp_path):
+    """A failed source is said; a configured source never polled is "unknown"; silence is not "nothing"."""
+    import types
+
+    from fold_consumers.cli_brief import host_coverage
+
+    def adapter(name, channel):
+        return types.SimpleNamespace(name=name, cls=types.SimpleNamespace(channel=channel))
+
+    with open_host_db(tmp_path) as db:
+        with db.transaction() as connection:
+            connection.execute("INSERT INTO sources (source, failures, last_poll_at, last_ok_at, last_error) VALUES "
+                               "('work-mail', 0, '2026-10-10T09:00:00+08:00', '2026-10-10T09:00:00+08:00', NULL), "
+                               "('blogs', 2, '2026-10-10T09:00:00+08:00', '2026-10-09T21:00:00+08:00', "
+                               "'connect: connection refused')")
+        coverage = host_coverage(db, [adapter("work-mail", "email"), adapter("blogs", "rss"),
+                                      adapter("agent-log", "worklog")])
+    assert [(c["source"], c["status"]) for c in coverage] == [("work-mail", "ok"), ("blogs", "failed"),
+                                                               ("agent-log", "unknown")]
+    assert coverage[1]["error"] == "connect: connection refused"
+    document = {"schema": "fold.state/1", "now": "2026-10-10T09:30:00+08:00", "revision": 0, "event_seq": 0,
+                "budget": 64, "root": {"budget": 64, "used": 0, "free": 64, "items": []}}
+    text = render(build_briefing(document, coverage=coverage), "text")
+    assert "[blogs] (rss): FAILED" in text and "connection refused" in text
+    assert "silence from 1 failed source(s) does not mean nothing happened there." in text

@@ -176,3 +176,31 @@ def test_store_missing_or_cursor_ahead_is_reported_not_raised(tmp_path, env):
     env.db.set_consumer_cursor("ahead", 99, now=T0)
     result = run(env, [rec(env, "ahead")])[0]
     assert result["status"] == "failed" and "ahead of the store" in result["error"]
+
+
+def test_the_built_ins_only_read_the_records_they_share(tmp_path, monkeypatch):
+    """``shares_records = True`` is a promise: the built-ins leave every record as they got it."""
+    import copy
+    import json
+
+    from fold_core.plugin_api import ConsumerContext
+    from fold_core.store.file import file_store
+
+    from consumer_support import FIXTURES, play, registry
+
+    spec = json.loads((FIXTURES / "briefing" / "since.steps.json").read_text(encoding="utf-8"))
+    store_dir = tmp_path / "store"
+    play(store_dir, spec["steps"])
+    store = file_store(store_dir)
+    records = store.history().document["records"]
+    view = StateView(store.state_document(now=spec["now"]).document)
+    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", "json://127.0.0.1:9/unused")
+    settings = {"briefing": {"path": "b.md"}, "log": {"path": "c.md"},
+                "push": {"urls_env": "FOLD_TEST_PUSH_URLS", "quiet_hours": "00:00-23:59"}}
+    for type_name, extra in settings.items():
+        entry = instance(type_name, type_name, tmp_path, **extra)
+        assert entry.cls.shares_records is True and type_name in registry().names("consumer")
+        given = copy.deepcopy(records)
+        entry.build().deliver(given, ConsumerContext(state=view, now=spec["now"], timezone="Asia/Shanghai",
+                                                     memory={}, language="zh"))
+        assert given == records, type_name
