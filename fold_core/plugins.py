@@ -30,6 +30,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "fold_consumers.push",
     "fold_adapters.imap",
     "fold_adapters.mailbox",
+    "fold_adapters.rss",
 )
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
