@@ -27,6 +27,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import io
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -39,6 +40,7 @@ KEY_LIMIT = 400
 TITLE_CHARS = 500
 URL_LIMIT = 4096
 TEXT_READ_LIMIT = 200_000  # characters of one entry's text kept before bounding for the observation
+_ACTIVE_MARKUP = re.compile(r"<\s*(script|style|iframe|object|embed|svg)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -108,7 +110,9 @@ def _detail_text(value: Any, detail: Any, meta: dict) -> str:
     if not isinstance(value, str) or not value:
         return ""
     kind = (detail or {}).get("type", "") if isinstance(detail, dict) else ""
-    if "html" in kind and looks_like_html(value):
+    # feedparser calls text with a script/style element "plain" (its sanitizer only knows safe tags):
+    # such text is markup all the same, and its script is not words to keep.
+    if ("html" in kind and looks_like_html(value)) or _ACTIVE_MARKUP.search(value):
         text, note = html_to_text(value)
         if note:
             meta["html"] = note

@@ -68,11 +68,12 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     moved_to, permanent_so_far, current = None, True, url
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False, headers=headers) as client:
+            _check_scheme(current, "config")
             for _ in range(MAX_REDIRECTS + 1):
-                _check_scheme(current)
                 with client.stream("GET", current) as response:
                     if response.status_code in REDIRECTS and "location" in response.headers:
                         target = str(response.url.join(response.headers["location"]))
+                        _check_scheme(target, "redirect")
                         permanent_so_far = permanent_so_far and response.status_code in PERMANENT
                         if permanent_so_far:
                             moved_to = target
@@ -98,10 +99,9 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
         raise FetchError("network", f"fetching {current} failed: {type(error).__name__}: {error}") from None
 
 
-def _check_scheme(url: str) -> None:
+def _check_scheme(url: str, error_class: str) -> None:
     if not url.lower().startswith(("http://", "https://")):
-        raise FetchError("redirect" if "://" in url else "config",
-                         f"only http and https feeds are fetched, not {url[:200]!r}")
+        raise FetchError(error_class, f"only http and https feeds are fetched, not {url[:200]!r}")
 
 
 def _read_capped(response, max_bytes: int, deadline_at: float, url: str) -> bytes:
