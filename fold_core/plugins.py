@@ -31,6 +31,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "fold_adapters.imap",
     "fold_adapters.mailbox",
     "fold_adapters.rss",
+    "fold_adapters.worklog",
 )
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
