@@ -317,3 +317,9 @@ class TestRssConformance(AdapterConformance):
     @pytest.fixture
     def make_failing_adapter(self, server):
         return lambda: adapter(server.url("/no-such-feed.xml"))
+
+
+def test_relative_entry_links_resolve_against_the_feed_url(server):
+    server.route(p := path(), rss2([{"title": "rel", "link": "/posts/rel-1", "description": "<a href='/x'>x</a>"}]))
+    (only,) = poll(adapter(server.url(p))).observations
+    assert only.url == server.url("/posts/rel-1") and only.id == f"blogs:{server.url('/posts/rel-1')}"
