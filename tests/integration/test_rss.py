@@ -6,6 +6,7 @@ import itertools
 import json
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
+from importlib.metadata import version
 
 import pytest
 from pydantic import ValidationError
@@ -63,8 +64,7 @@ def test_rss2_entries_become_observations(server):
     assert first.url == "https://example.org/releases/1.2"
     assert second.id == "blogs:https://example.org/sec/7"  # no guid: the link is the identity
     assert second.at == "2026-10-07T18:30:00+00:00" and second.text == "影响 1.1 及更早版本。"
-    agent = route.requests[0]["user-agent"]
-    assert agent.startswith("Fold/") and "0." in agent
+    assert route.requests[0]["user-agent"].startswith(f"Fold/{version('fold-state')} ")
 
 
 def test_atom_entries(server):

@@ -282,3 +282,14 @@ class TestWorklogConformance(AdapterConformance):
     @pytest.fixture
     def make_failing_adapter(self, tmp_path):
         return lambda: WorklogAdapter("agent-log", WorklogSettings(path=tmp_path / "missing"))
+
+
+def test_plugin_modules_are_light_to_import():
+    """Registering the built-ins must not pay for httpx, feedparser or inscriptis (foldctl state stays fast)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, fold_adapters.rss, fold_adapters.worklog, fold_adapters.html_text;"
+            "print(sorted(m for m in ('httpx', 'feedparser', 'inscriptis', 'lxml') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
