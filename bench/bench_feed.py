@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if args.doc:
         section = "\n".join([
-            "## Feed adapter (issue 7)",
+            "## 6. Feed adapter (issue 7)",
             "",
             f"`python bench/bench_feed.py --doc` — {entries:,}-entry RSS 2.0 feed ({len(body) / 1e6:.2f} MB: "
             "mixed Chinese/English titles, ~600-character HTML descriptions with a list and a table). "
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             "to end (HTTP GET over loopback from a local `ThreadingHTTPServer`, feedparser, HTML to text with "
             "inscriptis, identity and fingerprints, `Observation` validation, the cursor); *no HTTP* is the same "
             "without the fetch. The three alternate in each round; medians of "
-            f"{args.rounds} rounds after a warm-up. Target: adapter ≥ 0.5× the baseline.",
+            f"{args.rounds} rounds after a warm-up. Target: adapter ≥ 0.5× the baseline. Absolute times follow the "
+            "machine's load (given below); the ratio is the figure to compare.",
             "",
             table,
             "",
