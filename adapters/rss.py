@@ -202,10 +202,12 @@ def _ok(notes: list[str], min_interval: float | None) -> Health:
 
 def _load_cursor(cursor: Any, configured: str) -> dict:
     """The cursor as a dict; a new one when absent, unreadable or made for another configured URL."""
-    if (isinstance(cursor, dict) and cursor.get("v") == CURSOR_VERSION and cursor.get("configured") == configured
-            and isinstance(cursor.get("url"), str) and isinstance(cursor.get("seen", {}), dict)):
-        return dict(cursor)
-    seen = cursor.get("seen") if isinstance(cursor, dict) and isinstance(cursor.get("seen"), dict) else {}
+    given = cursor if isinstance(cursor, dict) else {}
+    seen = {key: value for key, value in (given.get("seen") or {}).items()
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], int)} if isinstance(given.get("seen"), dict) else {}
+    if given.get("v") == CURSOR_VERSION and given.get("configured") == configured and isinstance(given.get("url"), str):
+        return {**given, "seen": seen}
     return {"v": CURSOR_VERSION, "configured": configured, "url": configured, "etag": None, "last_modified": None,
             "seen": seen, "first": not seen}
 

@@ -276,10 +276,20 @@ def _first_line(text: str) -> str:
 
 
 def _load_cursor(cursor: Any) -> dict:
-    if (isinstance(cursor, dict) and cursor.get("v") == CURSOR_VERSION and isinstance(cursor.get("files"), dict)
-            and isinstance(cursor.get("retired"), dict)):
-        return cursor
-    return {"v": CURSOR_VERSION, "files": {}, "retired": {}}
+    """The cursor as the host gave it back; unreadable parts are dropped (those files are read again)."""
+    given = cursor if isinstance(cursor, dict) and cursor.get("v") == CURSOR_VERSION else {}
+    files = {name: state for name, state in (given.get("files") or {}).items()
+             if isinstance(state, dict) and all(isinstance(state.get(key), int) and state[key] >= 0
+                                                for key in ("dev", "ino", "offset", "line", "gen"))
+             } if isinstance(given.get("files"), dict) else {}
+    for name, state in files.items():
+        opened = state.get("open")
+        if not (isinstance(opened, dict) and isinstance(opened.get("line"), int)
+                and isinstance(opened.get("digest"), str) and isinstance(opened.get("rev"), int)):
+            files[name] = {**state, "open": None}
+    retired = {name: gen for name, gen in (given.get("retired") or {}).items() if isinstance(gen, int)
+               } if isinstance(given.get("retired"), dict) else {}
+    return {"v": CURSOR_VERSION, "files": files, "retired": retired}
 
 
 @hookimpl

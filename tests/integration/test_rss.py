@@ -323,3 +323,10 @@ def test_relative_entry_links_resolve_against_the_feed_url(server):
     server.route(p := path(), rss2([{"title": "rel", "link": "/posts/rel-1", "description": "<a href='/x'>x</a>"}]))
     (only,) = poll(adapter(server.url(p))).observations
     assert only.url == server.url("/posts/rel-1") and only.id == f"blogs:{server.url('/posts/rel-1')}"
+
+
+@pytest.mark.parametrize("cursor", [{"v": 1}, {"v": 1, "seen": {"k": "bad"}}, {"v": 99, "url": 3}, ["x"], "junk"])
+def test_an_unreadable_cursor_starts_again_instead_of_failing(server, cursor):
+    server.route(p := path(), rss2(ITEMS))
+    result = RssAdapter("blogs", RssSettings(url=server.url(p))).poll(cursor, now=NOW)
+    assert result.health.status == "ok" and len(result.observations) == 2

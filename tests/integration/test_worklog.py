@@ -293,3 +293,11 @@ def test_plugin_modules_are_light_to_import():
             "print(sorted(m for m in ('httpx', 'feedparser', 'inscriptis', 'lxml') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("cursor", ["junk", {"v": 1, "files": {"a.jsonl": {"offset": "x"}}, "retired": []},
+                                    {"v": 1, "files": [], "retired": {}}])
+def test_an_unreadable_cursor_reads_again_instead_of_failing(tmp_path, cursor):
+    append(tmp_path / "a.jsonl", record("one"))
+    result = WorklogAdapter("agent-log", WorklogSettings(path=tmp_path)).poll(cursor, now=NOW)
+    assert result.health.status == "ok" and [o.text for o in result.observations] == ["one"]
