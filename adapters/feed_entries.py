@@ -19,7 +19,8 @@ An ``Entry`` keeps the source's words, cleaned and bounded:
   ``data:`` link is dropped and the fact noted in ``meta``).
 
 feedparser already sanitizes embedded HTML (scripts, iframes, ``on*``
-attributes); the text is then read with ``html_text.html_to_text``.
+attributes); the text is then read with ``htmltext.html_to_text`` (the mail
+adapters' converter: one HTML-to-text path).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from fold_adapters.html_text import clean_text, cut_line, html_to_text, looks_like_html
+from fold_adapters.htmltext import html_to_text
+from fold_adapters.mailtext import clean_text
+from fold_adapters.textbounds import cut_line
 
 __all__ = ["Entry", "ParsedFeed", "parse_feed"]
 
@@ -40,6 +43,7 @@ KEY_LIMIT = 400
 TITLE_CHARS = 500
 URL_LIMIT = 4096
 TEXT_READ_LIMIT = 200_000  # characters of one entry's text kept before bounding for the observation
+_HTML_HINT = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 _ACTIVE_MARKUP = re.compile(r"<\s*(script|style|iframe|object|embed|svg)\b", re.IGNORECASE)
 
 
@@ -114,8 +118,9 @@ def _detail_text(value: Any, detail: Any, meta: dict) -> str:
     kind = (detail or {}).get("type", "") if isinstance(detail, dict) else ""
     # feedparser calls text with a script/style element "plain" (its sanitizer only knows safe tags):
     # such text is markup all the same, and its script is not words to keep.
-    if ("html" in kind and looks_like_html(value)) or _ACTIVE_MARKUP.search(value):
-        text, note = html_to_text(value)
+    if ("html" in kind and _HTML_HINT.search(value)) or _ACTIVE_MARKUP.search(value):
+        text, note = html_to_text(clean_text(value))  # lxml refuses NUL and other control characters
+        text = clean_text(text)
         if note:
             meta["html"] = note
         return text

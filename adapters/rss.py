@@ -49,7 +49,7 @@ MAX_INTERVAL = 86400.0  # a source's own minimum interval is honoured up to one 
 
 
 def user_agent() -> str:
-    """``Fold/<version> (+feed adapter)``."""
+    """``Fold/<version> (feed reader; rss adapter)``: names Fold and its installed version."""
     try:
         from importlib.metadata import version
 

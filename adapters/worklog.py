@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_adapters.html_text import cut_line
+from fold_adapters.textbounds import cut_line
 from fold_adapters.worklog_formats import read_record, split_markdown
 from fold_core import hookimpl
 from fold_core.observation import Health, Observation, Poll, bound_text

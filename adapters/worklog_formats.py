@@ -44,7 +44,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fold_adapters.html_text import clean_text, cut_line
+from fold_adapters.mailtext import clean_text
+from fold_adapters.textbounds import cut_line
 from fold_core.timefmt import parse_instant
 
 __all__ = ["MdEntry", "Record", "read_record", "split_markdown"]

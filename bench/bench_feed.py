@@ -8,7 +8,7 @@ read it, alternated in every round so that all see the same machine noise:
 * **baseline** — ``feedparser.parse(body)`` on the bytes, nothing else;
 * **adapter** — ``RssAdapter.poll(None)`` end to end: an HTTP GET through
   httpx from a local ``ThreadingHTTPServer`` on 127.0.0.1, feedparser, HTML
-  to text (inscriptis), identity and fingerprints, ``Observation``
+  to text (``htmltext``, lxml), identity and fingerprints, ``Observation``
   validation, the cursor;
 * **adapter, no HTTP** — ``parse_feed`` plus the observations, on the same bytes.
 
@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             "mixed Chinese/English titles, ~600-character HTML descriptions with a list and a table). "
             "The baseline is a bare `feedparser.parse(body)` on the same bytes; *adapter* is `RssAdapter.poll` end "
             "to end (HTTP GET over loopback from a local `ThreadingHTTPServer`, feedparser, HTML to text with "
-            "inscriptis, identity and fingerprints, `Observation` validation, the cursor); *no HTTP* is the same "
-            "without the fetch. The three alternate in each round; medians of "
+            "lxml (`fold_adapters.htmltext`), identity and fingerprints, `Observation` validation, the cursor); "
+            "*no HTTP* is the same without the fetch. The three alternate in each round; medians of "
             f"{args.rounds} rounds after a warm-up. Target: adapter ≥ 0.5× the baseline. Absolute times follow the "
             "machine's load (given below); the ratio is the figure to compare.",
             "",

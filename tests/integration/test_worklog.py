@@ -285,12 +285,12 @@ class TestWorklogConformance(AdapterConformance):
 
 
 def test_plugin_modules_are_light_to_import():
-    """Registering the built-ins must not pay for httpx, feedparser or inscriptis (foldctl state stays fast)."""
+    """Registering the built-ins must not pay for httpx, feedparser or lxml (foldctl state stays fast)."""
     import subprocess
     import sys
 
-    code = ("import sys, fold_adapters.rss, fold_adapters.worklog, fold_adapters.html_text;"
-            "print(sorted(m for m in ('httpx', 'feedparser', 'inscriptis', 'lxml') if m in sys.modules))")
+    code = ("import sys, fold_adapters.rss, fold_adapters.worklog, fold_adapters.feed_entries;"
+            "print(sorted(m for m in ('httpx', 'feedparser', 'lxml', 'charset_normalizer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
