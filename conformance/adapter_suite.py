@@ -159,7 +159,7 @@ class AdapterConformance:
 
     def test_cursor_round_trips_through_json(self, make_adapter, add_new_data, poll_now) -> None:
         adapter = make_adapter()
-        cursor = None
+        cursor = self.poll_ok(adapter, None, poll_now).cursor
         for _ in range(2):
             result = self.new_data_poll(adapter, cursor, poll_now, add_new_data)
             text = json.dumps(result.cursor, ensure_ascii=False)

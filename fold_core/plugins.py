@@ -30,6 +30,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "fold_consumers.push",
     "fold_adapters.imap",
     "fold_adapters.mailbox",
+    "fold_adapters.rss",
+    "fold_adapters.worklog",
 )
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
