@@ -1,8 +1,10 @@
 """Typed wire shapes of contract §1–§4 and the §5 error record (pydantic models).
 
 Fold's public schema: plugin authors build batches with these models,
-``batch_schema()`` / ``receipt_schema()`` export JSON Schema, and tests check
-every receipt and rejection the kernel produces against them. The kernel does
+``batch_schema()`` / ``receipt_schema()`` export JSON Schema, the host builds
+the §9 agent-output schema from ``Declaration`` (``fold_host.skill.output``),
+and the kernel property tests check every receipt and rejection the kernel
+produces against ``Receipt`` / ``Rejection``. The kernel does
 not use them (it validates raw dicts itself, to report all errors in §3.5's
 order); this is the only module that imports pydantic.
 

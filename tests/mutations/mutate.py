@@ -1,0 +1,155 @@
+"""Deliberate bugs the suite must catch (issue 14). Not part of CI: run it by hand.
+
+    .venv/bin/python tests/mutations/mutate.py              # every mutation, its targeted tests
+    .venv/bin/python tests/mutations/mutate.py --full       # every mutation, the whole suite
+    .venv/bin/python tests/mutations/mutate.py --runs 3 no-log-fsync shared-write-lock
+
+For each mutation the working tree (tracked and untracked, not ignored files) is
+copied to a scratch directory, one exact piece of source text is replaced there,
+and the tests run against that copy (``PYTHONPATH`` puts the copy first, also
+for every ``foldctl`` subprocess the tests start). A mutation is *caught* when
+the tests fail; the script first checks that the same tests pass on an
+unmutated copy. Exit status 0 only when every mutation was caught in every run.
+
+When the source a mutation edits is rewritten, its ``old`` text no longer
+matches: the script says so (exit 2) and the mutation is to be updated to
+express the same bug in the new code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+KERNEL_TESTS = ("tests/unit/test_kernel_properties.py::test_fixed_scenarios_pass_the_oracle",)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]  # the pytest targets expected to catch it
+    conformance: bool = False  # the conformance cases catch it too (run with --full)
+
+
+MUTATIONS = (
+    Mutation("no-log-fsync", "fold_core/store/log.py",
+             "            os.fsync(fd)\n            if created:", "            if created:",
+             ("tests/integration/test_durability.py", "tests/integration/test_power_loss_matrix.py")),
+    Mutation("restore-keeps-withdrawn-with", "fold_core/kernel/candidate.py",
+             'patched.update(status="active", withdrawn_with=None)', 'patched.update(status="active")',
+             KERNEL_TESTS, conformance=True),
+    Mutation("shared-write-lock", "fold_core/store/locking.py",
+             "        self.exclusive = exclusive\n", "        self.exclusive = False\n",
+             ("tests/integration/test_locking.py",)),
+    Mutation("share-rounds-up", "fold_core/shares.py",
+             "return max(1, budget * numerator // denominator)",
+             "return max(1, -(-budget * numerator // denominator))", KERNEL_TESTS, conformance=True),
+    Mutation("ack-errors-first", "fold_core/kernel/batch.py",
+             "    errors += found\n    fresh, already, found = _acknowledges(state, raw_acks if isinstance(raw_acks, "
+             "list) else [])\n    errors += found\n",
+             "    declaration_errors = found\n    fresh, already, found = _acknowledges(state, raw_acks if "
+             "isinstance(raw_acks, list) else [])\n    errors += found + declaration_errors\n",
+             KERNEL_TESTS, conformance=True),
+    Mutation("merge-loses-annotations", "fold_core/kernel/view.py",
+             'self.notes.setdefault(resolve_item(state, note["item"]), []).append(note)',
+             'self.notes.setdefault(note["item"], []).append(note)', KERNEL_TESTS, conformance=True),
+    Mutation("rank-due-descending", "fold_core/shares.py",
+             "instant_key(due) if due is not None else 0.0,", "-instant_key(due) if due is not None else 0.0,",
+             KERNEL_TESTS, conformance=True),
+    Mutation("merge-result-in-root", "fold_core/kernel/candidate.py",
+             'parent = sources[0]["parent"]', "parent = None", KERNEL_TESTS, conformance=True),
+)
+
+
+def _files() -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    return [name for name in listed if name and (ROOT / name).is_file()]
+
+
+def scratch_copy(target: Path) -> None:
+    for name in _files():
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, destination)
+
+
+def apply(mutation: Mutation, copy: Path) -> None:
+    path = copy / mutation.path
+    text = path.read_text(encoding="utf-8")
+    if text.count(mutation.old) != 1:
+        sys.exit(f"{mutation.name}: the text to mutate occurs {text.count(mutation.old)} times in "
+                 f"{mutation.path} (expected once): update the mutation for the current code")
+    path.write_text(text.replace(mutation.old, mutation.new), encoding="utf-8")
+
+
+def run_tests(copy: Path, targets: tuple[str, ...], full: bool, conformance: bool) -> tuple[bool, float]:
+    """(passed, seconds) of the tests on ``copy``."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_")}
+    environment["PYTHONPATH"] = str(copy)
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    check = subprocess.run([PYTHON, "-c", "import fold_core; print(fold_core.__file__)"], cwd=copy,
+                           env=environment, capture_output=True, text=True)
+    assert check.stdout.startswith(str(copy)), f"the copy is not the code under test: {check.stdout}"
+    commands = [[PYTHON, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *([] if full else targets)]]
+    if full or conformance:
+        commands.append([PYTHON, "-m", "conformance"])
+    started = time.monotonic()
+    for command in commands:
+        done = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
+        if done.returncode != 0:
+            return False, time.monotonic() - started
+    return True, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="mutations to run (default: all)")
+    parser.add_argument("--full", action="store_true", help="run the whole suite (pytest and conformance)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per mutation (every one must catch it)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
+    args = parser.parse_args()
+    chosen = [m for m in MUTATIONS if not args.names or m.name in args.names]
+    unknown = set(args.names) - {m.name for m in MUTATIONS}
+    if unknown:
+        parser.error(f"unknown mutations {sorted(unknown)}; known: {[m.name for m in MUTATIONS]}")
+    missed = 0
+    with tempfile.TemporaryDirectory(prefix="fold-mutations-") as base:
+        if not args.no_baseline:
+            clean = Path(base) / "baseline"
+            scratch_copy(clean)
+            targets = tuple(sorted({test for m in chosen for test in m.tests}))
+            passed, seconds = run_tests(clean, targets, args.full, any(m.conformance for m in chosen))
+            print(f"baseline (no mutation): {'passes' if passed else 'FAILS'} ({seconds:.0f} s)", flush=True)
+            if not passed:
+                return 2
+        for mutation in chosen:
+            copy = Path(base) / mutation.name
+            scratch_copy(copy)
+            apply(mutation, copy)
+            results = []
+            for _ in range(args.runs):
+                passed, seconds = run_tests(copy, mutation.tests, args.full, False)
+                results.append((not passed, seconds))
+            caught = sum(1 for hit, _ in results if hit)
+            missed += caught < args.runs
+            where = "the whole suite" if args.full else " ".join(mutation.tests)
+            print(f"{mutation.name}: caught in {caught}/{args.runs} runs by {where} "
+                  f"({', '.join(f'{s:.0f} s' for _, s in results)})", flush=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
