@@ -133,7 +133,7 @@ class Demo:
                 annotated, snoozed = items[0]["id"], items[1]["id"]
                 saved = self.foldctl("annotate", "--item", annotated, "--text", "这件事我今天上午处理，处理完在这里说一声。",
                                      "--now", "2026-10-09T09:00:00+08:00")
-                self.say(f"  annotation {saved['annotation']['id']} on {annotated!r} saved")
+                self.say(f"  annotation {saved['annotation']} on {annotated!r} saved")
                 self.foldctl("feedback", "--item", snoozed, "--meaning", "snooze", "--until", SNOOZE_UNTIL,
                              "--now", "2026-10-09T09:05:00+08:00")
                 self.say(f"  snoozed {snoozed!r} until {SNOOZE_UNTIL}")
@@ -148,7 +148,7 @@ class Demo:
             self.cycle(CYCLES[2][0])
 
         self.step(7, total, "the briefing (also written to briefing.md by the briefing consumer)")
-        briefing = self.foldctl("brief", "--format", "md", json_out=False)
+        briefing = self.foldctl("brief", "--format", "md", "--now", CYCLES[-1][0], json_out=False)
         print(briefing)
 
         self.step(8, total, "the overview picture and a full check of the store")
