@@ -2,10 +2,13 @@
 
 Each document's ```sh blocks run in one bash session (conventions in
 ``tests/support/doc_commands.py``), as a new user would: in a copy of the
-repository at ``~/fold`` (the clone), with a fresh, empty ``$HOME`` and
-``$TMPDIR``, Fold's virtualenv first on ``PATH`` (as after ``source
-.venv/bin/activate``), no ``FOLD_*`` variables, and the secrets the documents
-name set to harmless values. A command that exits other than documented, or
+repository at ``~/fold`` (the clone), with a fresh ``$HOME`` and ``$TMPDIR``,
+Fold's virtualenv first on ``PATH`` (as after ``source .venv/bin/activate``),
+no ``FOLD_*`` variables, and the secrets the documents name set to harmless
+values. The default store (``~/.local/share/fold/store``) holds the US-03
+story (examples/us03: three commits, one rejected, and an annotation on
+``visa``), so that a document may show reads without creating a store first;
+a document that starts from nothing says ``<!-- doc-test: fresh home -->``. A command that exits other than documented, or
 prints other than the output shown after it, fails the test with the
 document and line.
 """
@@ -26,7 +29,8 @@ from tests.support.doc_commands import compare_json, extract, run_session
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-SHOWN_HOME = "/home/me"  # what the documents' example outputs show for $HOME
+SHOWN_HOME = "/home/me"
+FRESH_HOME = "<!-- doc-test: fresh home -->"  # what the documents' example outputs show for $HOME
 
 # Environment variables the documents name for secrets; the documents never print them.
 DOCUMENTED_SECRETS = {
@@ -38,8 +42,26 @@ def _doc_id(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
+@pytest.fixture(scope="module")
+def story_store(tmp_path_factory) -> Path:
+    """A store holding the US-03 story, as the README's commands leave it."""
+    store = tmp_path_factory.mktemp("story") / "store"
+    env = {**os.environ, "FOLD_STORE": str(store)}
+    env.pop("FOLD_CONFIG", None)
+    foldctl = [sys.executable, "-m", "fold_core"]
+    steps = [["init", "--budget", "64"]]
+    for name, now in (("01-initial", "2026-10-08T20:00:00+08:00"), ("02-visa-over-budget", "2026-10-09T08:00:00+08:00"),
+                      ("03-visa-rebalanced", "2026-10-09T08:05:00+08:00")):
+        steps.append(["commit", "--actor", "agent", "--now", now, str(ROOT / "examples/us03" / f"{name}.json")])
+    steps.append(["annotate", "--item", "visa", "--text", "流水明天上午去银行打印。", "--now", "2026-10-09T09:00:00+08:00"])
+    for step in steps:
+        done = subprocess.run(foldctl + step, env=env, cwd=store.parent, capture_output=True, text=True)
+        assert done.returncode in (0, 1), done.stderr
+    return store
+
+
 @pytest.mark.parametrize("document", DOCUMENTS, ids=_doc_id)
-def test_documented_commands_run_as_written(document: Path, tmp_path: Path):
+def test_documented_commands_run_as_written(document: Path, tmp_path: Path, story_store: Path):
     commands = extract(document, ROOT)
     runnable = [c for c in commands if c.skip is None]
     if not runnable:
@@ -47,6 +69,8 @@ def test_documented_commands_run_as_written(document: Path, tmp_path: Path):
     home = tmp_path / "home"
     clone = home / "fold"
     _copy_repository(clone)
+    if FRESH_HOME not in document.read_text(encoding="utf-8"):
+        shutil.copytree(story_store, home / ".local/share/fold/store")
     # A short $TMPDIR: Chromium's profile socket path must stay under 108 bytes (pytest's are long).
     with tempfile.TemporaryDirectory(prefix="fold-doc-") as scratch:
         outcomes = run_session(commands, cwd=clone, env=_environment(home, Path(scratch)), work=tmp_path / "work")

@@ -21,6 +21,10 @@ Conventions, for whoever writes a ```sh block in README.md or docs/*.md:
   shorter; ``text``: exactly, line by line).
 * Synopses (``foldctl tick [--now T]``) are not commands: put them in a
   ```text block.
+* The session starts in a copy of the repository (the clone) with a fresh
+  ``$HOME`` whose default store holds the US-03 story; a document that starts
+  from nothing (no store) says ``<!-- doc-test: fresh home -->`` anywhere
+  (tests/e2e/test_documented_commands.py prepares the environment).
 
 A command spans continuation lines (trailing ``\\``), here-documents and any
 construct bash needs more lines for: lines are joined until ``bash -n``
