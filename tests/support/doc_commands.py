@@ -10,8 +10,9 @@ Conventions, for whoever writes a ```sh block in README.md or docs/*.md:
 * ``# doc-test: skip (reason)`` in a trailing comment: not run; the reason is
   required. ``<!-- doc-test: skip (reason) -->`` on the line before a fence
   skips the whole block (invisible when the Markdown is rendered).
-* ``# doc-test: until "TEXT"``: a long-running command (``foldctl run``,
-  ``foldctl serve``): started in the background, it must print TEXT (stdout or
+* ``# doc-test: until "TEXT"``: a long-running simple command (``foldctl
+  run``, ``foldctl serve``; no pipe or ``&&``: it is ``exec``-ed so that the
+  signal reaches it): started in the background, it must print TEXT (stdout or
   stderr) within 30 s while still running; it is then stopped with SIGTERM and
   must exit 0 (or the ``# exit N`` given).
 * A ```json or ```text block right after a ```sh block (nothing but blank
@@ -223,10 +224,13 @@ def run_session(commands: list[Command], *, cwd: Path, env: dict[str, str], work
 
 def _background(command: Command, out: str, err: str, code: str, seconds: int) -> str:
     """Start, wait for the ready text while it runs, SIGTERM, record the exit code (124: never ready)."""
+    lexer = shlex.shlex(command.text, posix=True, punctuation_chars=True)
+    if any(set(token) <= set(";|&()") for token in lexer):
+        raise ValueError(f"{command.where}: a `doc-test: until` command must be one simple command")
     until = shlex.quote(command.until)
-    return f"""{{
-{command.text}
-}} > {out} 2> {err} < /dev/null &
+    return f"""(
+exec {command.text}
+) > {out} 2> {err} < /dev/null &
 doc_pid=$!
 doc_ready=no
 for doc_i in $(seq {seconds * 10}); do
