@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,9 @@ from tests.support.doc_commands import compare_json, extract, run_session
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-SHOWN_HOME = "/home/me"
-FRESH_HOME = "<!-- doc-test: fresh home -->"  # what the documents' example outputs show for $HOME
+SHOWN_HOME = "/home/me"  # what the documents' example outputs show for $HOME
+FRESH_HOME = "<!-- doc-test: fresh home -->"
+PARALLEL_SESSIONS = 3  # documents run side by side (each session is a chain of short processes)
 
 # Environment variables the documents name for secrets; the documents never print them.
 DOCUMENTED_SECRETS = {
@@ -60,12 +62,22 @@ def story_store(tmp_path_factory) -> Path:
     return store
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=_doc_id)
-def test_documented_commands_run_as_written(document: Path, tmp_path: Path, story_store: Path):
+@pytest.fixture(scope="module")
+def sessions(request, tmp_path_factory, story_store):
+    """The bash session of every selected document, started side by side: document → future (outcomes, home)."""
+    chosen = [item.callspec.params["document"] for item in request.session.items
+              if getattr(item, "callspec", None) and "document" in item.callspec.params]
+    pool = ThreadPoolExecutor(max_workers=PARALLEL_SESSIONS)
+    futures = {document: pool.submit(_run_document, document, tmp_path_factory.mktemp("doc"), story_store)
+               for document in dict.fromkeys(chosen)}
+    yield futures
+    pool.shutdown(wait=True)
+
+
+def _run_document(document: Path, tmp_path: Path, story_store: Path):
     commands = extract(document, ROOT)
-    runnable = [c for c in commands if c.skip is None]
-    if not runnable:
-        pytest.skip(f"{_doc_id(document)} has no command to run")
+    if not any(c.skip is None for c in commands):
+        return None, None
     home = tmp_path / "home"
     clone = home / "fold"
     _copy_repository(clone)
@@ -73,7 +85,14 @@ def test_documented_commands_run_as_written(document: Path, tmp_path: Path, stor
         shutil.copytree(story_store, home / ".local/share/fold/store")
     # A short $TMPDIR: Chromium's profile socket path must stay under 108 bytes (pytest's are long).
     with tempfile.TemporaryDirectory(prefix="fold-doc-") as scratch:
-        outcomes = run_session(commands, cwd=clone, env=_environment(home, Path(scratch)), work=tmp_path / "work")
+        return run_session(commands, cwd=clone, env=_environment(home, Path(scratch)), work=tmp_path / "work"), home
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=_doc_id)
+def test_documented_commands_run_as_written(document: Path, sessions):
+    outcomes, home = sessions[document].result()
+    if outcomes is None:
+        pytest.skip(f"{_doc_id(document)} has no command to run")
     failures = []
     for outcome in outcomes:
         command = outcome.command
