@@ -265,7 +265,10 @@ def _validate(model: type[BaseModel], raw: dict, where: str, label: str, name: s
         elif first["type"] == "missing":
             message = "required, but missing"
         else:
-            message = f"{first['msg']}; found {_shown(first.get('input'))}"
+            # pydantic prefixes a validator's own message with "Value error, "; ours already say what was found
+            message = first["msg"].removeprefix("Value error, ")
+            if "found" not in message:
+                message = f"{message}; found {_shown(first.get('input'))}"
         raise ConfigError(f"{where}: {label}, field {field_name!r}: {message}", file=where, instance=name or label,
                           field=field_name) from None
 

@@ -7,7 +7,7 @@
   is a startup error naming both.
 * Bad configurations: each gives one clear error naming the file, the
   instance and the field, exit 2, no traceback.
-* The example ``plugins.toml`` at the top of the repository loads.
+* The example ``plugins.example.toml`` at the top of the repository loads.
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def test_config_precedence_is_the_same_for_the_store_and_the_host(tmp_path, monk
 def test_the_example_plugins_toml_loads(monkeypatch, tmp_path):
     from fold_core.config import load_config
 
-    example = REPO / "plugins.toml"
+    example = REPO / "plugins.example.toml"
     names = {"OPENAI_API_KEY", "FOLD_WORK_MAIL_PASSWORD", "FOLD_PUSH_URLS"}
     for name in names:
         monkeypatch.setenv(name, "set-for-the-test")
