@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from fold_core.table import derive
+
 __all__ = ["State", "apply_record", "empty_state", "replay", "resolve_item"]
 
 ITEM_FIELDS = (
@@ -100,27 +102,41 @@ def empty_state(budget: int) -> State:
 
 
 class _Builder:
-    """Mutable working copy used while folding records; frozen again at the end."""
+    """Folds records into a state; the tables are shared, only the changed entries are copied.
 
-    __slots__ = ("state", "items", "annotations", "active", "revision", "event_seq", "last_checked_at",
-                 "inactive_total")
+    Cost per record: the record's own size (plus one lookup per changed item),
+    not the size of the item table (issue 11).
+    """
+
+    __slots__ = ("state", "items", "item_changes", "items_added", "annotations", "note_changes", "notes_added",
+                 "active", "revision", "event_seq", "last_checked_at", "inactive_total")
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.items = dict(state.items)
-        self.annotations = dict(state.annotations)
+        self.items = state.items
+        self.item_changes: dict[str, dict] = {}
+        self.items_added = 0
+        self.annotations = state.annotations
+        self.note_changes: dict[str, dict] = {}
+        self.notes_added = 0
         self.active = dict(state.active)
         self.revision = state.revision
         self.event_seq = state.event_seq
         self.last_checked_at = state.last_checked_at
         self.inactive_total = state.inactive_total
 
+    def _note(self, note_id: str) -> dict | None:
+        note = self.note_changes.get(note_id)
+        return note if note is not None else self.annotations.get(note_id)
+
     def apply(self, record: Mapping) -> None:
         kind = record["type"]
         self.event_seq = record["event_seq"]
         if kind == "annotation":
             note = record["annotation"]
-            self.annotations[note["id"]] = {
+            if self._note(note["id"]) is None:
+                self.notes_added += 1
+            self.note_changes[note["id"]] = {
                 **note,
                 "status": "saved",
                 "acknowledged_revision": None,
@@ -128,14 +144,20 @@ class _Builder:
                 "acknowledged_by": None,
             }
             return
-        items, active = self.items, self.active
+        changes, active, items = self.item_changes, self.active, self.items
+        # The kernel never reuses an id: an item its receipt says it created did not
+        # exist before, so it needs no look-up (which could reach an archive on disk).
+        # ``foldctl verify`` checks that every created id is new.
+        created = _created(record)
         for change in record["changes"]:
             image = change["item"]
             item_id = image["id"]
-            before = items.get(item_id)
+            before = None if item_id in created else changes.get(item_id) or items.get(item_id)
             was_active = before is not None and before["status"] == "active"
             is_active = image["status"] == "active"
-            if before is not None and not was_active:
+            if before is None:
+                self.items_added += 1
+            elif not was_active:
                 self.inactive_total -= 1
             if not is_active:
                 self.inactive_total += 1
@@ -150,10 +172,10 @@ class _Builder:
                         active[layer] = members
                     else:
                         active.pop(layer, None)
-            items[item_id] = image
+            changes[item_id] = image
         for ack in record["acks"]:
-            note = self.annotations[ack["annotation"]]
-            self.annotations[ack["annotation"]] = {
+            note = self._note(ack["annotation"])
+            self.note_changes[ack["annotation"]] = {
                 **note,
                 "status": "acknowledged",
                 "acknowledged_revision": ack["revision"],
@@ -169,11 +191,20 @@ class _Builder:
             revision=self.revision,
             event_seq=self.event_seq,
             last_checked_at=self.last_checked_at,
-            items=self.items,
-            annotations=self.annotations,
+            items=derive(self.items, self.item_changes, self.items_added),
+            annotations=derive(self.annotations, self.note_changes, self.notes_added),
             active=self.active,
             inactive_total=self.inactive_total,
         )
+
+
+def _created(record: Mapping) -> frozenset | tuple:
+    """Ids the record's receipt lists as created (none when it has no usable receipt)."""
+    receipt = record.get("receipt")
+    try:
+        return frozenset(change["item"] for change in receipt["changes"] if change["op"] == "created")
+    except (TypeError, KeyError):
+        return ()
 
 
 def apply_record(state: State, record: Mapping) -> State:

@@ -1,0 +1,368 @@
+"""The snapshot's append-only parts (contract §6.2 step 5; issue 11).
+
+A format-3 snapshot is a small head, ``snapshot.json`` (see ``snapshot``),
+plus three part files of one *generation* (a random name, new each time a
+snapshot is written from scratch):
+
+* ``snapshot.<gen>.items`` — the archive: one JSON line per entry,
+  ``{"item": {...}, "notes": [...]}`` — an item the head leaves out, with the
+  acknowledged annotations that resolve to it. A later line for the same item
+  replaces an earlier one.
+* ``snapshot.<gen>.index`` — ``["i",<item id>,<offset>,<length>]`` for each
+  archive line and ``["n",<annotation id>,<offset>,<length>]`` for each
+  annotation in one; the last line for a key wins.
+* ``snapshot.<gen>.batches`` — ``[<batch_id>,<event_seq>,<offset>]`` for each
+  accepted batch (the batch index; the digest is read from the record).
+
+Each file starts with a header line, so every entry follows a newline. The
+files only grow: a refresh appends what changed, fsyncs, and only then
+replaces the head, which records how many bytes of each file it covers.
+Bytes beyond (left by an interrupted refresh) are never read by that head;
+the next writer cuts a last line that lacks its newline and appends after
+the rest. Every entry ever appended stays true (an item's line holds its
+image at a later point of the same log than the heads that do not cover it,
+and such an item is in every later head's log tail), so lines beyond a
+head's lengths are harmless.
+
+Lookups scan the index bytes for ``\\n["i","<id>",`` from the end (a few
+milliseconds on a 100k-record store); a reader that keeps looking up (a
+long-lived process) parses the whole index once into a dict instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from fold_core.store.log import fsync_dir
+
+__all__ = ["KINDS", "Parts", "PartsWriter", "dumps_line", "new_generation", "part_names", "remove_other_generations"]
+
+KINDS = ("items", "index", "batches")
+SCANS_BEFORE_PARSE = 4  # look-ups by scanning before the whole index is parsed into a dict
+_NAME = re.compile(r"snapshot\.([0-9a-f]{12})\.(items|index|batches)")
+_INDEX_LINE = re.compile(rb'\n\["([in])",("(?:[^"\\\n]|\\.)*"),(\d+),(\d+)\](?=\n)')
+_BATCH_LINE = re.compile(rb'\n\[("(?:[^"\\\n]|\\.)*"),(\d+),(\d+)\](?=\n)')
+_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def dumps_line(value: object) -> bytes:
+    """Compact JSON as UTF-8 with no raw line break of any kind (docs/decisions.md, issue 11).
+
+    JSON escapes the C0 controls; U+0085, U+2028 and U+2029 are escaped here
+    too (readers that split lines on them exist). A string with a lone
+    surrogate cannot be UTF-8: that value is written with ASCII escapes.
+    """
+    text = _utf8(value)
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii(value).encode("ascii")
+
+
+def part_names(gen: str) -> dict[str, str]:
+    return {kind: f"snapshot.{gen}.{kind}" for kind in KINDS}
+
+
+def new_generation() -> str:
+    return os.urandom(6).hex()
+
+
+def _header(gen: str, kind: str) -> bytes:
+    return _ascii({"fold_snapshot_part": kind, "generation": gen}).encode("ascii") + b"\n"
+
+
+class _Files:
+    """The open part files of one generation, shared by every ``Parts`` view of it."""
+
+    def __init__(self, directory: str, gen: str) -> None:
+        self.fds: dict[str, int] = {}
+        try:
+            for kind, name in part_names(gen).items():
+                self.fds[kind] = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_CLOEXEC)
+        except BaseException:
+            self.close()
+            raise
+
+    def read(self, kind: str, offset: int, length: int) -> bytes:
+        data = os.pread(self.fds[kind], length, offset)
+        if len(data) != length:
+            raise ValueError(f"snapshot part {kind} is shorter than its head says")
+        return data
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class Parts:
+    """A read view of one generation's parts, bounded by the lengths a head records.
+
+    Raises ValueError (or OSError) when a part is unreadable; callers treat
+    the snapshot as unusable then. Look-ups are cached; ``extended`` gives the
+    view of a later head of the same generation and keeps the caches.
+    """
+
+    def __init__(self, directory: str, gen: str, lengths: dict[str, int], files: _Files | None = None) -> None:
+        self.directory, self.gen, self.lengths = directory, gen, dict(lengths)
+        self.files = files if files is not None else _Files(directory, gen)
+        self.entries: dict[str, dict | None] = {}  # item id -> archive entry (None: not archived)
+        self.notes: dict[str, dict | None] = {}
+        self._bytes: dict[str, bytes] = {}
+        self._scans = {"index": 0, "batches": 0}
+        self._index: dict | None = None
+        self._batches: dict | None = None
+        self._all: tuple[dict, dict] | None = None
+
+    def check(self) -> None:
+        """Each part is at least as long as the head says and starts with this generation's header."""
+        for kind in KINDS:
+            header = _header(self.gen, kind)
+            if self.lengths[kind] < len(header) or self.files.read(kind, 0, len(header)) != header:
+                raise ValueError(f"snapshot part {kind} does not belong to generation {self.gen}")
+            if os.fstat(self.files.fds[kind]).st_size < self.lengths[kind]:
+                raise ValueError(f"snapshot part {kind} is shorter than its head says")
+
+    def extended(self, lengths: dict[str, int]) -> "Parts":
+        later = Parts(self.directory, self.gen, lengths, self.files)
+        later.entries, later.notes = self.entries, self.notes
+        later._scans = self._scans
+        if self._index is not None:
+            later._index = self._index
+            later._parse_index_from(self.lengths["index"])
+        if self._batches is not None:
+            later._batches = self._batches
+            later._parse_batches_from(self.lengths["batches"])
+        return later
+
+    # -- raw bytes ------------------------------------------------------------
+
+    def _part(self, kind: str) -> bytes:
+        data = self._bytes.get(kind)
+        if data is None:
+            data = self._bytes[kind] = self.files.read(kind, 0, self.lengths[kind])
+        return data
+
+    def _tail(self, kind: str, start: int) -> bytes:
+        """The bytes of part ``kind`` from the newline that ends at line boundary ``start``."""
+        start = max(start - 1, 0)
+        return self.files.read(kind, start, self.lengths[kind] - start)
+
+    # -- the index ------------------------------------------------------------
+
+    def _locate(self, tag: str, key: str) -> tuple[int, int] | None:
+        if self._index is None:
+            self._scans["index"] += 1
+            if self._scans["index"] <= SCANS_BEFORE_PARSE:
+                data = self._part("index")
+                needle = b'\n["' + tag.encode() + b'",' + _ascii(key).encode("ascii") + b","
+                at = data.rfind(needle)
+                if at < 0:
+                    return None
+                end = data.index(b"\n", at + 1)
+                entry = json.loads(data[at + 1:end])
+                return entry[2], entry[3]
+            self._index = {}
+            self._parse_index_from(0)
+        return self._index.get((tag, key))
+
+    def _parse_index_from(self, start: int) -> None:
+        data = self._tail("index", start)
+        index = self._index
+        for tag, key, offset, length in _INDEX_LINE.findall(data):
+            index[(tag.decode(), json.loads(key))] = (int(offset), int(length))
+        self._bytes.pop("index", None)
+
+    def entry(self, item_id: str) -> dict | None:
+        """The archive entry of ``item_id`` (None: not archived)."""
+        if item_id in self.entries:
+            return self.entries[item_id]
+        where = self._locate("i", item_id)
+        entry = None if where is None else self._read_entry(*where)
+        if entry is not None and entry["item"]["id"] != item_id:
+            raise ValueError(f"snapshot index points {item_id} at another item")
+        self.entries[item_id] = entry
+        return entry
+
+    def _read_entry(self, offset: int, length: int) -> dict:
+        entry = json.loads(self.files.read("items", offset, length))
+        if type(entry) is not dict or type(entry.get("item")) is not dict or type(entry.get("notes")) is not list:
+            raise ValueError("a snapshot archive line is not an entry")
+        for note in entry["notes"]:
+            self.notes.setdefault(note["id"], note)
+        return entry
+
+    def item(self, item_id: str) -> dict | None:
+        entry = self.entry(item_id)
+        return None if entry is None else entry["item"]
+
+    def note(self, note_id: str) -> dict | None:
+        if note_id in self.notes:
+            return self.notes[note_id]
+        where = self._locate("n", note_id)
+        if where is not None:
+            self._read_entry(*where)
+        return self.notes.setdefault(note_id, None)
+
+    def notes_of(self, item_id: str) -> list[dict]:
+        entry = self.entry(item_id)
+        return [] if entry is None else entry["notes"]
+
+    def cached_entry(self, item_id: str) -> dict | None:
+        """The entry of ``item_id`` if a look-up already read it (never reads anything)."""
+        return self.entries.get(item_id)
+
+    def load(self) -> tuple[dict, dict]:
+        """(every archived item, every archived annotation), the later lines winning."""
+        if self._all is None:
+            items: dict[str, dict] = {}
+            notes: dict[str, dict] = {}
+            data = self.files.read("items", 0, self.lengths["items"])
+            for line in data.split(b"\n")[1:-1]:
+                entry = json.loads(line)
+                items[entry["item"]["id"]] = entry["item"]
+                for note in entry["notes"]:
+                    notes[note["id"]] = note
+            self._all = (items, notes)
+        return self._all
+
+    def lines(self):
+        """``(offset, length, entry)`` of every archive line, in file order (verify)."""
+        data = self.files.read("items", 0, self.lengths["items"])
+        position = data.index(b"\n") + 1
+        while position < len(data):
+            end = data.index(b"\n", position)
+            yield position, end - position, json.loads(data[position:end])
+            position = end + 1
+
+    def index_map(self) -> dict:
+        """``{(tag, key): (offset, length)}`` of the whole index, the last line for a key winning."""
+        if self._index is None:
+            self._index = {}
+            self._parse_index_from(0)
+        return self._index
+
+    # -- the batch index --------------------------------------------------------
+
+    def batch(self, batch_id: str) -> tuple[int, int] | None:
+        """``(event_seq, offset)`` of an accepted batch before the head's ``last_event_seq``."""
+        if self._batches is None:
+            self._scans["batches"] += 1
+            if self._scans["batches"] <= SCANS_BEFORE_PARSE:
+                data = self._part("batches")
+                at = data.find(b"\n" + _ascii([batch_id])[:-1].encode("ascii") + b",")
+                if at < 0:
+                    return None
+                entry = json.loads(data[at + 1:data.index(b"\n", at + 1)])
+                return entry[1], entry[2]
+            self._batches = {}
+            self._parse_batches_from(0)
+        return self._batches.get(batch_id)
+
+    def _parse_batches_from(self, start: int) -> None:
+        data = self._tail("batches", start)
+        batches = self._batches
+        for key, seq, offset in _BATCH_LINE.findall(data):
+            batches[json.loads(key)] = (int(seq), int(offset))
+        self._bytes.pop("batches", None)
+
+    def all_batches(self) -> dict[str, tuple[int, int]]:
+        """The whole batch index (verify, and a snapshot written from scratch)."""
+        if self._batches is None:
+            self._batches = {}
+            self._parse_batches_from(0)
+        return self._batches
+
+
+class PartsWriter:
+    """Appends to (or creates) one generation's parts; the caller holds the lock that allows it.
+
+    ``start`` gives the offset where the next archive line will begin; after
+    ``write``, ``finish`` fsyncs every part and returns the new lengths, which a
+    new head may then record.
+    """
+
+    def __init__(self, directory: str, gen: str, lengths: dict[str, int] | None) -> None:
+        self.directory, self.gen = directory, gen
+        self.created = lengths is None
+        self.fds: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}
+        try:
+            for kind, name in part_names(gen).items():
+                path = os.path.join(directory, name)
+                if self.created:
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                    self.fds[kind] = fd
+                    header = _header(gen, kind)
+                    _write_all(fd, header)
+                    self.sizes[kind] = len(header)
+                else:
+                    fd = self.fds[kind] = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+                    self.sizes[kind] = _cut_partial_line(fd, lengths[kind])
+        except BaseException:
+            self.close()
+            raise
+
+    def write(self, kind: str, data: bytes) -> int:
+        """Append ``data`` to part ``kind``; the offset it starts at."""
+        start = self.sizes[kind]
+        if data:
+            os.lseek(self.fds[kind], start, os.SEEK_SET)
+            _write_all(self.fds[kind], data)
+            self.sizes[kind] = start + len(data)
+        return start
+
+    def finish(self) -> dict[str, int]:
+        for fd in self.fds.values():
+            os.fsync(fd)
+        if self.created:
+            fsync_dir(self.directory)
+        return dict(self.sizes)
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _cut_partial_line(fd: int, covered: int) -> int:
+    """Cut bytes after the last newline (an interrupted append); never below ``covered``. The size."""
+    size = os.fstat(fd).st_size
+    if size < covered:
+        raise ValueError("a snapshot part is shorter than its head says")
+    end = size
+    while end > covered:
+        chunk = os.pread(fd, min(65536, end - covered), max(end - 65536, covered))
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            end = end - len(chunk) + newline + 1
+            break
+        end -= len(chunk)
+    if end != size:
+        os.ftruncate(fd, end)
+    return end
+
+
+def remove_other_generations(directory: str, keep: set[str]) -> None:
+    """Remove part files of generations no head names (only under the exclusive lock)."""
+    for name in os.listdir(directory):
+        match = _NAME.fullmatch(name)
+        if match is not None and match.group(1) not in keep:
+            try:
+                os.remove(os.path.join(directory, name))
+            except OSError:
+                pass
