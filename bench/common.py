@@ -184,7 +184,7 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
     (its head and parts) is kept in ``<path>.snapshots/tail-<t>/``; the
     tail-0 one (fresh) is also installed. Returns facts (sizes, build time).
     """
-    from fold_core.state import _Builder  # T folded record by record (linear)
+    from fold_core.state import Replayer  # T folded record by record (linear)
 
     started = time.perf_counter()
     aside = path + ".snapshots"
@@ -193,7 +193,7 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
         os.makedirs(directory)
     write_meta(path, BUDGET)
     workload = Workload(kind)
-    full = _Builder(empty_state(BUDGET))
+    full = Replayer(empty_state(BUDGET))
     batches: dict = {}
     offset = last_offset = 0
     wanted = {count - t: t for t in tails}
@@ -209,7 +209,7 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
                 kept = os.path.join(aside, f"tail-{tail}")
                 os.makedirs(kept)
                 state = full.freeze()
-                full = _Builder(state)
+                full = Replayer(state)
                 if not write_snapshot(kept, state, offset=offset, last_offset=last_offset, batches=dict(batches)):
                     raise RuntimeError(f"could not write the snapshot into {kept}")
         log.flush()

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from fold_core.table import derive
 
-__all__ = ["State", "apply_record", "empty_state", "replay", "resolve_item"]
+__all__ = ["Replayer", "State", "apply_record", "empty_state", "replay", "resolve_item"]
 
 ITEM_FIELDS = (
     "id", "parent", "status", "title", "summary", "weight", "kind", "explicit_share", "share",
@@ -101,15 +101,17 @@ def empty_state(budget: int) -> State:
     return State(budget=budget)
 
 
-class _Builder:
-    """Folds records into a state; the tables are shared, only the changed entries are copied.
+class Replayer:
+    """Folds records into a state (T, record by record); ``freeze`` gives the state.
+
+    The tables are shared, only the changed entries are copied.
 
     Cost per record: the record's own size (plus one lookup per changed item),
     not the size of the item table (issue 11).
     """
 
     __slots__ = ("state", "items", "item_changes", "items_added", "annotations", "note_changes", "notes_added",
-                 "active", "revision", "event_seq", "last_checked_at", "inactive_total")
+                 "active", "revision", "event_seq", "last_checked_at", "inactive_total", "archived")
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -124,6 +126,8 @@ class _Builder:
         self.event_seq = state.event_seq
         self.last_checked_at = state.last_checked_at
         self.inactive_total = state.inactive_total
+        # Items beyond memory (a snapshot archive on disk): look-ups there are costly.
+        self.archived = getattr(state.items, "source", None) is not None
 
     def _note(self, note_id: str) -> dict | None:
         note = self.note_changes.get(note_id)
@@ -146,33 +150,42 @@ class _Builder:
             return
         changes, active, items = self.item_changes, self.active, self.items
         # The kernel never reuses an id: an item its receipt says it created did not
-        # exist before, so it needs no look-up (which could reach an archive on disk).
-        # ``foldctl verify`` checks that every created id is new.
-        created = _created(record)
+        # exist before, so it needs no look-up when that would reach an archive on
+        # disk. ``foldctl verify`` checks that every created id is new.
+        created = _created(record) if self.archived else ()
+        changes_get, items_get = changes.get, items.get
+        added = inactive = 0
         for change in record["changes"]:
             image = change["item"]
             item_id = image["id"]
-            before = None if item_id in created else changes.get(item_id) or items.get(item_id)
-            was_active = before is not None and before["status"] == "active"
+            before = changes_get(item_id)
+            if before is None and item_id not in created:
+                before = items_get(item_id)
             is_active = image["status"] == "active"
             if before is None:
-                self.items_added += 1
-            elif not was_active:
-                self.inactive_total -= 1
+                added += 1
+                was_active = False
+            else:
+                was_active = before["status"] == "active"
+                if not was_active:
+                    inactive -= 1
             if not is_active:
-                self.inactive_total += 1
+                inactive += 1
             if was_active != is_active:
                 layer = image["parent"]
                 members = active.get(layer, ())
                 if is_active:
                     active[layer] = members + (item_id,)
-                else:
-                    members = tuple(member for member in members if member != item_id)
+                elif item_id in members:
+                    at = members.index(item_id)
+                    members = members[:at] + members[at + 1:]
                     if members:
                         active[layer] = members
                     else:
-                        active.pop(layer, None)
+                        del active[layer]
             changes[item_id] = image
+        self.items_added += added
+        self.inactive_total += inactive
         for ack in record["acks"]:
             note = self._note(ack["annotation"])
             self.note_changes[ack["annotation"]] = {
@@ -209,7 +222,7 @@ def _created(record: Mapping) -> frozenset | tuple:
 
 def apply_record(state: State, record: Mapping) -> State:
     """T: the state after one accepted record."""
-    builder = _Builder(state)
+    builder = Replayer(state)
     builder.apply(record)
     return builder.freeze()
 
@@ -220,7 +233,7 @@ def replay(records: Iterable[Mapping], start: State | None = None, *, budget: in
         if budget is None:
             raise ValueError("replay needs a start state or a budget")
         start = empty_state(budget)
-    builder = _Builder(start)
+    builder = Replayer(start)
     for record in records:
         builder.apply(record)
     return builder.freeze()

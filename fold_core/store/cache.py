@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from fold_core.state import State
 from fold_core.table import Table
-from fold_core.store.layout import recent_key
 from fold_core.store.log import read_line_at, scan
-from fold_core.store.snapshot import Snapshot, floor_key
+from fold_core.store.snapshot import Snapshot, floor_key, recent_key
 
 __all__ = ["SNAP_BAD", "SNAP_MISSING", "SNAP_OK", "Cache", "lookup", "view_state"]
 
@@ -36,7 +35,7 @@ class Cache:
     """
 
     __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap", "snapshot",
-                 "tail_batches", "log_batches", "offsets", "snap_stat")
+                 "tail_batches", "log_batches", "offsets", "snap_stat", "memo")
 
     def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
                  snap: str, snapshot: Snapshot | None, snap_stat: tuple | None = None) -> None:
@@ -52,6 +51,7 @@ class Cache:
         self.tail_batches: dict = {}  # batch_id -> [event_seq, digest, offset] beyond the snapshot
         self.log_batches: dict | None = None  # the index read from the log when the snapshot's is unusable
         self.offsets: dict = {}  # event_seq -> line start, where known
+        self.memo: tuple[dict, dict] = ({}, {})  # the head's items and annotations as last encoded
 
 
 def lookup(cache: Cache, batch_id: str, log_path: str) -> tuple[int, str | None, int] | None:

@@ -37,16 +37,18 @@ appended since its last session.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
-from fold_core.state import State, apply_record, empty_state, replay
+from fold_core.state import Replayer, State, apply_record, empty_state
 from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
 from fold_core.store.locking import StoreLock
-from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
+from fold_core.store.log import Torn, append_line, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
+from fold_core.store.log import scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
 from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, lookup, view_state
@@ -195,19 +197,24 @@ class FileRecorder(Recorder):
         if walk.size == cache.offset:
             return None
         tail_batches, offsets = cache.tail_batches, cache.offsets
-        last = [cache.last_offset]
-
-        def indexed() -> Iterator[dict]:
-            for record, start in walk.records():
-                offsets[record["event_seq"]] = start
+        last = cache.last_offset
+        replayer = Replayer(cache.state)
+        apply = replayer.apply
+        # A long tail (a cold recovery) keeps a post-image of every item alive: the
+        # cyclic GC would walk them again and again (JSON values hold no cycles).
+        long_tail = walk.size - cache.offset > SNAPSHOT_BYTES
+        paused = long_tail and gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            for record, start in walk.records(bulk_loads() if long_tail else None):
+                seq = record["event_seq"]
+                offsets[seq] = start
                 batch_id = record.get("batch_id")
                 if batch_id is not None:
-                    tail_batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
-                last[0] = start
-                yield record
-
-        try:
-            cache.state = replay(indexed(), cache.state)
+                    tail_batches[batch_id] = [seq, record.get("request_digest"), start]
+                last = start
+                apply(record)
         except StoreCorrupt:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
@@ -217,7 +224,11 @@ class FileRecorder(Recorder):
                 f" ({type(error).__name__}: {error})",
                 line=line,
             ) from None
-        cache.offset, cache.last_offset = walk.offset, last[0]
+        finally:
+            if paused:
+                gc.enable()
+        cache.state = replayer.freeze()
+        cache.offset, cache.last_offset = walk.offset, last
         return walk.torn
 
     def _refresh_due(self, cache: Cache, write: bool) -> bool:

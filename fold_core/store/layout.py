@@ -32,15 +32,9 @@ from collections import deque
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.text import ANNOTATION_ID, ITEM_ID
-from fold_core.timefmt import instant_key
-from fold_core.store.snapshot import HEAD_RECENT, RECENT, floor_key
+from fold_core.store.snapshot import HEAD_RECENT, RECENT, floor_key, recent_key
 
-__all__ = ["Plan", "plan_head", "recent_key"]
-
-
-def recent_key(item: dict) -> tuple:
-    """The order of ``not_active``: ``status_at`` as an instant, then id."""
-    return instant_key(item["status_at"]), item["id"]
+__all__ = ["Plan", "plan_head"]
 
 
 class Plan:
@@ -53,8 +47,19 @@ class Plan:
         self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])]
 
 
+_SAFE: set[str] = set()  # ids seen to match ITEM_ID (a refresh checks the same ids again and again)
+
+
 def _archivable(item_id: object) -> bool:
-    return type(item_id) is str and ITEM_ID.fullmatch(item_id) is not None
+    """Whether the index can hold ``item_id`` (the kernel's ids can; a foreign log's may not)."""
+    if item_id in _SAFE:
+        return True
+    if type(item_id) is not str or ITEM_ID.fullmatch(item_id) is None:
+        return False
+    if len(_SAFE) >= 65536:
+        _SAFE.clear()
+    _SAFE.add(item_id)
+    return True
 
 
 def plan_head(state: State, archive, floor) -> Plan:

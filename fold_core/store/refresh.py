@@ -29,14 +29,16 @@ from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, PartsWriter, dumps_line, new_generation, part_names
+from fold_core.store.parts import Parts, PartsWriter, new_generation, part_names
 from fold_core.store.parts import remove_other_generations
-from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, warn_not_refreshed, write_head
+from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
+from fold_core.store.snapshot import warn_not_refreshed, write_head
 
 __all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
 
 _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 _GENERATION = re.compile(rb'"generation":"([0-9a-f]{12})"')
+_PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # item, annotation and batch ids as the kernel makes them
 
 
 def append(cache: Cache, directory: str) -> bool:
@@ -47,15 +49,17 @@ def append(cache: Cache, directory: str) -> bool:
         plan = plan_head(cache.state, parts, snapshot.floor)
         writer = PartsWriter(directory, parts.gen, parts.lengths)
         try:
-            _write_plan(writer, plan, {key: (e[0], e[2]) for key, e in cache.tail_batches.items()})
+            _write_plan(writer, plan, {key: (e[0], e[2]) for key, e in cache.tail_batches.items()}, cache.memo)
             lengths = writer.finish()
         finally:
             writer.close()
     except (OSError, ValueError) as error:
         warn_not_refreshed(directory, error)
         return False
-    head = encode_head(cache.state, offset=cache.offset, last_offset=cache.last_offset, items=plan.items,
-                       notes=plan.notes, floor=plan.floor, gen=parts.gen, lengths=lengths)
+    memo = cache.memo
+    head = encode_head(cache.state, offset=cache.offset, last_offset=cache.last_offset,
+                       items=encode_table(plan.items, memo[0]), notes=encode_table(plan.notes, memo[1]),
+                       floor=plan.floor, gen=parts.gen, lengths=lengths)
     stat = write_head(directory, head, exclusive=True)
     if stat is None:
         return False
@@ -85,12 +89,13 @@ def rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> 
     try:
         writer = PartsWriter(directory, gen, None)
         try:
-            _write_plan(writer, plan, batches)
+            _write_plan(writer, plan, batches, ({}, {}))
             lengths = writer.finish()
         finally:
             writer.close()
-        head = encode_head(state, offset=cache.offset, last_offset=cache.last_offset, items=plan.items,
-                           notes=plan.notes, floor=plan.floor, gen=gen, lengths=lengths)
+        head = encode_head(state, offset=cache.offset, last_offset=cache.last_offset,
+                           items=encode_table(plan.items, cache.memo[0]), notes=encode_table(plan.notes, cache.memo[1]),
+                           floor=plan.floor, gen=gen, lengths=lengths)
         stat = write_head(directory, head, exclusive=exclusive, quiet=not exclusive)
         parts = Parts(directory, gen, lengths) if stat is not None else None
     except OSError as error:
@@ -122,18 +127,25 @@ def write_snapshot(directory: str, state: State, *, offset: int, last_offset: in
     return rewrite(cache, directory, os.path.join(directory, "events.jsonl"), exclusive=True)
 
 
-def _write_plan(writer: PartsWriter, plan, batches: dict) -> None:
+def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
     index = []
     for item, notes, fresh in plan.entries:
-        line = dumps_line({"item": item, "notes": notes})
+        note_bytes = b",".join(encoded(note, note["id"], memo[1]) for note in notes)
+        line = b'{"item":' + encoded(item, item["id"], memo[0]) + b',"notes":[' + note_bytes + b"]}"
         offset = writer.write("items", line + b"\n")
-        index.append(_ascii(["i", item["id"], offset, len(line)]))
-        index.extend(_ascii(["n", note_id, offset, len(line)]) for note_id in fresh)
+        where = f",{offset},{len(line)}]"
+        index.append(f'["i",{_quoted(item["id"])}{where}')
+        index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
     if index:
         writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
     if batches:
-        lines = "\n".join(_ascii([key, seq, offset]) for key, (seq, offset) in batches.items())
+        lines = "\n".join(f"[{_quoted(key)},{seq},{offset}]" for key, (seq, offset) in batches.items())
         writer.write("batches", (lines + "\n").encode("ascii"))
+
+
+def _quoted(key: str) -> str:
+    """``key`` as a JSON string in ASCII (ids made by the kernel need no escaping)."""
+    return f'"{key}"' if _PLAIN.fullmatch(key) else _ascii(key)
 
 
 def _rebase(cache: Cache, plan, parts: Parts, stat: tuple) -> None:

@@ -40,8 +40,9 @@ from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import KINDS, Parts, dumps_line
 
-__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "encode_head", "floor_key", "read_snapshot",
-           "remove_stale_temps", "write_head"]
+__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "encode_head", "encode_table", "encoded", "floor_key",
+           "read_snapshot",
+           "recent_key", "remove_stale_temps", "write_head"]
 
 FORMAT, VERSION = "fold-snapshot", 3
 RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
@@ -51,6 +52,20 @@ HEAD_RECENT = 256  # not-active items a head keeps: RECENT, and room for restore
 def floor_key(value) -> tuple | None:
     """The sort key of a ``recent_floor`` (``[status_at, id]``), or None."""
     return None if value is None else (instant_key(value[0]), value[1])
+
+
+_INSTANTS: dict[str, float] = {}  # status_at text -> instant: a refresh sorts the same items again and again
+
+
+def recent_key(item: dict) -> tuple:
+    """The order of ``not_active``: ``status_at`` as an instant, then id."""
+    text = item["status_at"]
+    instant = _INSTANTS.get(text)
+    if instant is None:
+        if len(_INSTANTS) >= 65536:
+            _INSTANTS.clear()
+        instant = _INSTANTS[text] = instant_key(text)
+    return instant, item["id"]
 
 
 class ItemSource:
@@ -186,9 +201,9 @@ def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
     return Snapshot(VERSION, state, offset, last_offset, floor, archive, stat)
 
 
-def encode_head(state: State, *, offset: int, last_offset: int, items: dict, notes: dict, floor,
+def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor,
                 gen: str, lengths: dict[str, int]) -> bytes:
-    """The head line for ``state`` at log ``offset``, holding ``items`` and ``notes``."""
+    """The head line for ``state`` at log ``offset``; ``items`` and ``notes`` are its tables, encoded."""
     head = {
         "format": FORMAT,
         "version": VERSION,
@@ -204,10 +219,38 @@ def encode_head(state: State, *, offset: int, last_offset: int, items: dict, not
         "annotation_total": len(state.annotations),
         "recent_floor": floor,
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
-        "items": items,
-        "annotations": notes,
     }
-    return dumps_line(head) + b"\n"
+    return dumps_line(head)[:-1] + b',"items":' + items + b',"annotations":' + notes + b"}\n"
+
+
+def encode_table(table: dict, memo: dict) -> bytes:
+    """``table`` as a JSON object, reusing ``memo``'s encoding of values seen before (by identity).
+
+    Values are never changed in place (a change is a new dict), so an entry
+    whose value is the very object encoded last time has the same bytes.
+    ``memo`` maps a key to ``(value, b'"key":value', where value starts)``;
+    keys that left the table are forgotten from time to time.
+    """
+    parts = []
+    append, recall = parts.append, memo.get
+    for key, value in table.items():
+        hit = recall(key)
+        if hit is None or hit[0] is not value:
+            prefix = dumps_line(key) + b":"
+            hit = memo[key] = (value, prefix + dumps_line(value), len(prefix))
+        append(hit[1])
+    if len(memo) > 2 * len(table) + 64:  # forget what left the table
+        for key in [key for key in memo if key not in table]:
+            del memo[key]
+    return b"{" + b",".join(parts) + b"}"
+
+
+def encoded(value: dict, key: str, memo: dict) -> bytes:
+    """``dumps_line(value)``, from ``memo`` (see ``encode_table``) when it holds this very object."""
+    hit = memo.get(key)
+    if hit is not None and hit[0] is value:
+        return hit[1][hit[2]:]
+    return dumps_line(value)
 
 
 def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> tuple | None:

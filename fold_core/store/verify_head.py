@@ -11,8 +11,7 @@ log.
 
 from __future__ import annotations
 
-from fold_core.store.layout import recent_key
-from fold_core.store.snapshot import floor_key
+from fold_core.store.snapshot import floor_key, recent_key
 
 __all__ = ["head_problem"]
 
