@@ -23,7 +23,12 @@ store of the same stream. It measures every row of the issue's table:
 Commit figures are taken twice: with the copies on the scratch disk (what a
 user sees, fsync included) and on tmpfs (``/dev/shm``: the fsync costs
 almost nothing there, so the figure is the CPU cost that grows — or not —
-with the history). Prints one JSON line.
+with the history). In-process commits start after warm-ups that cover what
+a long-lived process pays once (its first refresh, 64 commits in, and the
+look-ups that collect the index keys); the slowest warm-up is kept too.
+Every figure also has its CPU time (the children's user + system time for
+processes, ``process_time`` in-process): steadier than wall time on a busy
+machine. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from timing import clean_env, emit_json, paired, pair_result, process
+from timing import clean_env, emit_json, paired, pair_result
 
 from fold_core.store.base import Store
 from fold_core.store.file import FileRecorder
@@ -85,21 +90,42 @@ class Batches:
         return {"batch_id": f"bench-{self.tag}-{k}-{os.getpid()}", "declarations": declarations}
 
 
+def _child(argv: list[str], cwd: str, cpu: list) -> None:
+    """Run ``argv`` (stdout to /dev/null) in the clean environment; its CPU seconds go to ``cpu``."""
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=clean_env(), cwd=cwd)
+    _, status, usage = os.wait4(child.pid, 0)
+    err = child.stderr.read()
+    child.stderr.close()
+    if status != 0:
+        raise RuntimeError(f"{argv} exited with status {status}: {err.decode()[-600:]}")
+    cpu.append(usage.ru_utime + usage.ru_stime)
+
+
+def _with_cpu(result: dict, cpu_a: list, cpu_b: list, warmups: int) -> dict:
+    """Add the children's CPU time (user + system) to a pair result: steadier than wall time on a busy machine."""
+    a, b = cpu_a[warmups:], cpu_b[warmups:]
+    result["cpu"] = pair_result(a, b)
+    return result
+
+
 def state_read(big: str, repeats: int, warmups: int) -> dict:
     python = sys.executable
     cwd = os.path.dirname(big)
-    command = process([python, "-m", "fold_core", "state", "--store", big, "--format", "json", "--now", NOW],
-                      cwd=cwd)
-    baseline = process([python, "-c", "import json"], cwd=cwd)
-    return paired(command, baseline, repeats, warmups=warmups)
+    cpu_a: list = []
+    cpu_b: list = []
+    argv = [python, "-m", "fold_core", "state", "--store", big, "--format", "json", "--now", NOW]
+    result = paired(lambda: _child(argv, cwd, cpu_a), lambda: _child([python, "-c", "import json"], cwd, cpu_b),
+                    repeats, warmups=warmups)
+    return _with_cpu(result, cpu_a, cpu_b, warmups)
 
 
 def cli_commit(big: str, small: str, scratch: str, repeats: int, warmups: int) -> dict:
-    python, env = sys.executable, clean_env()
+    python = sys.executable
     stores = {"big": _copy(big, scratch, "cli-big"), "small": _copy(small, scratch, "cli-small")}
     streams = {name: Batches(Store(FileRecorder(path)).state(), "cli") for name, path in stores.items()}
     batch_file = os.path.join(scratch, "batch.json")
     minute = [0]
+    cpu: dict[str, list] = {"big": [], "small": []}
 
     def run(name: str):
         def go() -> None:
@@ -107,36 +133,43 @@ def cli_commit(big: str, small: str, scratch: str, repeats: int, warmups: int) -
             with open(batch_file, "w", encoding="utf-8") as out:
                 json.dump(streams[name].next(), out, ensure_ascii=False)
             now = f"2027-06-02T{minute[0] // 60 % 24:02d}:{minute[0] % 60:02d}:00+08:00"
-            done = subprocess.run([python, "-m", "fold_core", "commit", "--store", stores[name], "--actor", ACTOR,
-                                   "--now", now, batch_file], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  env=env, cwd=scratch)
-            if done.returncode != 0:
-                raise RuntimeError(f"foldctl commit exited {done.returncode}: {done.stderr.decode()[-600:]}")
+            _child([python, "-m", "fold_core", "commit", "--store", stores[name], "--actor", ACTOR, "--now", now,
+                    batch_file], scratch, cpu[name])
         return go
 
     result = paired(run("big"), run("small"), repeats, warmups=warmups)
     for path in stores.values():
         shutil.rmtree(path, ignore_errors=True)
-    return result
+    return _with_cpu(result, cpu["big"], cpu["small"], warmups)
 
 
 def in_process(big: str, small: str, scratch: str, commits: int, warmups: int) -> dict:
-    """Alternating long-lived in-process commits on copies of both stores (on ``scratch``)."""
+    """Alternating long-lived in-process commits on copies of both stores (on ``scratch``).
+
+    The warm-ups cover what a long-lived process pays once: its first snapshot
+    refresh (64 commits in) and the first look-ups that collect the index keys;
+    the slowest warm-up is reported too.
+    """
     stores = {"big": Store(FileRecorder(_copy(big, scratch, "mem-big"))),
               "small": Store(FileRecorder(_copy(small, scratch, "mem-small")))}
     streams = {name: Batches(store.state(), "mem") for name, store in stores.items()}  # first session untimed
     times: dict[str, list[float]] = {"big": [], "small": []}
+    cpu: dict[str, list[float]] = {"big": [], "small": []}
+    warm: dict[str, list[float]] = {"big": [], "small": []}
     for index in range(warmups + commits):
         now = f"2027-06-03T{index // 60 % 24:02d}:{index % 60:02d}:00+08:00"
         for name, store in stores.items():
             batch = streams[name].next()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             answer = store.commit(batch, actor=ACTOR, now=now)
-            elapsed = time.perf_counter() - started
+            elapsed, used = time.perf_counter() - started, time.process_time() - started_cpu
             if answer.exit_code != 0:
                 raise RuntimeError(f"commit rejected on {name}: {json.dumps(answer.document, ensure_ascii=False)[:600]}")
             if index >= warmups:
                 times[name].append(elapsed)
+                cpu[name].append(used)
+            else:
+                warm[name].append(elapsed)
     items = {name: len(store.state().items) for name, store in stores.items()}
     for store in stores.values():
         store.recorder.close()
@@ -144,8 +177,13 @@ def in_process(big: str, small: str, scratch: str, commits: int, warmups: int) -
     for store in stores.values():
         shutil.rmtree(store.recorder.path, ignore_errors=True)
     result = pair_result(times["big"], times["small"])
-    result["verify_after_commits"] = checked
     result["slowest_ratio"] = result["subject"]["max"] / result["subject"]["median"]
+    result["cpu"] = pair_result(cpu["big"], cpu["small"])
+    result["cpu"]["slowest_ratio"] = result["cpu"]["subject"]["max"] / result["cpu"]["subject"]["median"]
+    result["small_slowest_ratio"] = result["baseline"]["max"] / result["baseline"]["median"]
+    result["warmups"] = {"n": warmups, "slowest_big": max(warm["big"], default=0.0),
+                         "slowest_small": max(warm["small"], default=0.0)}
+    result["verify_after_commits"] = checked
     result["items"] = items
     return result
 
@@ -216,6 +254,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--warmups", type=int, default=2)
     parser.add_argument("--commits", type=int, default=100)
+    parser.add_argument("--commit-warmups", type=int, default=70, help="in-process warm-ups (a first refresh is at 64)")
     parser.add_argument("--recovery-repeats", type=int, default=3)
     parser.add_argument("--only", default="state,cli,commit,recovery")
     args = parser.parse_args(argv)
@@ -229,11 +268,11 @@ def main(argv: list[str] | None = None) -> dict:
     if "cli" in only:
         result["cli_commit"] = cli_commit(args.big, args.small, args.scratch, args.repeats, args.warmups)
     if "commit" in only:
-        result["commit_disk"] = in_process(args.big, args.small, args.scratch, args.commits, 10)
+        result["commit_disk"] = in_process(args.big, args.small, args.scratch, args.commits, args.commit_warmups)
         shm = tempfile.mkdtemp(prefix="fold-flat-", dir="/dev/shm") if os.path.isdir("/dev/shm") else None
         if shm:
             try:
-                result["commit_tmpfs"] = in_process(args.big, args.small, shm, args.commits, 10)
+                result["commit_tmpfs"] = in_process(args.big, args.small, shm, args.commits, args.commit_warmups)
             finally:
                 shutil.rmtree(shm, ignore_errors=True)
     if "recovery" in only:

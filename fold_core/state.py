@@ -3,7 +3,9 @@
 ``State`` is frozen data: accepted batches produce a new ``State``; nothing
 mutates one in place. Item records and annotations are plain JSON-shaped dicts
 exactly as they appear in records and snapshots (the post-images of §6.1), so
-replay costs no conversion.
+replay costs no conversion. The item and annotation tables are persistent
+maps (``fold_core.table``): a new state shares them and copies only what the
+record changed, so a commit does not cost more as the history grows.
 
 ``apply_record`` is T: it applies a record's post-images, acks and
 ``last_checked_at`` exactly as recorded — it never re-validates, never reads a

@@ -4,26 +4,32 @@ A store is a directory::
 
     meta.json       {"format": "fold-store", "version": 1, "budget": 64, "created_at": ...}
     events.jsonl    the truth: record n on line n (see ``log``)
-    snapshot.json   a cache of the state and the batch index (see ``snapshot``)
+    snapshot.json   a cache: the head of the snapshot, what a state read needs (see ``snapshot``)
+    snapshot.<generation>.{items,index,batches}
+                    the rest of that cache, append-only (see ``parts``)
     lock            the flock target (see ``locking``)
 
 ``FileRecorder`` is the ``Recorder`` of ``store.base``: every session takes the
 lock (exclusive to write, shared to read) and recovers before anything else —
-snapshot (ignored and rebuilt from the log when missing, unreadable or ahead of
-the log), then only the log tail after the snapshot's offset; a writer repairs
-a torn tail under the lock. An unusable snapshot is never deleted by a reader;
-the next writer keeps it as ``snapshot.json.bad`` (it may be the last trace of
-lost records) and writes a fresh one. Records that recovery finds beyond what
-this recorder already knew are fsynced (file and directory) before they are
-answered: their writer may have died between its write and its fsync.
+the snapshot head (ignored and rebuilt from the log when missing, unreadable or
+ahead of the log), then only the log tail after the snapshot's offset; a writer
+repairs a torn tail under the lock. The recovered state holds the head and the
+tail in memory and looks archived items up one at a time (``cache``), so
+neither a read nor a commit pays for the store's age. An unusable snapshot is
+never deleted by a reader; the next writer keeps it as ``snapshot.json.bad``
+(it may be the last trace of lost records) and writes a fresh one. Records that
+recovery finds beyond what this recorder already knew are fsynced (file and
+directory) before they are answered: their writer may have died between its
+write and its fsync.
 
 ``append`` writes one line, then fsyncs the file (and the directory when the
 log was just created): from then on the batch is committed, whatever fails
-later. The snapshot is refreshed at the end of a session only when the tail
-beyond it reaches ``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by
-``close()`` (a long-lived process's clean shutdown; a ``foldctl`` process does
-not refresh on exit, which would rewrite it on every commit); a failed refresh
-is only logged.
+later. The snapshot is refreshed (``refresh``: appended to, not rewritten) at
+the end of a writer's session only when the tail beyond it reaches
+``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by ``close()`` (a
+long-lived process's clean shutdown; a ``foldctl`` process does not refresh on
+exit, which would write it on every commit); a failed refresh is only logged.
+A reader writes a snapshot only when there is none.
 
 A failed write or fsync is never retried and never reported as success:
 ``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed

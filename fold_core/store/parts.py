@@ -26,7 +26,8 @@ head's lengths are harmless.
 
 Lookups scan the index bytes for ``\\n["i","<id>",`` from the end (a few
 milliseconds on a 100k-record store); a reader that keeps looking up (a
-long-lived process) parses the whole index once into a dict instead.
+long-lived process) collects every key once, so that a miss — a new id, a
+new batch — costs a set look-up. Writing is in ``parts_write``.
 """
 
 from __future__ import annotations
@@ -35,13 +36,10 @@ import json
 import os
 import re
 
-from fold_core.store.log import fsync_dir
-
-__all__ = ["KINDS", "Parts", "PartsWriter", "dumps_line", "new_generation", "part_names", "remove_other_generations"]
+__all__ = ["KINDS", "Parts", "dumps_line", "header", "part_names"]
 
 KINDS = ("items", "index", "batches")
 SCANS_BEFORE_PARSE = 4  # look-ups by scanning before the whole index is parsed into a dict
-_NAME = re.compile(r"snapshot\.([0-9a-f]{12})\.(items|index|batches)")
 _INDEX_LINE = re.compile(rb'\n\["([in])",("(?:[^"\\\n]|\\.)*"),(\d+),(\d+)\](?=\n)')
 _INDEX_KEY = re.compile(rb'\n\["([in])","((?:[^"\\\n]|\\.)*)"')
 _BATCH_LINE = re.compile(rb'\n\[("(?:[^"\\\n]|\\.)*"),(\d+),(\d+)\](?=\n)')
@@ -98,11 +96,8 @@ def part_names(gen: str) -> dict[str, str]:
     return {kind: f"snapshot.{gen}.{kind}" for kind in KINDS}
 
 
-def new_generation() -> str:
-    return os.urandom(6).hex()
-
-
-def _header(gen: str, kind: str) -> bytes:
+def header(gen: str, kind: str) -> bytes:
+    """The first line of part ``kind`` of generation ``gen``."""
     return _ascii({"fold_snapshot_part": kind, "generation": gen}).encode("ascii") + b"\n"
 
 
@@ -156,8 +151,8 @@ class Parts:
     def check(self) -> None:
         """Each part is at least as long as the head says and starts with this generation's header."""
         for kind in KINDS:
-            header = _header(self.gen, kind)
-            if self.lengths[kind] < len(header) or self.files.read(kind, 0, len(header)) != header:
+            first = header(self.gen, kind)
+            if self.lengths[kind] < len(first) or self.files.read(kind, 0, len(first)) != first:
                 raise ValueError(f"snapshot part {kind} does not belong to generation {self.gen}")
             if os.fstat(self.files.fds[kind]).st_size < self.lengths[kind]:
                 raise ValueError(f"snapshot part {kind} is shorter than its head says")
@@ -320,89 +315,3 @@ class Parts:
             self._batches = {}
             self._parse_batches_from(0)
         return self._batches
-
-
-class PartsWriter:
-    """Appends to (or creates) one generation's parts; the caller holds the lock that allows it.
-
-    ``start`` gives the offset where the next archive line will begin; after
-    ``write``, ``finish`` fsyncs every part and returns the new lengths, which a
-    new head may then record.
-    """
-
-    def __init__(self, directory: str, gen: str, lengths: dict[str, int] | None) -> None:
-        self.directory, self.gen = directory, gen
-        self.created = lengths is None
-        self.fds: dict[str, int] = {}
-        self.sizes: dict[str, int] = {}
-        try:
-            for kind, name in part_names(gen).items():
-                path = os.path.join(directory, name)
-                if self.created:
-                    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-                    self.fds[kind] = fd
-                    header = _header(gen, kind)
-                    _write_all(fd, header)
-                    self.sizes[kind] = len(header)
-                else:
-                    fd = self.fds[kind] = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-                    self.sizes[kind] = _cut_partial_line(fd, lengths[kind])
-        except BaseException:
-            self.close()
-            raise
-
-    def write(self, kind: str, data: bytes) -> int:
-        """Append ``data`` to part ``kind``; the offset it starts at."""
-        start = self.sizes[kind]
-        if data:
-            os.lseek(self.fds[kind], start, os.SEEK_SET)
-            _write_all(self.fds[kind], data)
-            self.sizes[kind] = start + len(data)
-        return start
-
-    def finish(self) -> dict[str, int]:
-        for fd in self.fds.values():
-            os.fsync(fd)
-        if self.created:
-            fsync_dir(self.directory)
-        return dict(self.sizes)
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds = {}
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _cut_partial_line(fd: int, covered: int) -> int:
-    """Cut bytes after the last newline (an interrupted append); never below ``covered``. The size."""
-    size = os.fstat(fd).st_size
-    if size < covered:
-        raise ValueError("a snapshot part is shorter than its head says")
-    end = size
-    while end > covered:
-        chunk = os.pread(fd, min(65536, end - covered), max(end - 65536, covered))
-        newline = chunk.rfind(b"\n")
-        if newline >= 0:
-            end = end - len(chunk) + newline + 1
-            break
-        end -= len(chunk)
-    if end != size:
-        os.ftruncate(fd, end)
-    return end
-
-
-def remove_other_generations(directory: str, keep: set[str]) -> None:
-    """Remove part files of generations no head names (only under the exclusive lock)."""
-    for name in os.listdir(directory):
-        match = _NAME.fullmatch(name)
-        if match is not None and match.group(1) not in keep:
-            try:
-                os.remove(os.path.join(directory, name))
-            except OSError:
-                pass
