@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from timing import clean_env, emit_json, paired, pair_result
+from timing import clean_env, emit_json, pair_result, paired, parse_once
 
 from fold_core.store.base import Store
 from fold_core.store.file import FileRecorder
@@ -214,15 +214,6 @@ def recovery(big: str, scratch: str, repeats: int) -> dict:
     for name in ("meta.json", "events.jsonl"):
         os.link(os.path.join(big, name), os.path.join(cold, name))
     log_path = os.path.join(cold, "events.jsonl")
-
-    def parse() -> int:
-        loads, count = json.loads, 0
-        with open(log_path, "rb") as log:
-            for line in log:
-                loads(line)
-                count += 1
-        return count
-
     recover_times, parse_times = [], []
     for index in range(repeats + 1):
         _remove_snapshot(cold)
@@ -233,7 +224,7 @@ def recovery(big: str, scratch: str, repeats: int) -> dict:
         records = session.state.event_seq
         manager.__exit__(None, None, None)
         started = time.perf_counter()
-        count = parse()
+        count = parse_once(log_path)
         parsed = time.perf_counter() - started
         assert count == records, (count, records)
         if index:
