@@ -19,11 +19,11 @@ rate, higher is better), for the steady and the churn workload.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 from common import SCRATCH, existing_store, emit_json, install_snapshot, pair_result, summarize
+from timing import parse_once
 
 from fold_core.store.file import FileRecorder
 
@@ -39,15 +39,6 @@ def recover_once(store: str) -> tuple[float, float, int]:
     manager.__exit__(None, None, None)
     left = time.perf_counter() - started
     return recovered, left, seq
-
-
-def parse_once(path: str) -> int:
-    loads, count = json.loads, 0
-    with open(path, "rb") as log:
-        for line in log:
-            loads(line)
-            count += 1
-    return count
 
 
 def measure(store: str, records: int, repeats: int) -> dict:

@@ -2,9 +2,9 @@
 
 What: for each workload's store of N records (100,000 in the full run, built
 by ``common.build_store`` with the store's own encoders), the size of
-``events.jsonl`` divided by N, the size of a fresh ``snapshot.json`` and how
-it splits between its physical lines (the head with the state a read needs,
-then each further section such as the batch index, by name), and — over the last 1,000 records — how many
+``events.jsonl`` divided by N, the size of a fresh snapshot and how it
+splits between its files (the head with the state a read needs, then the
+archive, its index and the batch index), and — over the last 1,000 records — how many
 bytes each top-level field of a record takes (compact JSON of the value, as
 encoded in the line), to show where the bytes go.
 
@@ -17,7 +17,7 @@ import argparse
 import json
 import os
 
-from common import SCRATCH, existing_store, emit_json
+from common import SCRATCH, emit_json, existing_store, snapshot_files
 
 SAMPLE = 1000
 
@@ -38,25 +38,16 @@ def field_bytes(log_path: str, records: int) -> dict:
     return {key: round(total / seen) for key, total in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
-def snapshot_parts(data: bytes) -> dict:
-    """Bytes of each physical line of the snapshot: the head, then each ``"name":...`` line by name."""
-    parts = {}
-    for number, line in enumerate(data.split(b"\n")):
-        if not line:
-            continue
-        name = "head" if number == 0 else line[1:line.index(b'"', 1)].decode() if line[:1] == b'"' else f"line{number}"
-        parts[name] = len(line) + 1
-    return parts
-
-
 def measure(store: str, records: int) -> dict:
     log_path = os.path.join(store, "events.jsonl")
-    with open(os.path.join(store + ".snapshots", "tail-0.json"), "rb") as file:
-        snapshot = file.read()
+    kept = os.path.join(store + ".snapshots", "tail-0")
+    parts = {("head" if name == "snapshot.json" else name.rsplit(".", 1)[1]): os.path.getsize(os.path.join(kept, name))
+             for name in snapshot_files(kept)}
+    snapshot = sum(parts.values())
     log_bytes = os.path.getsize(log_path)
     return {"records": records, "log_bytes": log_bytes, "log_bytes_allocated": os.stat(log_path).st_blocks * 512,
-            "bytes_per_record": log_bytes / records, "snapshot_bytes": len(snapshot),
-            "snapshot_parts": snapshot_parts(snapshot), "snapshot_bytes_per_record": len(snapshot) / records,
+            "bytes_per_record": log_bytes / records, "snapshot_bytes": snapshot,
+            "snapshot_parts": parts, "snapshot_bytes_per_record": snapshot / records,
             "fields": field_bytes(log_path, records)}
 
 

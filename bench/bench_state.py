@@ -9,9 +9,9 @@ snapshot position:
 * ``fresh`` — the snapshot reflects the last record (recovery reads nothing);
 * ``tail 63`` — the snapshot is 63 records behind (the most a reader replays
   without refreshing it, with the default bound of 64);
-* ``tail 64`` — 64 behind: the reader replays them *and* rewrites the
-  snapshot under its shared lock (the kept stale snapshot is put back before
-  every run, untimed).
+* ``tail 64`` — 64 behind (a writer failed to refresh it): the reader
+  replays them; it never rewrites a usable snapshot (the kept stale snapshot
+  is put back before every run anyway, untimed).
 
 Baseline: ``python -c 'import json'`` with the same interpreter, timed
 alternately with each foldctl run. Subprocesses run with

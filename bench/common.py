@@ -14,8 +14,9 @@ of agent ticks over it:
 Every batch goes through the real kernel (``apply_batch``); a rejection is a
 bug in the workload and raises. ``build_store`` writes a store of N records
 with the store's own encoders (``write_meta``, ``encode_record``,
-``encode_snapshot``): the bytes FileRecorder would write, without N fsyncs.
-Scratch space: ``$FOLD_BENCH_DIR`` (default /tmp/fold-bench).
+``write_snapshot``): the bytes FileRecorder would write, without N fsyncs.
+Scratch space: ``$FOLD_BENCH_DIR`` (default /tmp/fold-bench). The timing helpers live in
+``timing`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ import json
 import os
 import random
 import shutil
-import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -36,7 +35,9 @@ from fold_core import kernel  # noqa: E402
 from fold_core.state import empty_state  # noqa: E402
 from fold_core.store.log import encode_record  # noqa: E402
 from fold_core.store.meta import write_meta  # noqa: E402
-from fold_core.store.snapshot import batches_line, encode_snapshot  # noqa: E402
+from fold_core.store.refresh import write_snapshot  # noqa: E402
+from timing import (SCRATCH, bench_dir, clean_env, emit_json, filesystem, pair_result, paired,  # noqa: E402,F401
+                    process, summarize, timed)
 
 BUDGET, ACTOR = 64, "agent"
 START = datetime(2026, 10, 8, 20, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -44,7 +45,6 @@ TOPICS = ["签证材料", "周报", "机票改签", "信用卡账单", "PR 评�
           "论文修改", "客户回访", "服务器告警", "孩子家长会", "快递签收", "年假申请", "保险理赔"]
 STEPS = ["待确认", "进行中", "等回复", "缺材料", "已提交", "需要你决定", "明天截止", "已排期"]
 CHANNELS = ["email", "worklog", "calendar", "chat", "rss"]
-SCRATCH = os.environ.get("FOLD_BENCH_DIR", "/tmp/fold-bench")
 
 
 def now_at(tick: int) -> str:
@@ -181,10 +181,10 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
     """Write a store of ``count`` records at ``path`` (see the module docstring).
 
     For each ``t`` in ``tails`` the snapshot ``t`` records behind the log end
-    is kept as ``<path>.snapshots/tail-<t>.json``; the tail-0 one (fresh) is
-    also installed as ``snapshot.json``. Returns facts (sizes, build time).
+    (its head and parts) is kept in ``<path>.snapshots/tail-<t>/``; the
+    tail-0 one (fresh) is also installed. Returns facts (sizes, build time).
     """
-    from fold_core.state import _Builder  # T folded record by record (linear)
+    from fold_core.state import Replayer  # T folded record by record (linear)
 
     started = time.perf_counter()
     aside = path + ".snapshots"
@@ -193,7 +193,7 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
         os.makedirs(directory)
     write_meta(path, BUDGET)
     workload = Workload(kind)
-    full = _Builder(empty_state(BUDGET))
+    full = Replayer(empty_state(BUDGET))
     batches: dict = {}
     offset = last_offset = 0
     wanted = {count - t: t for t in tails}
@@ -206,8 +206,12 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
             last_offset, offset = offset, offset + len(data)
             tail = wanted.get(record["event_seq"])
             if tail is not None:
-                with open(os.path.join(aside, f"tail-{tail}.json"), "wb") as snap:
-                    snap.write(encode_snapshot(full.freeze(), offset, last_offset, batches_line(batches)))
+                kept = os.path.join(aside, f"tail-{tail}")
+                os.makedirs(kept)
+                state = full.freeze()
+                full = Replayer(state)
+                if not write_snapshot(kept, state, offset=offset, last_offset=last_offset, batches=dict(batches)):
+                    raise RuntimeError(f"could not write the snapshot into {kept}")
         log.flush()
         os.fsync(log.fileno())
     state = full.freeze()
@@ -217,89 +221,16 @@ def build_store(path: str, kind: str, count: int, tails: tuple[int, ...] = (0,))
             "not_active": state.inactive_total}
 
 
+def snapshot_files(directory: str) -> list[str]:
+    """The names of a snapshot's files in ``directory`` (the head and its parts)."""
+    return sorted(name for name in os.listdir(directory) if name.startswith("snapshot."))
+
+
 def install_snapshot(path: str, tail: int | None) -> None:
     """Put the kept snapshot ``tail`` records behind in place (None: no snapshot at all)."""
-    target = os.path.join(path, "snapshot.json")
+    for name in snapshot_files(path):
+        os.remove(os.path.join(path, name))
     if tail is not None:
-        shutil.copyfile(os.path.join(path + ".snapshots", f"tail-{tail}.json"), target)
-    elif os.path.exists(target):
-        os.remove(target)
-
-
-# -- timing --------------------------------------------------------------------
-
-
-def summarize(samples: list[float]) -> dict:
-    """Median and spread (min, max, and the interquartile range when n ≥ 4)."""
-    ordered = sorted(samples)
-    q1, q3 = statistics.quantiles(ordered, n=4)[::2] if len(ordered) >= 4 else (ordered[0], ordered[-1])
-    return {"n": len(ordered), "median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1],
-            "mean": statistics.fmean(ordered), "q1": q1, "q3": q3}
-
-
-def timed(function, setup=None) -> float:
-    """Seconds taken by one ``function()`` (``setup()`` runs before, untimed)."""
-    if setup is not None:
-        setup()
-    started = time.perf_counter()
-    function()
-    return time.perf_counter() - started
-
-
-def paired(subject, baseline, repeats: int, *, warmups: int = 1, setup=None, base_setup=None) -> dict:
-    """Time ``subject`` and ``baseline`` alternately, ``repeats`` pairs after ``warmups``.
-
-    Alternating puts both under the same machine noise; the ratio is reported
-    as the ratio of the medians and as the median of the per-pair ratios.
-    """
-    pairs = [(timed(subject, setup), timed(baseline, base_setup)) for _ in range(warmups + repeats)]
-    return pair_result([a for a, _ in pairs[warmups:]], [b for _, b in pairs[warmups:]])
-
-
-def pair_result(a: list[float], b: list[float]) -> dict:
-    subject, baseline = summarize(a), summarize(b)
-    return {"subject": subject, "baseline": baseline, "ratio": subject["median"] / baseline["median"],
-            "pair_ratios": summarize([x / y for x, y in zip(a, b)])}
-
-
-def clean_env() -> dict:
-    """The environment of a user's shell: bytecode caching on (PYTHONDONTWRITEBYTECODE removed)."""
-    env = dict(os.environ)
-    for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPROFILEIMPORTTIME", "FOLD_SNAPSHOT_EVERY", "FOLD_FAULT"):
-        env.pop(name, None)
-    return env
-
-
-def process(argv: list[str], cwd: str | None = None):
-    """A function that runs ``argv`` (stdout to /dev/null) in the clean environment."""
-    env = clean_env()
-
-    def run() -> None:
-        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-        if done.returncode != 0:
-            raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr.decode()[-400:]}")
-
-    return run
-
-
-def bench_dir(name: str) -> str:
-    """A fresh scratch directory under ``SCRATCH``."""
-    path = os.path.join(SCRATCH, name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
-def filesystem(path: str) -> str:
-    """``device (type) mounted at`` for ``path``, from /proc/mounts."""
-    path, best = os.path.realpath(path), ("?", "", "?")
-    with open("/proc/mounts") as mounts:
-        for line in mounts:
-            device, point, fstype = line.split()[:3]
-            if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best[1]):
-                best = (device, point, fstype)
-    return f"{best[0]} ({best[2]}) mounted at {best[1]}"
-
-
-def emit_json(result: dict) -> None:
-    print(json.dumps(result, ensure_ascii=False))  # one line on stdout: run_all reads it
+        kept = os.path.join(path + ".snapshots", f"tail-{tail}")
+        for name in snapshot_files(kept):
+            shutil.copyfile(os.path.join(kept, name), os.path.join(path, name))

@@ -32,7 +32,7 @@ def method_section(results: dict) -> str:
   patches two random items (new summary, sometimes new sources) — the item table stays at 200. *churn*: each
   tick creates one childless root item and withdraws the oldest — the not-active index grows by one per tick.
 * **Large stores**: {build}. Built with the store's own encoders (`write_meta`, `encode_record`,
-  `encode_snapshot`) instead of {s['records']:,} fsynced commits: the bytes are those FileRecorder writes. The
+  `write_snapshot`) instead of {s['records']:,} fsynced commits: the bytes are those FileRecorder writes. The
   kernel's working state drops withdrawn items every 1,000 ticks (no batch names one, ids are never reused, so
   the records are unchanged) and the snapshot state is folded from the records with T, so building is linear.
   Snapshots 0, 63 and 64 records behind the log end are kept beside the store and copied into place before a
@@ -91,8 +91,9 @@ def _commit(c: dict) -> str:
 def _state(st: dict) -> str:
     text = ["### 2. `foldctl state` vs `python -c 'import json'`\n",
             f"`bench/bench_state.py`. `python -m fold_core state --store DIR --format json` (clock `--now`), "
-            f"{st['records']:,} records in the log. *tail 63* is the most a reader replays without refreshing the "
-            f"snapshot (bound 64); at *tail 64* the reader also rewrites the snapshot.\n"]
+            f"{st['records']:,} records in the log. *tail 63* is the most a reader replays when writers refresh the "
+            f"snapshot (bound 64); *tail 64* is a snapshot a writer failed to refresh (readers never write one "
+            f"that is still usable).\n"]
     for kind, e in st["workloads"].items():
         text.append(f"**{kind}**\n")
         body = [[TAIL_LABELS[t], iqr(e[t]["subject"]), iqr(e[t]["baseline"]), f"{e[t]['ratio']:.2f}×",
@@ -135,7 +136,7 @@ def _recovery(rc: dict) -> str:
 
 def _size(sz: dict) -> str:
     text = ["### 4. Bytes on disk\n",
-            f"`bench/bench_size.py`. `events.jsonl` size / records, the fresh snapshot by physical line, and the "
+            f"`bench/bench_size.py`. `events.jsonl` size / records, the fresh snapshot by file, and the "
             f"mean bytes of each record field over the last 1,000 records.\n"]
     body = []
     for kind, e in sz["workloads"].items():

@@ -3,7 +3,9 @@
 ``State`` is frozen data: accepted batches produce a new ``State``; nothing
 mutates one in place. Item records and annotations are plain JSON-shaped dicts
 exactly as they appear in records and snapshots (the post-images of §6.1), so
-replay costs no conversion.
+replay costs no conversion. The item and annotation tables are persistent
+maps (``fold_core.table``): a new state shares them and copies only what the
+record changed, so a commit does not cost more as the history grows.
 
 ``apply_record`` is T: it applies a record's post-images, acks and
 ``last_checked_at`` exactly as recorded — it never re-validates, never reads a
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-__all__ = ["State", "apply_record", "empty_state", "replay", "resolve_item"]
+from fold_core.table import derive
+
+__all__ = ["Replayer", "State", "apply_record", "empty_state", "replay", "resolve_item"]
 
 ITEM_FIELDS = (
     "id", "parent", "status", "title", "summary", "weight", "kind", "explicit_share", "share",
@@ -99,28 +103,46 @@ def empty_state(budget: int) -> State:
     return State(budget=budget)
 
 
-class _Builder:
-    """Mutable working copy used while folding records; frozen again at the end."""
+class Replayer:
+    """Folds records into a state (T, record by record); ``freeze`` gives the state.
 
-    __slots__ = ("state", "items", "annotations", "active", "revision", "event_seq", "last_checked_at",
-                 "inactive_total")
+    The tables are shared, only the changed entries are copied.
+
+    Cost per record: the record's own size (plus one lookup per changed item),
+    not the size of the item table (issue 11).
+    """
+
+    __slots__ = ("state", "items", "item_changes", "items_added", "annotations", "note_changes", "notes_added",
+                 "active", "revision", "event_seq", "last_checked_at", "inactive_total", "archived")
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.items = dict(state.items)
-        self.annotations = dict(state.annotations)
+        self.items = state.items
+        self.item_changes: dict[str, dict] = {}
+        self.items_added = 0
+        self.annotations = state.annotations
+        self.note_changes: dict[str, dict] = {}
+        self.notes_added = 0
         self.active = dict(state.active)
         self.revision = state.revision
         self.event_seq = state.event_seq
         self.last_checked_at = state.last_checked_at
         self.inactive_total = state.inactive_total
+        # Items beyond memory (a snapshot archive on disk): look-ups there are costly.
+        self.archived = getattr(state.items, "source", None) is not None
+
+    def _note(self, note_id: str) -> dict | None:
+        note = self.note_changes.get(note_id)
+        return note if note is not None else self.annotations.get(note_id)
 
     def apply(self, record: Mapping) -> None:
         kind = record["type"]
         self.event_seq = record["event_seq"]
         if kind == "annotation":
             note = record["annotation"]
-            self.annotations[note["id"]] = {
+            if self._note(note["id"]) is None:
+                self.notes_added += 1
+            self.note_changes[note["id"]] = {
                 **note,
                 "status": "saved",
                 "acknowledged_revision": None,
@@ -128,32 +150,47 @@ class _Builder:
                 "acknowledged_by": None,
             }
             return
-        items, active = self.items, self.active
+        changes, active, items = self.item_changes, self.active, self.items
+        # The kernel never reuses an id: an item its receipt says it created did not
+        # exist before, so it needs no look-up when that would reach an archive on
+        # disk. ``foldctl verify`` checks that every created id is new.
+        created = _created(record) if self.archived else ()
+        changes_get, items_get = changes.get, items.get
+        added = inactive = 0
         for change in record["changes"]:
             image = change["item"]
             item_id = image["id"]
-            before = items.get(item_id)
-            was_active = before is not None and before["status"] == "active"
+            before = changes_get(item_id)
+            if before is None and item_id not in created:
+                before = items_get(item_id)
             is_active = image["status"] == "active"
-            if before is not None and not was_active:
-                self.inactive_total -= 1
+            if before is None:
+                added += 1
+                was_active = False
+            else:
+                was_active = before["status"] == "active"
+                if not was_active:
+                    inactive -= 1
             if not is_active:
-                self.inactive_total += 1
+                inactive += 1
             if was_active != is_active:
                 layer = image["parent"]
                 members = active.get(layer, ())
                 if is_active:
                     active[layer] = members + (item_id,)
-                else:
-                    members = tuple(member for member in members if member != item_id)
+                elif item_id in members:
+                    at = members.index(item_id)
+                    members = members[:at] + members[at + 1:]
                     if members:
                         active[layer] = members
                     else:
-                        active.pop(layer, None)
-            items[item_id] = image
+                        del active[layer]
+            changes[item_id] = image
+        self.items_added += added
+        self.inactive_total += inactive
         for ack in record["acks"]:
-            note = self.annotations[ack["annotation"]]
-            self.annotations[ack["annotation"]] = {
+            note = self._note(ack["annotation"])
+            self.note_changes[ack["annotation"]] = {
                 **note,
                 "status": "acknowledged",
                 "acknowledged_revision": ack["revision"],
@@ -169,16 +206,25 @@ class _Builder:
             revision=self.revision,
             event_seq=self.event_seq,
             last_checked_at=self.last_checked_at,
-            items=self.items,
-            annotations=self.annotations,
+            items=derive(self.items, self.item_changes, self.items_added),
+            annotations=derive(self.annotations, self.note_changes, self.notes_added),
             active=self.active,
             inactive_total=self.inactive_total,
         )
 
 
+def _created(record: Mapping) -> frozenset | tuple:
+    """Ids the record's receipt lists as created (none when it has no usable receipt)."""
+    receipt = record.get("receipt")
+    try:
+        return frozenset(change["item"] for change in receipt["changes"] if change["op"] == "created")
+    except (TypeError, KeyError):
+        return ()
+
+
 def apply_record(state: State, record: Mapping) -> State:
     """T: the state after one accepted record."""
-    builder = _Builder(state)
+    builder = Replayer(state)
     builder.apply(record)
     return builder.freeze()
 
@@ -189,7 +235,7 @@ def replay(records: Iterable[Mapping], start: State | None = None, *, budget: in
         if budget is None:
             raise ValueError("replay needs a start state or a budget")
         start = empty_state(budget)
-    builder = _Builder(start)
+    builder = Replayer(start)
     for record in records:
         builder.apply(record)
     return builder.freeze()

@@ -1,28 +1,28 @@
-"""The recovered view of a file store, kept between sessions (contract §6.2).
+"""The recovered view of a file store, kept between sessions (contract §6.2; issue 11).
 
 ``Cache`` is what a ``FileRecorder`` knows after recovery: the state, where
-the log ends, what the snapshot file reflects, and the batch index. Two
-things in it are loaded lazily, because an old store's not-active items and
-batch index grow forever and most reads need neither:
+the log ends, the snapshot it started from, and the batch index entries of
+the records after that snapshot. The state's tables hold the snapshot head
+and what changed since in memory; everything else stays in the snapshot's
+archive and is looked up one item at a time (``table``), so neither a read
+nor a commit pays for the store's age:
 
-* a *partial* state — the snapshot head's items only — is completed with the
-  snapshot's archive (``complete``) when a write, a wide read or an unsafe log
-  tail needs every item (``tail_fits_partial``);
-* the batch index is looked up in the snapshot's raw index line
-  (``index_entry``) and loaded whole (``full_index``) only when that line is
-  unusable or a refresh must rewrite it without a previous line.
+* ``view_state`` is the state a state document needs: the in-memory items
+  and annotations only — plus, for restored items, the annotations archived
+  with them — when that is enough (the head keeps every not-active item
+  above its ``recent_floor``), else the whole state;
+* ``lookup`` finds a batch in the tail entries, then in the snapshot's batch
+  index, then (when that is unreadable) in the log itself.
 """
 
 from __future__ import annotations
 
-import json
+from fold_core.state import State
+from fold_core.table import Table
+from fold_core.store.log import read_line_at, scan
+from fold_core.store.snapshot import Snapshot, floor_key, recent_key
 
-from fold_core.state import State, empty_state, replay
-from fold_core.store.log import read_records, scan
-from fold_core.store.snapshot import Snapshot, find_batch
-
-__all__ = ["SNAP_BAD", "SNAP_MISSING", "SNAP_OK", "Cache", "complete", "full_index", "index_entry", "index_line",
-           "tail_fits_partial"]
+__all__ = ["SNAP_BAD", "SNAP_MISSING", "SNAP_OK", "Cache", "lookup", "view_state"]
 
 SNAP_OK, SNAP_MISSING, SNAP_BAD = "ok", "missing", "bad"
 
@@ -34,126 +34,107 @@ class Cache:
     the read path.)
     """
 
-    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap",
-                 "snapshot", "batches", "tail_batches", "offsets", "archive", "index_line")
+    __slots__ = ("state", "offset", "last_offset", "identity", "snap_seq", "snap_offset", "snap", "snapshot",
+                 "tail_batches", "log_batches", "offsets", "snap_stat", "memo")
 
     def __init__(self, state: State, offset: int, last_offset: int, identity: tuple | None,
-                 snap_seq: int, snap_offset: int, snap: str, snapshot: Snapshot | None) -> None:
+                 snap: str, snapshot: Snapshot | None, snap_stat: tuple | None = None) -> None:
         self.state = state
         self.offset = offset  # end of the last complete record
         self.last_offset = last_offset  # start of that record's line
         self.identity = identity  # (st_dev, st_ino) of events.jsonl; None while it does not exist
-        self.snap_seq = snap_seq  # event_seq the snapshot file reflects (0: none usable)
-        self.snap_offset = snap_offset
         self.snap = snap  # the snapshot file: SNAP_OK, SNAP_MISSING or SNAP_BAD (kept aside, then rewritten)
-        self.snapshot = snapshot  # kept for its raw batch index until a lookup needs it
-        self.batches: dict | None = None  # the full index, once loaded
-        self.tail_batches: dict = {}  # index entries beyond the snapshot
-        self.index_line: bytes | None = None  # the snapshot's raw index line, once read
+        self.snapshot = snapshot  # the snapshot the state started from (None: the whole log was replayed)
+        self.snap_seq = snapshot.state.event_seq if snapshot is not None else 0
+        self.snap_offset = snapshot.offset if snapshot is not None else 0
+        self.snap_stat = snap_stat  # stat of the snapshot.json this cache agrees with (None: no file)
+        self.tail_batches: dict = {}  # batch_id -> [event_seq, digest, offset] beyond the snapshot
+        self.log_batches: dict | None = None  # the index read from the log when the snapshot's is unusable
         self.offsets: dict = {}  # event_seq -> line start, where known
-        # While not None, ``state`` holds only the snapshot head's items (a
-        # partial state, enough for a default state read); this snapshot
-        # holds the rest as raw bytes.
-        self.archive: Snapshot | None = snapshot if snapshot is not None and snapshot.partial else None
+        self.memo: tuple[dict, dict] = ({}, {})  # the head's items and annotations as last encoded
 
 
-def complete(cache: Cache, log_path: str) -> None:
-    """Merge the snapshot's archive into a partial state (under the lock).
-
-    The head's items win: they may be newer than the snapshot (tail applied).
-    An archive that cannot be read is not trusted: the state up to
-    ``cache.offset`` is rebuilt from the log, and the snapshot marked bad.
-    """
-    try:
-        archive = cache.archive.archive()
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        records = read_records(log_path, 0, 0, 0, cache.offset)
-        cache.state, cache.snap = replay(records, empty_state(cache.state.budget)), SNAP_BAD
-    else:
-        cache.state = cache.state.replace(items={**archive, **cache.state.items})
-    cache.archive = None
-
-
-def index_line(cache: Cache) -> bytes | None:
-    """The raw index line of the snapshot the cache started from (None: unusable)."""
-    if cache.index_line is None and cache.snapshot is not None:
-        try:
-            cache.index_line = cache.snapshot.batches_line()
-        except (OSError, ValueError):
-            cache.snapshot = None
-    return cache.index_line
-
-
-def index_entry(cache: Cache, batch_id: str, log_path: str) -> list | None:
-    """``[event_seq, digest, offset]`` of an accepted batch, without loading the whole index."""
+def lookup(cache: Cache, batch_id: str, log_path: str) -> tuple[int, str | None, int] | None:
+    """``(event_seq, request_digest, offset)`` of an accepted batch, or None."""
     entry = cache.tail_batches.get(batch_id)
     if entry is not None:
-        return entry
-    if cache.batches is None:
-        line = index_line(cache)
-        if line is not None:
-            try:
-                return find_batch(line, batch_id)
-            except ValueError:
-                cache.index_line, cache.snapshot = None, None
-    return full_index(cache, log_path).get(batch_id)
+        return entry[0], entry[1], entry[2]
+    if cache.snapshot is None or cache.snap_seq == 0:
+        return None
+    found = None
+    if cache.log_batches is None:
+        try:
+            found = cache.snapshot.archive.batch(batch_id)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+            cache.log_batches = _index_from_log(log_path, cache.snap_offset, cache.snap_seq)
+    if cache.log_batches is not None:
+        found = cache.log_batches.get(batch_id)
+    if found is None:
+        return None
+    seq, offset = found
+    record = read_line_at(log_path, offset)
+    if type(record) is not dict or record.get("event_seq") != seq or record.get("batch_id") != batch_id:
+        raise ValueError(f"the batch index points {batch_id} at another record")
+    return seq, record.get("request_digest"), offset
 
 
-def full_index(cache: Cache, log_path: str) -> dict:
-    """The whole batch index (loaded once, then kept up to date by the recorder)."""
-    if cache.batches is None:
-        batches = None
-        line = index_line(cache)
-        if line is not None:
-            try:
-                batches = json.loads(b"{" + line)["batches"]
-            except (ValueError, KeyError, TypeError, RecursionError):
-                batches = None
-        if type(batches) is not dict:
-            batches = _index_from_log(log_path, cache.snap_offset, cache.snap_seq)
-        batches.update(cache.tail_batches)
-        cache.batches, cache.snapshot, cache.index_line = batches, None, None
-    return cache.batches
+def snapshot_batches(cache: Cache, log_path: str) -> dict:
+    """The batch index up to the snapshot: ``{batch_id: (event_seq, offset)}`` (for a full rewrite)."""
+    if cache.snapshot is None or cache.snap_seq == 0:
+        return {}
+    if cache.log_batches is None:
+        try:
+            return cache.snapshot.archive.all_batches()
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+            cache.log_batches = _index_from_log(log_path, cache.snap_offset, cache.snap_seq)
+    return cache.log_batches
 
 
 def _index_from_log(log_path: str, end: int, end_seq: int) -> dict:
     """The batch index of the records before ``end`` (when the snapshot's is unusable)."""
     batches: dict = {}
-    if end_seq == 0:
-        return batches
     with open(log_path, "rb") as log:
         walk = scan(log, 0, 0)
         walk.size = end
         for record, start in walk.records():
             batch_id = record.get("batch_id")
             if batch_id is not None:
-                batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
+                batches[batch_id] = (record["event_seq"], start)
     return batches
 
 
-def tail_fits_partial(walk, cache: Cache) -> bool:
-    """Whether the log tail can be applied to a partial state without its archive.
-
-    True when every change in the tail is to an item the head holds or to an
-    item the record creates, and nothing becomes active again: a restore could
-    pull an archived item into the most recent ``not_active`` entries.
-    """
-    items = cache.state.items
-    in_tail: dict[str, str] = {}  # status of items the tail itself created or changed
-    for record, _start in walk.records():
-        if record.get("type") == "annotation":
-            continue
-        created = {change["item"] for change in record["receipt"]["changes"] if change["op"] == "created"}
-        for change in record["changes"]:
-            image = change["item"]
-            item_id = image["id"]
-            status = in_tail.get(item_id)
-            if status is None:
-                before = items.get(item_id)
-                if before is None and item_id not in created:
-                    return False  # an archived item
-                status = before["status"] if before is not None else "active"
-            if status != "active" and image["status"] == "active":
-                return False
-            in_tail[item_id] = image["status"]
-    return True
+def view_state(cache: Cache, *, item: str | None, not_active: int | None) -> State:
+    """A state good enough for this state document (see the module docstring)."""
+    state = cache.state
+    items, notes = state.items, state.annotations
+    snapshot = cache.snapshot
+    if not_active is None or not isinstance(items, Table) or items.source is None or snapshot is None:
+        return state
+    memory = items.in_memory()
+    threshold = floor_key(snapshot.floor)
+    if threshold is not None:
+        above = sum(1 for x in memory.values() if x["status"] != "active" and recent_key(x) >= threshold)
+        if above < not_active:
+            return state  # the most recent not-active entries may be in the archive
+    archive = snapshot.archive
+    extra_items: dict = {}
+    extra_notes: dict = {}
+    for item_id, image in items.top.items():
+        if image["status"] == "active" and item_id not in items.base:
+            entry = archive.cached_entry(item_id)  # restored since the snapshot: its notes were archived
+            for note in entry["notes"] if entry is not None else ():
+                extra_notes.setdefault(note["id"], note)
+                current = note["item"]
+                while current not in memory and current not in extra_items:  # its merge chain
+                    found = items.get(current)
+                    if found is None:
+                        break
+                    extra_items[current] = found
+                    current = found["merged_into"]
+    if item is not None and item not in memory:
+        found = items.get(item)
+        if found is not None:
+            extra_items[item] = found
+    view_notes = notes.in_memory() if isinstance(notes, Table) else notes
+    return state.replace(items=Table(memory, extra_items) if extra_items else Table(memory),
+                         annotations=Table(view_notes, extra_notes) if extra_notes else Table(view_notes))

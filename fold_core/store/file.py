@@ -4,26 +4,32 @@ A store is a directory::
 
     meta.json       {"format": "fold-store", "version": 1, "budget": 64, "created_at": ...}
     events.jsonl    the truth: record n on line n (see ``log``)
-    snapshot.json   a cache of the state and the batch index (see ``snapshot``)
+    snapshot.json   a cache: the head of the snapshot, what a state read needs (see ``snapshot``)
+    snapshot.<generation>.{items,index,batches}
+                    the rest of that cache, append-only (see ``parts``)
     lock            the flock target (see ``locking``)
 
 ``FileRecorder`` is the ``Recorder`` of ``store.base``: every session takes the
 lock (exclusive to write, shared to read) and recovers before anything else —
-snapshot (ignored and rebuilt from the log when missing, unreadable or ahead of
-the log), then only the log tail after the snapshot's offset; a writer repairs
-a torn tail under the lock. An unusable snapshot is never deleted by a reader;
-the next writer keeps it as ``snapshot.json.bad`` (it may be the last trace of
-lost records) and writes a fresh one. Records that recovery finds beyond what
-this recorder already knew are fsynced (file and directory) before they are
-answered: their writer may have died between its write and its fsync.
+the snapshot head (ignored and rebuilt from the log when missing, unreadable or
+ahead of the log), then only the log tail after the snapshot's offset; a writer
+repairs a torn tail under the lock. The recovered state holds the head and the
+tail in memory and looks archived items up one at a time (``cache``), so
+neither a read nor a commit pays for the store's age. An unusable snapshot is
+never deleted by a reader; the next writer keeps it as ``snapshot.json.bad``
+(it may be the last trace of lost records) and writes a fresh one. Records that
+recovery finds beyond what this recorder already knew are fsynced (file and
+directory) before they are answered: their writer may have died between its
+write and its fsync.
 
 ``append`` writes one line, then fsyncs the file (and the directory when the
 log was just created): from then on the batch is committed, whatever fails
-later. The snapshot is refreshed at the end of a session only when the tail
-beyond it reaches ``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by
-``close()`` (a long-lived process's clean shutdown; a ``foldctl`` process does
-not refresh on exit, which would rewrite it on every commit); a failed refresh
-is only logged.
+later. The snapshot is refreshed (``refresh``: appended to, not rewritten) at
+the end of a writer's session only when the tail beyond it reaches
+``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by ``close()`` (a
+long-lived process's clean shutdown; a ``foldctl`` process does not refresh on
+exit, which would write it on every commit); a failed refresh is only logged.
+A reader writes a snapshot only when there is none.
 
 A failed write or fsync is never retried and never reported as success:
 ``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed
@@ -37,22 +43,22 @@ appended since its last session.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from fold_core.errors import StoreCorrupt, StoreError, StoreUnavailable
-from fold_core.state import State, apply_record, empty_state, replay
+from fold_core.errors import StoreCorrupt, StoreUnavailable
+from fold_core.state import Replayer, State, apply_record, empty_state
 from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
 from fold_core.store.locking import StoreLock
-from fold_core.store.log import Torn, append_line, encode_record, fsync_dir, read_records, repair_tail, scan
+from fold_core.store.log import Torn, append_line, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
+from fold_core.store.log import scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, complete, full_index, index_entry
-from fold_core.store.cache import index_line, tail_fits_partial
-from fold_core.store.snapshot import RECENT, batches_line, encode_snapshot, parse_snapshot, remove_stale_temps
-from fold_core.store.snapshot import write_snapshot
+from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, lookup, view_state
+from fold_core.store.snapshot import file_stat, read_snapshot, remove_stale_temps
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -100,7 +106,7 @@ class FileRecorder(Recorder):
                 yield _FileSession(self, cache)
             except OSError as error:
                 raise unavailable(error, f"cannot read the store {self.path}") from error
-            if self._cache is cache and self._refresh_due(cache):
+            if self._cache is cache and self._refresh_due(cache, write):
                 self._refresh(cache, exclusive=write)
         finally:
             lock.release()
@@ -112,7 +118,7 @@ class FileRecorder(Recorder):
         try:
             with self.session(write=True) as session:
                 cache = session.cache
-                if cache.state.event_seq > cache.snap_seq or cache.snap != SNAP_OK:
+                if cache.state.event_seq > cache.snap_seq or self._refresh_due(cache, True):
                     self._refresh(cache, exclusive=True)
         except StoreUnavailable:
             pass
@@ -143,23 +149,24 @@ class FileRecorder(Recorder):
                 raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
             self._meta, self._cache = None, None
             budget = self.budget or DEFAULT_BUDGET
-            return Cache(empty_state(budget), 0, 0, None, 0, 0, SNAP_OK, None)
+            return Cache(empty_state(budget), 0, 0, None, SNAP_OK, None)
         if self._meta is None or self._meta != meta:
             self._meta, self._cache = meta, None
         budget = meta["budget"]
+        snap_stat = file_stat(os.path.join(self.path, "snapshot.json"))
         if stat is None:
-            snap = SNAP_BAD if os.path.exists(os.path.join(self.path, "snapshot.json")) else SNAP_OK
-            self._cache = Cache(empty_state(budget), 0, 0, None, 0, 0, snap, None)
+            self._cache = Cache(empty_state(budget), 0, 0, None, SNAP_OK if snap_stat is None else SNAP_BAD, None,
+                                snap_stat)
             return self._cache
         identity = (stat.st_dev, stat.st_ino)
         with open(self.log_path, "rb") as log:
             cache = self._cache
-            if cache is None or cache.identity != identity or stat.st_size < cache.offset:
+            if cache is None or cache.identity != identity or stat.st_size < cache.offset \
+                    or cache.snap_stat != snap_stat:
+                # Another process replaced the snapshot: start from it (a writer only
+                # ever appends to the parts of the snapshot.json it has read).
                 cache = self._from_snapshot(log, budget, identity)
             self._cache = None  # until the tail is applied
-            if cache.archive is not None and (write or not tail_fits_partial(scan(log, cache.offset,
-                                                                               cache.state.event_seq), cache)):
-                complete(cache, self.log_path)
             seen = cache.state.event_seq
             torn = self._apply_tail(log, cache)
             if cache.state.event_seq != seen:
@@ -170,49 +177,50 @@ class FileRecorder(Recorder):
         if write:
             if torn is not None:
                 repair_tail(self.log_path, torn)
-            remove_stale_temps(self.path)  # left by a process killed mid-snapshot
+            generations = remove_stale_temps(self.path)  # left by a process killed mid-snapshot
+            if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
+                from fold_core.store.refresh import clean_generations
+
+                clean_generations(self.path, None)  # parts of snapshots no head names any more
         self._cache = cache
         return cache
 
     def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
-        snapshot_path = os.path.join(self.path, "snapshot.json")
         try:
-            file = open(snapshot_path, "rb")  # kept open by the Snapshot for its lazy sections
-        except FileNotFoundError:
-            return Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_MISSING, None)
-        try:
-            snap = parse_snapshot(file, budget)
-            if snap.state.event_seq and not snap.matches(log):
-                snap.close()
+            snapshot = read_snapshot(self.path, budget)
+            if snapshot is None:
+                return Cache(empty_state(budget), 0, 0, identity, SNAP_MISSING, None)
+            if snapshot.state.event_seq and not snapshot.matches(log):
                 raise ValueError("ahead of the log")
-        except (ValueError, KeyError, TypeError, RecursionError):
-            file.close()
-            return Cache(empty_state(budget), 0, 0, identity, 0, 0, SNAP_BAD, None)
-        seq = snap.state.event_seq
-        return Cache(snap.state, snap.offset, snap.last_offset, identity, seq, snap.offset, SNAP_OK, snap)
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return Cache(empty_state(budget), 0, 0, identity, SNAP_BAD, None,
+                         file_stat(os.path.join(self.path, "snapshot.json")))
+        return Cache(snapshot.state, snapshot.offset, snapshot.last_offset, identity, SNAP_OK, snapshot,
+                     snapshot.stat)
 
     def _apply_tail(self, log, cache: Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
         if walk.size == cache.offset:
             return None
         tail_batches, offsets = cache.tail_batches, cache.offsets
-        batches = cache.batches
-        last = [cache.last_offset]
-
-        def indexed() -> Iterator[dict]:
-            for record, start in walk.records():
-                offsets[record["event_seq"]] = start
+        last = cache.last_offset
+        replayer = Replayer(cache.state)
+        apply = replayer.apply
+        # A long tail (a cold recovery) keeps a post-image of every item alive: the
+        # cyclic GC would walk them again and again (JSON values hold no cycles).
+        long_tail = walk.size - cache.offset > SNAPSHOT_BYTES
+        paused = long_tail and gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            for record, start in walk.records(bulk_loads() if long_tail else None):
+                seq = record["event_seq"]
+                offsets[seq] = start
                 batch_id = record.get("batch_id")
                 if batch_id is not None:
-                    entry = [record["event_seq"], record.get("request_digest"), start]
-                    tail_batches[batch_id] = entry
-                    if batches is not None:
-                        batches[batch_id] = entry
-                last[0] = start
-                yield record
-
-        try:
-            cache.state = replay(indexed(), cache.state)
+                    tail_batches[batch_id] = [seq, record.get("request_digest"), start]
+                last = start
+                apply(record)
         except StoreCorrupt:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
@@ -222,23 +230,29 @@ class FileRecorder(Recorder):
                 f" ({type(error).__name__}: {error})",
                 line=line,
             ) from None
-        cache.offset, cache.last_offset = walk.offset, last[0]
+        finally:
+            if paused:
+                gc.enable()
+        cache.state = replayer.freeze()
+        cache.offset, cache.last_offset = walk.offset, last
         return walk.torn
 
-    def _refresh_due(self, cache: Cache) -> bool:
+    def _refresh_due(self, cache: Cache, write: bool) -> bool:
         if cache.snap == SNAP_BAD:
-            return True
+            return write  # a reader leaves a bad snapshot alone: it may be the last trace of lost records
         if cache.snap == SNAP_MISSING:
             return cache.state.event_seq > 0
-        return (
+        if cache.snapshot is not None and cache.snapshot.version < 3:
+            return write  # upgraded by the next writer
+        return write and (
             cache.state.event_seq - cache.snap_seq >= snapshot_bound()
             or cache.offset - cache.snap_offset >= SNAPSHOT_BYTES
         )
 
     def _refresh(self, cache: Cache, *, exclusive: bool) -> None:
+        from fold_core.store import refresh  # the write path only: a state read never imports it
+
         directory = self.path
-        if cache.archive is not None:
-            return  # a partial state (a reader's) cannot write a whole snapshot
         if cache.snap == SNAP_BAD:
             # A snapshot that disagrees with the log may be the last trace of lost
             # records: a writer keeps it as snapshot.json.bad; readers leave it alone.
@@ -251,24 +265,15 @@ class FileRecorder(Recorder):
                 pass
             except OSError:
                 return
-            cache.snap = SNAP_MISSING
+            cache.snap, cache.snapshot, cache.snap_stat = SNAP_MISSING, None, None
         if cache.state.event_seq == 0:
             cache.snap = SNAP_OK
             return
-        try:
-            if cache.batches is not None:
-                line = batches_line(cache.batches)
-            else:
-                base = index_line(cache)
-                line = batches_line(full_index(cache, self.log_path)) if base is None \
-                    else batches_line(cache.tail_batches, base)
-        except StoreError:
-            return
-        data = encode_snapshot(cache.state, cache.offset, cache.last_offset, line)
-        if write_snapshot(directory, data, exclusive=exclusive, quiet=not exclusive):
-            cache.snap_seq, cache.snap_offset, cache.snap = cache.state.event_seq, cache.offset, SNAP_OK
-            cache.snapshot, cache.tail_batches = None, {}
-            cache.index_line = line if cache.batches is None else None
+        snapshot = cache.snapshot
+        if exclusive and cache.snap == SNAP_OK and snapshot is not None and snapshot.version >= 3:
+            refresh.append(cache, directory)
+        else:
+            refresh.rewrite(cache, directory, self.log_path, exclusive=exclusive)
 
     # -- appending --------------------------------------------------------------
 
@@ -297,10 +302,7 @@ class FileRecorder(Recorder):
         cache.offsets[event_seq] = start
         batch_id = record.get("batch_id")
         if batch_id is not None:
-            entry = [event_seq, record.get("request_digest"), start]
-            cache.tail_batches[batch_id] = entry
-            if cache.batches is not None:
-                cache.batches[batch_id] = entry
+            cache.tail_batches[batch_id] = [event_seq, record.get("request_digest"), start]
         self._cache = cache
 
 class _FileSession(Session):
@@ -312,26 +314,21 @@ class _FileSession(Session):
 
     @property
     def state(self) -> State:  # type: ignore[override]
-        cache = self.cache
-        if cache.archive is not None:
-            complete(cache, self._recorder.log_path)
-        return cache.state
+        return self.cache.state
 
     def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
-        cache = self.cache
-        if cache.archive is not None:
-            wide = not_active is None or not_active > RECENT
-            if wide or (item is not None and item not in cache.state.items):
-                complete(cache, self._recorder.log_path)
-        return cache.state
+        return view_state(self.cache, item=item, not_active=not_active)
 
     def lookup(self, batch_id: str) -> tuple[int, str] | None:
         cache = self.cache
-        entry = index_entry(cache, batch_id, self._recorder.log_path)
-        if entry is None:
+        try:
+            found = lookup(cache, batch_id, self._recorder.log_path)
+        except ValueError as error:
+            raise StoreCorrupt(f"{self._recorder.path}: {error}") from None
+        if found is None:
             return None
-        cache.offsets.setdefault(entry[0], entry[2])
-        return entry[0], entry[1]
+        cache.offsets.setdefault(found[0], found[2])
+        return found[0], found[1]
 
     def record(self, event_seq: int) -> dict:
         for record in self.records(event_seq - 1):

@@ -1,78 +1,116 @@
-"""The snapshot ``snapshot.json``: a rebuildable cache of the log (contract §6.2 step 5).
+"""The snapshot: a rebuildable cache of the log (contract §6.2 step 5; issue 11).
 
-It holds the state after ``last_event_seq``, the byte ``offset`` of the log end
-it reflects (and ``last_offset``, where that last record's line starts, so a
-reader can check cheaply that the log really holds that record), the full item
-and annotation tables, and the batch index ``{batch_id: [event_seq, digest,
-offset]}`` that makes a replayed receipt an O(1) lookup.
+Format 3 is a *head*, ``snapshot.json`` — one line of UTF-8 JSON holding what
+a state read needs and nothing that grows with the store's age — plus the
+append-only *parts* of one generation (``parts``): the archive of every
+other item (with the acknowledged annotations that resolve to it), its
+index, and the batch index. The head holds:
 
-Layout: one JSON object written on three physical lines. Compact JSON never
-contains a raw newline, so each line can be parsed on its own:
+* positions: ``last_event_seq``, the log ``offset`` it reflects and
+  ``last_offset`` (where that last record's line starts, so a reader checks
+  cheaply that the log really holds it); revision, ``last_checked_at``;
+* ``item_total``, ``inactive_total``, ``annotation_total``; the active index;
+* the items: every active item, the ``HEAD_RECENT`` most recent not-active
+  ones by (``status_at`` instant, id) — ``recent_floor`` is the last of them:
+  every not-active item above it is in the head — and every item on the
+  merge chain of an annotation the head holds;
+* the annotations: every saved (pending) one, and every one that resolves to
+  an item of the head (they live with their item: in the head, or in the
+  item's archive line);
+* ``parts``: the generation and how many bytes of each part it covers.
 
-1. the *head*: positions, revision, the active items, the ``RECENT`` most
-   recent withdrawn/merged items, every item on an annotation's merge chain,
-   the annotations, the active index and ``inactive_total``;
-2. ``"archive": {...},`` — every other item (old withdrawn/merged ones);
-3. ``"batches": {...}}`` — the batch index.
-
-The not-active index and the batch index grow forever; the head does not. A
-state read parses only the head (a *partial* state: enough for the state
-document with the default ``not_active`` bound), and the archive and the
-batch index stay bytes until a write, a lookup or a wider read needs them.
-
-Writing: a temporary file in the same directory, fsync, ``os.replace``, fsync
-of the directory. A failure is logged, never raised: the log is intact and the
-next reader recovers from it. The snapshot is never trusted over the log: a
-snapshot that does not parse, names another format, or is ahead of the log
-is ignored and rebuilt.
+Written through a temporary file in the same directory, fsync,
+``os.replace``, fsync of the directory — after the parts it covers were
+appended and fsynced. A failure is logged, never raised: the log is intact
+and the next reader recovers from it. The snapshot is never trusted over the
+log: one that does not parse, names another format, or is ahead of the log
+is ignored and rebuilt. Format 2 (one file, see ``snapshot_v2``) is still
+read; the next writer replaces it with format 3.
 """
 
 from __future__ import annotations
 
-import heapq
-import io
 import json
 import os
 
 from fold_core.state import State
+from fold_core.table import Table
 from fold_core.timefmt import instant_key
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
+from fold_core.store.parts import KINDS, Parts, dumps_line
 
-__all__ = ["FORMAT", "RECENT", "Snapshot", "batches_line", "encode_snapshot", "find_batch", "parse_snapshot",
-           "remove_stale_temps", "split_items", "write_snapshot"]
+__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "encode_head", "encode_table", "encoded", "floor_key",
+           "read_snapshot",
+           "recent_key", "remove_stale_temps", "write_head"]
 
-FORMAT, VERSION = "fold-snapshot", 2
+FORMAT, VERSION = "fold-snapshot", 3
 RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
+HEAD_RECENT = 256  # not-active items a head keeps: RECENT, and room for restores between refreshes
+
+
+def floor_key(value) -> tuple | None:
+    """The sort key of a ``recent_floor`` (``[status_at, id]``), or None."""
+    return None if value is None else (instant_key(value[0]), value[1])
+
+
+_INSTANTS: dict[str, float] = {}  # status_at text -> instant: a refresh sorts the same items again and again
+
+
+def recent_key(item: dict) -> tuple:
+    """The order of ``not_active``: ``status_at`` as an instant, then id."""
+    text = item["status_at"]
+    instant = _INSTANTS.get(text)
+    if instant is None:
+        if len(_INSTANTS) >= 65536:
+            _INSTANTS.clear()
+        instant = _INSTANTS[text] = instant_key(text)
+    return instant, item["id"]
+
+
+class ItemSource:
+    """The archive's items, for ``Table``: one at a time, or all."""
+
+    __slots__ = ("archive",)
+
+    def __init__(self, archive) -> None:
+        self.archive = archive
+
+    def get(self, key):
+        return self.archive.item(key) if type(key) is str else None
+
+    def load(self) -> dict:
+        return self.archive.load()[0]
+
+
+class NoteSource:
+    """The archive's annotations, for ``Table``; ids above the head's count are never archived."""
+
+    __slots__ = ("archive", "total")
+
+    def __init__(self, archive, total: int) -> None:
+        self.archive, self.total = archive, total
+
+    def get(self, key):
+        if type(key) is not str or not key.startswith("ann-") or not key[4:].isdigit() \
+                or int(key[4:]) > self.total:
+            return None
+        return self.archive.note(key)
+
+    def load(self) -> dict:
+        return self.archive.load()[1]
 
 
 class Snapshot:
-    """A parsed snapshot head; the archive and batch index are read from the file when asked for.
+    """A parsed head and the archive behind it (``Parts``, or a format-2 archive)."""
 
-    ``state`` holds the head's items only when ``partial`` is true; ``archive()``
-    gives the rest. The snapshot keeps its file open (a later ``os.replace`` of
-    ``snapshot.json`` does not change what it reads) and closes it when dropped.
-    """
+    __slots__ = ("version", "state", "offset", "last_offset", "floor", "archive", "stat")
 
-    __slots__ = ("state", "offset", "last_offset", "partial", "_source", "_head_bytes", "_archive_bytes")
-
-    def __init__(self, state: State, offset: int, last_offset: int, partial: bool, source,
-                 head_bytes: int, archive_bytes: int) -> None:
-        self.state = state
-        self.offset = offset
-        self.last_offset = last_offset
-        self.partial = partial
-        self._source = source
-        self._head_bytes = head_bytes
-        self._archive_bytes = archive_bytes
-
-    def __del__(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        source = getattr(self, "_source", None)
-        if source is not None:
-            source.close()
+    def __init__(self, version: int, state: State, offset: int, last_offset: int, floor, archive, stat) -> None:
+        self.version, self.state, self.offset, self.last_offset = version, state, offset, last_offset
+        self.floor = floor  # [status_at, id] of the last not-active item the head keeps (None: it keeps all)
+        self.archive = archive
+        self.stat = stat  # identity of the snapshot.json this came from (to notice a newer one)
 
     def matches(self, log) -> bool:
         """Whether ``log`` (opened ``rb``) holds this snapshot's last record where it says.
@@ -88,178 +126,141 @@ class Snapshot:
         record = json.loads(line)
         return type(record) is dict and record.get("event_seq") == self.state.event_seq
 
-    def archive(self) -> dict[str, dict]:
-        """The items the head leaves out."""
-        self._source.seek(self._head_bytes)
-        raw = self._source.read(self._archive_bytes)
-        if len(raw) != self._archive_bytes or raw[-2:] != b",\n":
-            raise ValueError("archive line is cut short")
-        value = json.loads(b"{" + raw[:-2] + b"}")["archive"]
-        if type(value) is not dict:
-            raise ValueError("archive is not an object")
-        return value
-
-    def full_state(self) -> State:
-        """The snapshot's whole state (head and archive)."""
-        if not self.partial:
-            return self.state
-        return self.state.replace(items={**self.archive(), **self.state.items})
-
-    def batches_line(self) -> bytes:
-        """The raw batch index line ``"batches":{...}}\\n``."""
-        self._source.seek(self._head_bytes + self._archive_bytes)
-        raw = self._source.read()
-        if not raw.startswith(b'"batches":{') or raw[-3:] != b"}}\n":
-            raise ValueError("batch index line is cut short")
-        return raw
-
-    def batches(self) -> dict[str, list]:
-        """The batch index ``{batch_id: [event_seq, digest, offset]}``."""
-        value = json.loads(b"{" + self.batches_line())["batches"]
-        if type(value) is not dict:
-            raise ValueError("batch index is not an object")
-        return value
+    @property
+    def generation(self) -> str | None:
+        return self.archive.gen if isinstance(self.archive, Parts) else None
 
 
-def find_batch(line: bytes, batch_id: str) -> list | None:
-    """The entry of ``batch_id`` in a raw batch index line, without parsing the rest.
+def file_stat(path: str) -> tuple | None:
+    """What identifies one version of a file (a replaced file has a new one)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
-    Batch ids are ``[A-Za-z0-9._:-]`` and need no JSON escaping, so the key
-    ``"<id>":[`` right after ``{`` or ``,`` can only be that batch's entry.
+
+def read_snapshot(directory: str, budget: int) -> Snapshot | None:
+    """The snapshot of the store at ``directory`` (None: there is none).
+
+    Raises ValueError (KeyError, TypeError, RecursionError, OSError) when it
+    is unusable.
     """
-    needle = b'"' + batch_id.encode("ascii") + b'":['
-    at = line.find(needle)
-    while at != -1:
-        if line[at - 1:at] in (b"{", b","):
-            start = at + len(needle) - 1
-            end = line.index(b"]", start) + 1
-            entry = json.loads(line[start:end])
-            if type(entry) is not list or len(entry) != 3:
-                raise ValueError(f"bad batch index entry for {batch_id}")
-            return entry
-        at = line.find(needle, at + 1)
-    return None
+    path = os.path.join(directory, "snapshot.json")
+    try:
+        file = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with file:
+        stat = os.fstat(file.fileno())
+        stat = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        first = file.readline()
+        if first[-2:] == b",\n":  # format 2: three lines, read lazily from the kept file
+            from fold_core.store.snapshot_v2 import parse_v2
+
+            file.seek(0)
+            return parse_v2(os.fdopen(os.dup(file.fileno()), "rb"), budget, stat)
+        if first[-1:] != b"\n" or file.read(1):
+            raise ValueError("not a one-line fold snapshot head")
+    return _parse_head(first, directory, budget, stat)
 
 
-def batches_line(batches: dict, base: bytes | None = None) -> bytes:
-    """A batch index line: ``batches`` alone, or appended to the raw line ``base``.
-
-    Entries never change once written, so a refresh appends the tail's
-    entries to the previous snapshot's line instead of decoding and
-    re-encoding the whole index (most of an old store's snapshot).
-    """
-    added = _dumps(batches)[1:-1].encode("ascii")
-    if base is None:
-        return b'"batches":{' + added + b"}}\n"
-    if not added:
-        return base
-    body = base[:-3]
-    return body + (b"," if body[-1:] != b"{" else b"") + added + b"}}\n"
-
-
-_dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
-
-
-def parse_snapshot(source, budget: int) -> Snapshot:
-    """Parse a snapshot's head from bytes or a binary file (kept for the lazy sections).
-
-    Raises ValueError (or KeyError/TypeError) when unusable; the caller keeps
-    ownership of ``source`` in that case.
-    """
-    if isinstance(source, (bytes, bytearray)):
-        source = io.BytesIO(source)
-    head = source.readline()
-    if head[-2:] != b",\n":
-        raise ValueError("not a three-line fold snapshot")
-    doc = json.loads(head[:-2] + b"}")
+def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
+    doc = json.loads(data)
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
     if doc["budget"] != budget:
         raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
     seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
-    sizes = (doc["archive_bytes"], doc["archive_count"], doc["inactive_total"])
-    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + sizes):
-        raise ValueError("bad positions")
+    totals = (doc["item_total"], doc["inactive_total"], doc["annotation_total"])
+    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + totals):
+        raise ValueError("bad positions or totals")
     if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
         raise ValueError("inconsistent positions")
-    items, annotations = doc["items"], doc["annotations"]
-    if type(items) is not dict or type(annotations) is not dict:
+    items, notes, parts = doc["items"], doc["annotations"], doc["parts"]
+    if type(items) is not dict or type(notes) is not dict or type(parts) is not dict:
         raise ValueError("bad tables")
-    active = {layer: tuple(ids) for layer, ids in doc["active"]}
+    lengths = {kind: parts[kind] for kind in KINDS}
+    if type(parts["generation"]) is not str or not all(type(v) is int and v > 0 for v in lengths.values()):
+        raise ValueError("bad parts")
+    floor = doc["recent_floor"]
+    if floor is not None and (type(floor) is not list or len(floor) != 2):
+        raise ValueError("bad recent_floor")
+    archive = Parts(directory, parts["generation"], lengths)
+    archive.check()
     state = State(
         budget=budget,
         revision=doc["revision"],
         event_seq=seq,
         last_checked_at=doc["last_checked_at"],
-        items=items,
-        annotations=annotations,
-        active=active,
-        inactive_total=doc["inactive_total"],
+        items=Table(items, size=totals[0], source=ItemSource(archive)),
+        annotations=Table(notes, size=totals[2], source=NoteSource(archive, totals[2])),
+        active={layer: tuple(ids) for layer, ids in doc["active"]},
+        inactive_total=totals[1],
     )
-    return Snapshot(state, offset, last_offset, doc["archive_count"] > 0, source, len(head), doc["archive_bytes"])
+    return Snapshot(VERSION, state, offset, last_offset, floor, archive, stat)
 
 
-def encode_snapshot(state: State, offset: int, last_offset: int, index_line: bytes) -> bytes:
-    """The three-line snapshot bytes for ``state`` (a full state) at log ``offset``."""
-    head_items, archive = split_items(state)
-    # ASCII escapes keep every raw newline out of the text (also U+2028 and
-    # lone surrogates), which the line layout relies on.
-    dumps = _dumps
-    archive_line = dumps({"archive": archive})[1:-1] + ",\n"
+def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor,
+                gen: str, lengths: dict[str, int]) -> bytes:
+    """The head line for ``state`` at log ``offset``; ``items`` and ``notes`` are its tables, encoded."""
     head = {
         "format": FORMAT,
         "version": VERSION,
+        "parts": {"generation": gen, **lengths},
         "last_event_seq": state.event_seq,
         "offset": offset,
         "last_offset": last_offset,
         "budget": state.budget,
         "revision": state.revision,
         "last_checked_at": state.last_checked_at,
+        "item_total": len(state.items),
         "inactive_total": state.inactive_total,
-        "archive_count": len(archive),
-        "archive_bytes": len(archive_line),
-        "items": head_items,
-        "annotations": dict(state.annotations),
+        "annotation_total": len(state.annotations),
+        "recent_floor": floor,
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
-    head_line = dumps(head)[:-1] + ",\n"
-    return (head_line + archive_line).encode("ascii") + index_line
+    return dumps_line(head)[:-1] + b',"items":' + items + b',"annotations":' + notes + b"}\n"
 
 
-def split_items(state: State) -> tuple[dict, dict]:
-    """(head items, archive items): what a state read needs, and the rest.
+def encode_table(table: dict, memo: dict) -> bytes:
+    """``table`` as a JSON object, reusing ``memo``'s encoding of values seen before (by identity).
 
-    The head keeps every active item, the ``RECENT`` most recent inactive ones
-    by (``status_at`` instant, id) — so the default ``not_active`` list is
-    complete — and every item on an annotation's ``merged_into`` chain, so that
-    annotations resolve without the archive.
+    Values are never changed in place (a change is a new dict), so an entry
+    whose value is the very object encoded last time has the same bytes.
+    ``memo`` maps a key to ``(value, b'"key":value', where value starts)``;
+    keys that left the table are forgotten from time to time.
     """
-    items = state.items
-    inactive = [item for item in items.values() if item["status"] != "active"]
-    if len(inactive) <= RECENT:
-        return dict(items), {}
-    key = lambda item: (instant_key(item["status_at"]), item["id"])  # noqa: E731
-    keep = {item["id"] for item in heapq.nlargest(RECENT, inactive, key=key)}
-    chained: set[str] = set()
-    for note in state.annotations.values():
-        item_id = note["item"]
-        while item_id in items and item_id not in chained:  # the whole chain, once
-            chained.add(item_id)
-            item_id = items[item_id]["merged_into"]
-    keep |= chained
-    head = {item_id: item for item_id, item in items.items() if item["status"] == "active" or item_id in keep}
-    archive = {item_id: item for item_id, item in items.items() if item_id not in head}
-    return head, archive
+    parts = []
+    append, recall = parts.append, memo.get
+    for key, value in table.items():
+        hit = recall(key)
+        if hit is None or hit[0] is not value:
+            prefix = dumps_line(key) + b":"
+            hit = memo[key] = (value, prefix + dumps_line(value), len(prefix))
+        append(hit[1])
+    if len(memo) > 2 * len(table) + 64:  # forget what left the table
+        for key in [key for key in memo if key not in table]:
+            del memo[key]
+    return b"{" + b",".join(parts) + b"}"
 
 
-def write_snapshot(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> bool:
-    """Atomically replace ``snapshot.json``; False (and a logged warning) on failure.
+def encoded(value: dict, key: str, memo: dict) -> bytes:
+    """``dumps_line(value)``, from ``memo`` (see ``encode_table``) when it holds this very object."""
+    hit = memo.get(key)
+    if hit is not None and hit[0] is value:
+        return hit[1][hit[2]:]
+    return dumps_line(value)
 
-    Readers may refresh under the shared lock (the log cannot change then, so
-    every concurrent reader writes the same bytes); each uses its own
-    temporary name. Only a holder of the exclusive lock removes temporary
-    files left by killed processes. ``quiet`` (readers) skips the warning: a
-    reader of a directory it may not write is normal.
+
+def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> tuple | None:
+    """Atomically replace ``snapshot.json``; the new file's stat, or None (and a logged warning).
+
+    Readers may write a snapshot under the shared lock (only a new
+    generation: the log cannot change then); each uses its own temporary
+    name. Only a holder of the exclusive lock removes temporary files left by
+    killed processes. ``quiet`` (readers) skips the warning: a reader of a
+    directory it may not write is normal.
     """
     target = os.path.join(directory, "snapshot.json")
     temp = os.path.join(directory, f"{_TEMP_PREFIX}{os.getpid()}")
@@ -281,29 +282,38 @@ def write_snapshot(directory: str, data: bytes, *, exclusive: bool, quiet: bool 
             _remove_quietly(temp)
             raise
         fsync_dir(directory)
-        return True
+        return file_stat(target)
     except OSError as error:
-        if quiet:
-            return False
-        import logging  # only on this rare path: keeps the read path's imports light
+        if not quiet:
+            warn_not_refreshed(directory, error)
+        return None
 
-        logging.getLogger("fold.store").warning(
-            "fold: snapshot.json not refreshed in %s (%s); the log is intact and the next"
-            " reader recovers from it",
-            directory,
-            error,
-        )
-        return False
+
+def warn_not_refreshed(directory: str, error: Exception) -> None:
+    import logging  # only on this rare path: keeps the read path's imports light
+
+    logging.getLogger("fold.store").warning(
+        "fold: snapshot.json not refreshed in %s (%s); the log is intact and the next reader recovers from it",
+        directory,
+        error,
+    )
 
 
 _TEMP_PREFIX = ".snapshot.json.tmp-"
 
 
-def remove_stale_temps(directory: str) -> None:
-    """Remove temporary snapshots of killed processes (only under the exclusive lock)."""
+def remove_stale_temps(directory: str) -> set[str]:
+    """Remove temporary snapshots of killed processes (only under the exclusive lock).
+
+    Returns the generations whose parts are in the directory (one listing for both).
+    """
+    generations = set()
     for name in os.listdir(directory):
         if name.startswith(_TEMP_PREFIX):
             _remove_quietly(os.path.join(directory, name))
+        elif name.startswith("snapshot.") and name.count(".") == 2 and len(name) >= 22:
+            generations.add(name.split(".")[1])
+    return generations
 
 
 def _remove_quietly(path: str) -> None:

@@ -24,7 +24,8 @@ from fold_core.state import ITEM_FIELDS, State, empty_state, replay
 from fold_core.store.meta import StoreMissing, read_meta
 from fold_core.store.locking import StoreLock
 from fold_core.store.log import scan
-from fold_core.store.snapshot import parse_snapshot
+from fold_core.store.snapshot import read_snapshot
+from fold_core.store.verify_head import head_problem
 
 __all__ = ["verify_store"]
 
@@ -48,13 +49,10 @@ def _verify(path: str) -> dict:
         raise StoreMissing(f"no store at {path} (no meta.json)")
     budget = meta["budget"]
     log_path = os.path.join(path, "events.jsonl")
-    snapshot_data = _read(os.path.join(path, "snapshot.json"))
-    snapshot = None
-    if snapshot_data is not None:
-        try:
-            snapshot = parse_snapshot(snapshot_data, budget)
-        except (ValueError, KeyError, TypeError, RecursionError) as error:
-            raise _bad_snapshot(f"it cannot be read ({error})") from None
+    try:
+        snapshot = read_snapshot(path, budget)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        raise _bad_snapshot(f"it cannot be read ({error})") from None
     if not os.path.exists(log_path):
         if snapshot is not None and snapshot.state.event_seq:
             raise _bad_snapshot("it holds records but events.jsonl does not exist")
@@ -88,6 +86,7 @@ class _Checker:
         self.revision = 0
         self.annotations: set[str] = set()
         self.batches: dict[str, list] = {}
+        self.items: set[str] = set()
 
     def corrupt(self, message: str) -> StoreCorrupt:
         return StoreCorrupt(f"events.jsonl line {self.line}: {message}", line=self.line)
@@ -120,10 +119,14 @@ class _Checker:
         if batch_id in self.batches:
             raise self.corrupt(f"batch_id {batch_id!r} was already accepted at event_seq {self.batches[batch_id][0]}")
         self.batches[batch_id] = [record["event_seq"], record["request_digest"], start]
+        for change in record["receipt"]["changes"]:
+            if change["op"] == "created" and change["item"] in self.items:
+                raise self.corrupt(f"creates {change['item']!r}, an id that already exists (ids are never reused)")
         for change in record["changes"]:
             missing = [name for name in ITEM_FIELDS if name not in change["item"]]
             if missing:
                 raise self.corrupt(f"post-image of {change['item'].get('id')!r} lacks {', '.join(missing)}")
+            self.items.add(change["item"]["id"])
         for ack in record["acks"]:
             if ack["annotation"] not in self.annotations:
                 raise self.corrupt(f"acknowledges {ack['annotation']!r}, which was never saved")
@@ -137,25 +140,32 @@ class _Checker:
 
 
 def _compare(snapshot, state: State, checker: _Checker) -> None:
+    head = snapshot.state
     try:
-        snap = snapshot.full_state()
-    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        items, notes = head.items.whole(), head.annotations.whole()
+        batches = snapshot.archive.all_batches() if snapshot.archive is not None else {}
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise _bad_snapshot(f"its archive cannot be read ({error})") from None
-    if checker.walk.event_seq != snap.event_seq:
-        raise _bad_snapshot(f"it reflects event_seq {snap.event_seq} but the log ends at {checker.walk.event_seq}")
+    if checker.walk.event_seq != head.event_seq:
+        raise _bad_snapshot(f"it reflects event_seq {head.event_seq} but the log ends at {checker.walk.event_seq}")
     if checker.walk.offset != snapshot.offset:
-        raise _bad_snapshot(f"its offset {snapshot.offset} is not the end of record {snap.event_seq}")
-    for name in ("revision", "last_checked_at", "items", "annotations", "inactive_total"):
-        if getattr(snap, name) != getattr(state, name):
-            raise _bad_snapshot(f"its {name} differ from a replay of the log up to event_seq {snap.event_seq}")
-    if {k: set(v) for k, v in snap.active.items()} != {k: set(v) for k, v in state.active.items()}:
+        raise _bad_snapshot(f"its offset {snapshot.offset} is not the end of record {head.event_seq}")
+    expected = {"items": dict(state.items.items()), "annotations": dict(state.annotations.items())}
+    for name, value in (("items", items), ("annotations", notes)):
+        if value != expected[name] or len(getattr(head, name)) != len(value):
+            raise _bad_snapshot(f"its {name} differ from a replay of the log up to event_seq {head.event_seq}")
+    for name in ("revision", "last_checked_at", "inactive_total"):
+        if getattr(head, name) != getattr(state, name):
+            raise _bad_snapshot(f"its {name} differ from a replay of the log up to event_seq {head.event_seq}")
+    if {k: set(v) for k, v in head.active.items()} != {k: set(v) for k, v in state.active.items()}:
         raise _bad_snapshot("its active layers differ from a replay of the log")
-    try:
-        batches = snapshot.batches()
-    except (ValueError, KeyError, TypeError, RecursionError) as error:
-        raise _bad_snapshot(f"its batch index cannot be read ({error})") from None
-    if batches != checker.batches:
+    if {key: tuple(entry) for key, entry in batches.items()} != \
+            {key: (entry[0], entry[2]) for key, entry in checker.batches.items()}:
         raise _bad_snapshot("its batch index differs from the log")
+    if snapshot.version >= 3:
+        problem = head_problem(snapshot, items)
+        if problem:
+            raise _bad_snapshot(problem)
 
 
 def _bad_snapshot(why: str) -> StoreCorrupt:
@@ -174,11 +184,3 @@ def _report(budget: int, state: State, snapshot, torn) -> dict:
         "snapshot": None if snapshot is None else {"last_event_seq": snapshot.state.event_seq, "consistent": True},
         "torn_tail": None if torn is None else {"offset": torn.offset, "bytes": torn.size, "nul_line": torn.nul_line},
     }
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as file:
-            return file.read()
-    except FileNotFoundError:
-        return None

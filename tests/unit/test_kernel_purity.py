@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PURE_HELPERS = ("state.py", "shares.py", "timefmt.py", "text.py", "digest.py")
+PURE_HELPERS = ("state.py", "table.py", "shares.py", "timefmt.py", "text.py", "digest.py")
 
 
 def pure_modules() -> list[Path]:

@@ -1,0 +1,161 @@
+"""What a snapshot head holds, and what moves to the archive (issue 11; see ``snapshot``).
+
+``plan_head`` decides, for a state, the head's items and annotations and
+the archive lines a refresh must append. It works on what is in memory —
+the previous head (the table's ``base``) and what changed since (``top``) —
+plus a few look-ups, so its cost follows the changes, not the history:
+
+* every active item stays in the head;
+* the ``HEAD_RECENT`` most recent not-active items by (``status_at`` instant,
+  id) stay; ``recent_floor`` marks the last one. Every not-active item above
+  the previous floor is in memory, so they are found there — unless restores
+  left fewer than ``RECENT`` of them: then the archive is read whole (rare);
+* annotations live with the item they resolve to (``merged_into`` followed):
+  in the head when that item is in the head, else in the item's archive
+  line; a saved (pending) annotation always stays in the head, and so does
+  every item on its merge chain. An item that comes back into the head from
+  the archive (a restore) brings its annotations back;
+* every item in memory that leaves the head gets a new archive line (with the
+  annotations that resolve to it); an archived item whose annotations change
+  gets one too. Ids the index cannot hold safely (not ``[a-z0-9-]{1,64}`` /
+  ``ann-N``) stay in the head: only a foreign log has them.
+
+With ``archive=None`` the state must be complete (everything in memory): the
+plan is then a snapshot written from scratch.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from fold_core.state import State
+from fold_core.table import Table
+from fold_core.text import ANNOTATION_ID, ITEM_ID
+from fold_core.store.snapshot import HEAD_RECENT, RECENT, floor_key, recent_key
+
+__all__ = ["Plan", "plan_head"]
+
+
+class Plan:
+    """The head's items and annotations, its floor, and the archive lines to append."""
+
+    __slots__ = ("items", "notes", "floor", "entries")
+
+    def __init__(self, items: dict, notes: dict, floor, entries: list) -> None:
+        self.items, self.notes, self.floor = items, notes, floor
+        self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])]
+
+
+_SAFE: set[str] = set()  # ids seen to match ITEM_ID (a refresh checks the same ids again and again)
+
+
+def _archivable(item_id: object) -> bool:
+    """Whether the index can hold ``item_id`` (the kernel's ids can; a foreign log's may not)."""
+    if item_id in _SAFE:
+        return True
+    if type(item_id) is not str or ITEM_ID.fullmatch(item_id) is None:
+        return False
+    if len(_SAFE) >= 65536:
+        _SAFE.clear()
+    _SAFE.add(item_id)
+    return True
+
+
+def plan_head(state: State, archive, floor) -> Plan:
+    """The plan for ``state``, whose items beyond memory are in ``archive`` (see the module docstring)."""
+    table = state.items if isinstance(state.items, Table) else Table(dict(state.items), size=len(state.items))
+    memory = table.in_memory()
+    base = table.base if archive is not None else {}
+    head = {item_id: table[item_id] for members in state.active.values() for item_id in members}
+    from_archive: set[str] = set()  # head items whose image came from the archive
+
+    threshold = floor_key(floor) if archive is not None else None
+    candidates = [x for x in memory.values() if x["status"] != "active" and
+                  (threshold is None or recent_key(x) >= threshold)]
+    if threshold is not None and len(candidates) < RECENT:  # restores used up the margin: read it all
+        everything = {**archive.load()[0], **memory}
+        candidates = [x for x in everything.values() if x["status"] != "active"]
+        threshold = None
+    recent = heapq.nlargest(HEAD_RECENT, candidates, key=recent_key)
+    if threshold is None and len(candidates) <= len(recent):
+        new_floor = None
+    else:
+        new_floor = [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
+    for item in recent:
+        head[item["id"]] = item
+        if item["id"] not in memory:
+            from_archive.add(item["id"])
+    head.update((item_id, item) for item_id, item in memory.items() if not _archivable(item_id))
+
+    notes_table = state.annotations
+    pool = dict(notes_table.in_memory() if isinstance(notes_table, Table) else notes_table)
+    queue = deque(pool.values())
+    pulled: set[str] = set()
+
+    def enter(item_id: str) -> None:
+        """``item_id`` is in the head: the annotations archived with it come back."""
+        if archive is None or item_id in base or item_id in pulled:
+            return
+        pulled.add(item_id)
+        entry = archive.entry(item_id) if item_id in from_archive else archive.cached_entry(item_id)
+        for note in entry["notes"] if entry is not None else ():
+            if note["id"] not in pool:
+                pool[note["id"]] = note
+                queue.append(note)
+
+    for item_id in list(head):
+        enter(item_id)
+    head_notes: dict[str, dict] = {}
+    archived: dict[str, dict[str, dict]] = {}  # resolved item -> its archived annotations
+    while queue:
+        note = queue.popleft()
+        if note["id"] in head_notes:
+            continue
+        resolved, chain = _chain(table, note["item"])
+        keep = (note["status"] != "acknowledged" or resolved in head or not chain or not _archivable(resolved)
+                or type(note["id"]) is not str or ANNOTATION_ID.fullmatch(note["id"]) is None)
+        if not keep:
+            archived.setdefault(resolved, {})[note["id"]] = note
+            continue
+        head_notes[note["id"]] = note
+        for item_id in chain:
+            if item_id not in head:
+                head[item_id] = table[item_id]
+                if item_id not in memory:
+                    from_archive.add(item_id)
+                enter(item_id)
+        for item_id in [r for r in archived if r in head]:
+            queue.extend(archived.pop(item_id).values())  # they resolve to a head item now
+
+    entries = []
+    leaving = [item_id for item_id in memory if item_id not in head]
+    leaving += [item_id for item_id in archived if item_id not in memory]
+    for item_id in leaving:
+        old = None
+        if archive is not None and item_id not in base:
+            old = archive.entry(item_id) if item_id not in memory else archive.cached_entry(item_id)
+        notes = {note["id"]: note for note in old["notes"]} if old is not None else {}
+        fresh = archived.get(item_id, {})
+        notes.update(fresh)
+        ordered = sorted(notes.values(), key=lambda note: int(note["id"][4:]))
+        entries.append((table[item_id], ordered, list(fresh)))
+    return Plan(head, head_notes, new_floor, entries)
+
+
+def _chain(table, item_id) -> tuple[object, list]:
+    """(the item ``item_id`` resolves to, the existing items on the way, itself included)."""
+    chain: list = []
+    seen: set = set()
+    current = item_id
+    while type(current) is str and current not in seen:
+        item = table.get(current)
+        if item is None:
+            break
+        seen.add(current)
+        chain.append(current)
+        following = item["merged_into"]
+        if following is None:
+            break
+        current = following
+    return current, chain

@@ -1,0 +1,179 @@
+"""Refreshing the snapshot (contract §6.2 step 5; issue 11).
+
+Two ways, both ending with a new head written atomically over
+``snapshot.json`` after the parts it covers are fsynced:
+
+* ``append`` (a writer, holding the exclusive lock, whose snapshot is a
+  usable format-3 one): the archive lines, index lines and batch-index lines
+  of what changed since are appended to the current generation's parts, so
+  the cost follows the changes, not the history;
+* ``rewrite`` (no usable snapshot, or a format-2 one being upgraded): every
+  part of a new generation is written from the whole state. A reader may do
+  this too (under the shared lock the log cannot change, and each reader
+  writes its own generation); only a writer removes the parts of other
+  generations.
+
+On success the cache's state is *rebased*: the same state, whose tables hold
+the new head in memory and look everything else up in the new parts. On
+failure nothing in the cache changes; the failure is logged (writers) and the
+next refresh tries again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from fold_core.state import State
+from fold_core.table import Table
+from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
+from fold_core.store.layout import plan_head
+from fold_core.store.parts import Parts, part_names
+from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
+from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
+from fold_core.store.snapshot import warn_not_refreshed, write_head
+
+__all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
+
+_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+_GENERATION = re.compile(rb'"generation":"([0-9a-f]{12})"')
+_PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # item, annotation and batch ids as the kernel makes them
+
+
+def append(cache: Cache, directory: str) -> bool:
+    """Append what changed to the current generation and write a new head (writers only)."""
+    snapshot = cache.snapshot
+    parts = snapshot.archive
+    try:
+        plan = plan_head(cache.state, parts, snapshot.floor)
+        writer = PartsWriter(directory, parts.gen, parts.lengths)
+        try:
+            _write_plan(writer, plan, {key: (e[0], e[2]) for key, e in cache.tail_batches.items()}, cache.memo)
+            lengths = writer.finish()
+        finally:
+            writer.close()
+    except (OSError, ValueError) as error:
+        warn_not_refreshed(directory, error)
+        return False
+    memo = cache.memo
+    head = encode_head(cache.state, offset=cache.offset, last_offset=cache.last_offset,
+                       items=encode_table(plan.items, memo[0]), notes=encode_table(plan.notes, memo[1]),
+                       floor=plan.floor, gen=parts.gen, lengths=lengths)
+    stat = write_head(directory, head, exclusive=True)
+    if stat is None:
+        return False
+    later = parts.extended(lengths)
+    for item, notes, _fresh in plan.entries:
+        later.entries[item["id"]] = {"item": item, "notes": notes}
+        for note in notes:
+            later.notes[note["id"]] = note
+    _rebase(cache, plan, later, stat)
+    return True
+
+
+def rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
+    """Write a new generation from the whole state, and its head; False when that failed."""
+    state = cache.state
+    try:
+        batches = dict(snapshot_batches(cache, log_path))
+        batches.update((key, (e[0], e[2])) for key, e in cache.tail_batches.items())
+        items, notes = state.items, state.annotations
+        whole = state.replace(items=Table(dict(items.items())), annotations=Table(dict(notes.items())))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        if exclusive:
+            warn_not_refreshed(directory, error)
+        return False
+    plan = plan_head(whole, None, None)
+    gen = new_generation()
+    try:
+        writer = PartsWriter(directory, gen, None)
+        try:
+            _write_plan(writer, plan, batches, ({}, {}))
+            lengths = writer.finish()
+        finally:
+            writer.close()
+        head = encode_head(state, offset=cache.offset, last_offset=cache.last_offset,
+                           items=encode_table(plan.items, cache.memo[0]), notes=encode_table(plan.notes, cache.memo[1]),
+                           floor=plan.floor, gen=gen, lengths=lengths)
+        stat = write_head(directory, head, exclusive=exclusive, quiet=not exclusive)
+        parts = Parts(directory, gen, lengths) if stat is not None else None
+    except OSError as error:
+        if exclusive:
+            warn_not_refreshed(directory, error)
+        stat = None
+    if stat is None:
+        for name in part_names(gen).values():
+            try:
+                os.remove(os.path.join(directory, name))
+            except OSError:
+                pass
+        return False
+    _rebase(cache, plan, parts, stat)
+    if exclusive:
+        clean_generations(directory, gen)
+    return True
+
+
+def write_snapshot(directory: str, state: State, *, offset: int, last_offset: int, batches: dict) -> bool:
+    """Write a snapshot of ``state`` (a complete one, at log ``offset``) from scratch.
+
+    ``batches`` is the batch index ``{batch_id: [event_seq, digest, offset]}``.
+    For tools that build a store without committing record by record (the
+    benchmarks); the caller holds the exclusive lock or owns the directory.
+    """
+    cache = Cache(state, offset, last_offset, None, SNAP_MISSING, None)
+    cache.tail_batches = batches
+    return rewrite(cache, directory, os.path.join(directory, "events.jsonl"), exclusive=True)
+
+
+def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
+    index = []
+    for item, notes, fresh in plan.entries:
+        note_bytes = b",".join(encoded(note, note["id"], memo[1]) for note in notes)
+        line = b'{"item":' + encoded(item, item["id"], memo[0]) + b',"notes":[' + note_bytes + b"]}"
+        offset = writer.write("items", line + b"\n")
+        where = f",{offset},{len(line)}]"
+        index.append(f'["i",{_quoted(item["id"])}{where}')
+        index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
+    if index:
+        writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
+    if batches:
+        lines = "\n".join(f"[{_quoted(key)},{seq},{offset}]" for key, (seq, offset) in batches.items())
+        writer.write("batches", (lines + "\n").encode("ascii"))
+
+
+def _quoted(key: str) -> str:
+    """``key`` as a JSON string in ASCII (ids made by the kernel need no escaping)."""
+    return f'"{key}"' if _PLAIN.fullmatch(key) else _ascii(key)
+
+
+def _rebase(cache: Cache, plan, parts: Parts, stat: tuple) -> None:
+    """The same state, with the new head in memory and the new parts behind it."""
+    state = cache.state
+    total_notes = len(state.annotations)
+    rebased = State(
+        budget=state.budget, revision=state.revision, event_seq=state.event_seq,
+        last_checked_at=state.last_checked_at,
+        items=Table(plan.items, size=len(state.items), source=ItemSource(parts)),
+        annotations=Table(plan.notes, size=total_notes, source=NoteSource(parts, total_notes)),
+        active=state.active, inactive_total=state.inactive_total,
+    )
+    cache.state = rebased
+    cache.snapshot = Snapshot(3, rebased, cache.offset, cache.last_offset, plan.floor, parts, stat)
+    cache.snap_seq, cache.snap_offset, cache.snap, cache.snap_stat = state.event_seq, cache.offset, SNAP_OK, stat
+    cache.tail_batches, cache.log_batches = {}, None
+
+
+def clean_generations(directory: str, current: str | None) -> None:
+    """Remove the parts no head names: keep ``current``, and those of ``snapshot.json(.bad)``."""
+    keep = {current} if current else set()
+    for name in ("snapshot.json", "snapshot.json.bad"):
+        try:
+            with open(os.path.join(directory, name), "rb") as head:
+                match = _GENERATION.search(head.read(4096))
+        except OSError:
+            continue
+        if match:
+            keep.add(match.group(1).decode())
+    remove_other_generations(directory, keep)

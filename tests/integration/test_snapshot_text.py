@@ -1,0 +1,96 @@
+"""How the snapshot writes text, and how a long replay parses the log (issue 11, docs/decisions.md).
+
+The snapshot is UTF-8 like the log, and no raw line break of any kind — not
+even U+0085, U+2028 or U+2029, which some readers split lines on — can
+enter one of its lines. The kernel refuses those characters in one-line
+text, but a log written by another implementation may hold them anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from fold_core import kernel
+from fold_core.store.base import Store
+from fold_core.store.file import FileRecorder
+from fold_core.store.log import _loads, bulk_loads, encode_record
+from fold_core.store.meta import write_meta
+from fold_core.store import parts
+from fold_core.store.parts import dumps_line
+from fold_core.store.verify import verify_store
+
+BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+NOW = "2026-10-09T08:00:00+08:00"
+
+
+@pytest.mark.parametrize("with_orjson", [True, False])
+@pytest.mark.parametrize("text", ["签证材料", "a\u2028b\u2029c\x85d", "line\nbreak\r\n", "emoji 😀", "lone \ud800 surrogate"])
+def test_a_snapshot_line_is_utf8_without_any_line_break(monkeypatch, text, with_orjson):
+    if not with_orjson:
+        monkeypatch.setattr(parts, "_fast_dumps", False)  # as if orjson were not installed
+    data = dumps_line({"title": text, "notes": [text]})
+    assert json.loads(data) == {"title": text, "notes": [text]}
+    decoded = data.decode("utf-8")
+    assert not any(mark in decoded for mark in BREAKS) and len(decoded.splitlines()) == 1
+    if text == "签证材料":
+        assert "签证材料".encode() in data, "non-ASCII text is written as UTF-8, not as \\u escapes"
+
+
+def test_a_foreign_log_with_line_separators_in_its_text(tmp_path):
+    """Records that break the kernel's text rules are still replayed and snapshotted safely."""
+    path = tmp_path / "store"
+    path.mkdir()
+    write_meta(str(path), 64)
+    state, lines = kernel.empty_state(64), []
+    for n in range(300):  # enough withdrawn items for an archive
+        batch = {"batch_id": f"b{n}", "declarations": [{"id": f"i{n}", "title": f"t{n}", "weight": "low",
+                                                         "kind": "fyi"}]}
+        if n:
+            batch["declarations"].append({"id": f"i{n - 1}", "relation": "withdraw", "reason": "next"})
+        outcome = kernel.apply_batch(state, batch, actor="agent", now=NOW)
+        record = json.loads(json.dumps(outcome.record))
+        for change in record["changes"]:  # what another implementation might have let through
+            change["item"]["title"] = f"a\u2028b\u2029c\x85{n}"
+        state = kernel.replay([record], state)
+        lines.append(encode_record(record))
+    (path / "events.jsonl").write_bytes(b"".join(lines))
+    store = Store(FileRecorder(path))
+    expected = store.state_document(now=NOW, not_active=None).document  # replayed, writes the snapshot
+    names = [name for name in os.listdir(path) if name.startswith("snapshot")]
+    assert len(names) == 4
+    for name in names:
+        data = (path / name).read_bytes()
+        assert b"\xe2\x80\xa8" not in data and b"\xe2\x80\xa9" not in data and b"\xc2\x85" not in data
+        assert len(data.decode("utf-8").splitlines()) == data.count(b"\n")
+    assert Store(FileRecorder(path)).state_document(now=NOW, not_active=None).document == expected
+    assert expected["not_active"][0]["title"] == "a\u2028b\u2029c\x851"  # i0, as its withdraw wrote it
+    assert verify_store(str(path))["ok"]
+
+
+LINES = [b'{"a":1,"b":[true,null,"\xe4\xb8\xad"]}\n', b'{"big":18446744073709551615}\n', b'{"n":NaN}\n',
+         b'"\\ud800"\n', b'{"a":1}x\n', b'\xef\xbb\xbf{"a":1}\n', b'{"a":1,"a":2}\n', b'{"a":"\\u2028"}\n',
+         b"[" * 5000 + b"]" * 5000 + b"\n", b"\x00\x00\n", b'{"f":1.5e3,"g":-0.0}\n']
+
+
+def _outcome(parse, line):
+    try:
+        value = parse(line)
+    except RecursionError:
+        return "RecursionError"
+    except ValueError:
+        return "ValueError"
+    return json.dumps(value, sort_keys=True)
+
+
+@pytest.mark.parametrize("with_orjson", [True, False])
+def test_the_bulk_parser_answers_as_json_loads(monkeypatch, with_orjson):
+    if not with_orjson:
+        monkeypatch.setitem(sys.modules, "orjson", None)  # as if it were not installed
+    parse = bulk_loads()
+    assert (parse is _loads) == (not with_orjson)
+    for line in LINES:
+        assert _outcome(parse, line) == _outcome(json.loads, line), line[:40]
