@@ -26,16 +26,17 @@ import re
 __all__ = ["html_to_text"]
 
 HTML_LIMIT = 1024 * 1024  # characters converted; the observation keeps 4,000 anyway
-BLOCKS = ("address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt",
+BLOCKS = frozenset(("address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt",
           "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-          "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tr", "ul", "caption")
+          "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tr", "ul", "caption"))
 DROPPED = ("script", "style", "head", "template", "title", "object", "embed", "iframe", "svg", "math")
 _HIDDEN_STYLES = ("display:none", "mso-hide:all")
 _PRE_SPACE = "\ue000"  # a space inside <pre>, kept through the collapsing and trimming
 _BREAK = "\ue001"  # a line break the structure asks for (source line breaks are only white space)
 _SPACED = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote", "ul", "ol"))
-_SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_AROUND_BREAK = re.compile(" ?\ue001 ?")
+_EMPTY_ROW = re.compile(r"(?m)^\|$")
 _PARSER = None
 
 
@@ -44,7 +45,10 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     note = None
     if len(html) > HTML_LIMIT:
         html, note = html[:HTML_LIMIT], f"HTML cut to its first {HTML_LIMIT} characters before conversion"
-    html = re.sub(r"^\s*<\?xml[^>]*>", "", html).replace(_PRE_SPACE, "\ufffd").replace(_BREAK, "\ufffd")
+    if html.lstrip()[:5].lower() == "<?xml":  # lxml refuses a str that declares an encoding
+        html = html.lstrip().split(">", 1)[-1]
+    if _PRE_SPACE in html or _BREAK in html:
+        html = html.replace(_PRE_SPACE, "\ufffd").replace(_BREAK, "\ufffd")
     if not html.strip():
         return "", note
     try:
@@ -56,43 +60,63 @@ def html_to_text(html: str) -> tuple[str, str | None]:
 
 
 def _convert(html: str) -> str:
+    lowered = html.lower()
+    might_hide = "none" in lowered or "hidden" in lowered or "mso-hide" in lowered
     from lxml import etree
-    from lxml import html as lxml_html
 
     global _PARSER
-    if _PARSER is None:
-        _PARSER = lxml_html.HTMLParser(remove_comments=True, remove_pis=True, no_network=True, recover=True)
-    root = lxml_html.document_fromstring(html, parser=_PARSER)
+    if _PARSER is None:  # plain etree elements: lxml.html's Python class lookup per element costs more
+        _PARSER = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True, recover=True,
+                                   collect_ids=False)
+    root = etree.fromstring(html, parser=_PARSER)
+    if root is None:
+        return ""
     etree.strip_elements(root, *DROPPED, with_tail=False)
-    hidden = [e for e in root.xpath("//*[@style or @hidden]")
-              if e.get("hidden") is not None or _hidden_style(e.get("style"))]
-    for element in hidden:
-        if element.getparent() is not None:
-            element.drop_tree()
+    if might_hide:
+        for element in [e for e in root.xpath("//*[@style or @hidden]")
+                        if e.get("hidden") is not None or _hidden_style(e.get("style"))]:
+            _drop(element)
     for pre in root.iter("pre"):  # its white space is kept: hidden from the collapsing below
         for element in pre.iter():
             if element.text:
                 element.text = element.text.replace(" ", _PRE_SPACE).replace("\n", _BREAK)
             if element.tail and element is not pre:
                 element.tail = element.tail.replace(" ", _PRE_SPACE).replace("\n", _BREAK)
-    for row in root.iter("tr"):
-        cells = [c for c in row if c.tag in ("td", "th")]
-        for cell in cells[:-1]:
-            cell.tail = " | " + (cell.tail or "")
-    for listing in root.iter("ol", "ul"):
-        for number, item in enumerate((i for i in listing if i.tag == "li"), start=1):
-            item.text = (f"{number}. " if listing.tag == "ol" else "* ") + (item.text or "").lstrip()
-    for element in root.iter("br"):
-        element.tail = _BREAK + (element.tail or "")
-    for element in root.iter(*BLOCKS):
-        element.tail = _BREAK + (element.tail or "")
-        if element.tag in _SPACED:
-            element.text = _BREAK + (element.text or "")
+    for element in root.iter():  # one pass: cells, list items, line breaks and blocks
+        tag = element.tag
+        if tag == "tr":
+            cells = [c for c in element if c.tag in ("td", "th")]
+            for cell in cells[:-1]:
+                cell.tail = " | " + (cell.tail or "")
+        elif tag == "ol" or tag == "ul":
+            for number, item in enumerate((i for i in element if i.tag == "li"), start=1):
+                item.text = (f"{number}. " if tag == "ol" else "* ") + (item.text or "").lstrip()
+        elif tag == "br":
+            element.tail = _BREAK + (element.tail or "")
+            continue
+        if tag in BLOCKS:
+            element.tail = _BREAK + (element.tail or "")
+            if tag in _SPACED:
+                element.text = _BREAK + (element.text or "")
     text = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
-    text = _SPACES.sub(" ", text).replace(_BREAK, "\n")  # white space collapses as a browser does
-    lines = [line.strip() for line in text.split("\n")]
-    lines = ["" if line == "|" else line for line in lines]
-    return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip().replace(_PRE_SPACE, " ")
+    text = _AROUND_BREAK.sub("\n", " ".join(text.split()))  # white space collapses as a browser does
+    if "|" in text:
+        text = _EMPTY_ROW.sub("\n", text)
+    return _BLANK_RUNS.sub("\n\n", text).strip().replace(_PRE_SPACE, " ")
+
+
+def _drop(element) -> None:
+    """Remove ``element`` and what it holds; the text after it stays."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    if element.tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + element.tail
+        else:
+            parent.text = (parent.text or "") + element.tail
+    parent.remove(element)
 
 
 def _hidden_style(style: str | None) -> bool:

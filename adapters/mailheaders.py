@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from email.utils import getaddresses, parsedate_to_datetime
 
 from fold_adapters.mailtext import clean_line, header_text
@@ -20,6 +20,11 @@ __all__ = ["addresses", "first_id", "fingerprint", "message_date"]
 
 _ID = re.compile(r"<([^<>\s]{1,900})>")
 _ADDR = r"[^<>\s,;\"()\\@]+@[^<>\s,;\"()\\@]+"
+_DATE = re.compile(r"\s*(?:[A-Za-z]{3},\s*)?(\d{1,2})\s+([A-Za-z]{3})\s+(\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?"
+                   r"\s+([+-])(\d{2})(\d{2})(?:\s*\([^()]*\))?\s*\Z")
+_MONTHS = {m: n for n, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), start=1)}
+_ZONES: dict[str, timezone] = {}
 _SIMPLE_ADDRESS = re.compile(rf"\s*(?:([^\"<>,;()\\]*?)\s*<({_ADDR})>|({_ADDR}))\s*\Z")
 
 
@@ -70,8 +75,12 @@ def _address_pairs(value: str) -> list[tuple[str, str]]:
 
 
 def message_date(value: str | None) -> tuple[datetime | None, str | None]:
+    """The Date header as a tz-aware datetime, or None and why."""
     if not value:
         return None, "no Date header"
+    moment = _common_date(value)
+    if moment is not None:
+        return moment, None
     try:
         moment = parsedate_to_datetime(clean_line(value))
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -81,6 +90,24 @@ def message_date(value: str | None) -> tuple[datetime | None, str | None]:
     if moment.tzinfo is None:
         return moment.replace(tzinfo=timezone.utc), "the Date header has no zone (-0000); read as UTC"
     return moment, None
+
+
+def _common_date(value: str) -> datetime | None:
+    """The usual shape (``Mon, 12 Oct 2026 10:30:00 +0800``) read directly; anything else: None."""
+    match = _DATE.match(value)
+    if match is None:
+        return None
+    day, month, year, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
+    month_number = _MONTHS.get(month.lower())
+    offset = int(zone_hours) * 60 + int(zone_minutes)
+    if month_number is None or offset == 0 and sign == "-" or not 1970 <= int(year) <= 2200:
+        return None  # -0000 ("no zone") and odd values take the general path
+    try:
+        zone = _ZONES.get(sign + zone_hours + zone_minutes) or _ZONES.setdefault(
+            sign + zone_hours + zone_minutes, timezone(timedelta(minutes=offset if sign == "+" else -offset)))
+        return datetime(int(year), month_number, int(day), int(hour), int(minute), int(second or 0), tzinfo=zone)
+    except ValueError:
+        return None
 
 
 def fingerprint(headers: dict[str, str]) -> str:

@@ -49,8 +49,6 @@ _ASCII = bytes(range(128))
 _ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
 _FOLD = re.compile(r"\r?\n[ \t]*")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u200e\u2060\ufeff\u034f\u00ad]")
-_INVISIBLE = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 0x7F, 0x200B, 0x200C, 0x200D, 0x200E, 0x2060,
-                            0xFEFF, 0x34F, 0xAD])
 _LINE_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029\u0085]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILING = re.compile(r"[ \t\u00a0]+\n")
@@ -210,7 +208,8 @@ def clean_text(text: str) -> str:
         text = _SURROGATE.sub("\ufffd", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = text.translate(_INVISIBLE)
+    if _CONTROL.search(text):  # one scan; most text has nothing to remove
+        text = _CONTROL.sub("", text)
     if " \n" in text or "\t\n" in text or "\u00a0\n" in text:  # each regex pass costs; most text needs none
         text = _TRAILING.sub("\n", text)
     if "\n\n\n" in text:
@@ -222,8 +221,9 @@ def clean_line(text: str) -> str:
     """One-line text (subject, names): controls and line breaks become single spaces."""
     if not text:
         return ""
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)
-    text = _LINE_CONTROL.sub(" ", text)
-    text = _CONTROL.sub("", text)
+    if not text.isprintable():  # printable text has no controls, breaks, surrogates or zero-width marks
+        if _SURROGATE.search(text):
+            text = _SURROGATE.sub("\ufffd", text)
+        text = _LINE_CONTROL.sub(" ", text)
+        text = _CONTROL.sub("", text)
     return " ".join(text.split()) if "  " in text or text[:1].isspace() or text[-1:].isspace() else text

@@ -122,8 +122,9 @@ class _Hints:
 
 def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
     """``raw`` with over-long top-level header lines cut, so no parser meets a 1 MB header."""
-    ends = [found for found in (raw.find(b"\n\n"), raw.find(b"\n\r\n")) if found >= 0]
-    end = min(ends) if ends else len(raw)
+    end = raw.find(b"\n\n")
+    crlf = raw.find(b"\n\r\n", 0, end if end >= 0 else len(raw))
+    end = crlf if crlf >= 0 else (end if end >= 0 else len(raw))
     head = raw[:end]
     if len(head) <= HEADER_LINE_BYTES:
         return raw, None
