@@ -49,6 +49,7 @@ _ASCII = bytes(range(128))
 _ENCODED_WORD = re.compile(r"=\?([^?\s]{1,64})\?([bBqQ])\?([^?\s]*)\?=")
 _FOLD = re.compile(r"\r?\n[ \t]*")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u200e\u2060\ufeff\u034f\u00ad]")
+_ASCII_CONTROLS = bytes([*range(0, 9), 11, 12, *range(14, 32), 0x7F])
 _LINE_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029\u0085]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILING = re.compile(r"[ \t\u00a0]+\n")
@@ -208,7 +209,11 @@ def clean_text(text: str) -> str:
         text = _SURROGATE.sub("\ufffd", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if _CONTROL.search(text):  # one scan; most text has nothing to remove
+    if text.isascii():  # the common case, checked on bytes in C
+        data = text.encode("ascii")
+        if len(data.translate(None, _ASCII_CONTROLS)) != len(data):
+            text = _CONTROL.sub("", text)
+    elif _CONTROL.search(text):
         text = _CONTROL.sub("", text)
     if " \n" in text or "\t\n" in text or "\u00a0\n" in text:  # each regex pass costs; most text needs none
         text = _TRAILING.sub("\n", text)
