@@ -345,21 +345,18 @@ class History:
         assert Store(FileRecorder(self.store)).state() == clean == self.model.state
 
 
-def run_history(fault: str, seed: int, directory: Path) -> None:
+def run_history(fault: str, seed: int, directory: Path, kind: type[History] = History) -> None:
     """Run (or replay, for debugging) one history of the matrix in ``directory``."""
-    History(fault, seed, Path(directory)).run()
+    kind(fault, seed, Path(directory)).run()
 
 
-@pytest.mark.parametrize("fault", FAULTS)
-def test_crash_matrix(fault, tmp_path):
-    base = 1000 * (list(FAULTS).index(fault) + 1)
-    seeds = list(range(base, base + HISTORIES))
-
+def run_matrix(fault: str, seeds: list[int], tmp_path: Path, kind: type[History] = History) -> None:
+    """Every seed's history for ``fault``, in parallel; one failure report naming the seeds."""
     def one(seed: int) -> str | None:
         directory = tmp_path / f"h{seed}"
         directory.mkdir()
         try:
-            run_history(fault, seed, directory)
+            run_history(fault, seed, directory, kind)
         except Exception:
             return f"{fault} seed {seed}:\n{traceback.format_exc()}"
         return None
@@ -367,6 +364,12 @@ def test_crash_matrix(fault, tmp_path):
     with ThreadPoolExecutor(WORKERS) as pool:
         failures = [failure for failure in pool.map(one, seeds) if failure is not None]
     assert not failures, (
-        f"{len(failures)} of {len(seeds)} histories failed (replay one with run_history(fault, seed, dir)):\n"
-        + "\n".join(failures[:3])
+        f"{len(failures)} of {len(seeds)} histories failed (replay one with "
+        f"run_history(fault, seed, dir, {kind.__name__})):\n" + "\n".join(failures[:3])
     )
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_crash_matrix(fault, tmp_path):
+    base = 1000 * (list(FAULTS).index(fault) + 1)
+    run_matrix(fault, list(range(base, base + HISTORIES)), tmp_path)

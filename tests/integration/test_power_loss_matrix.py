@@ -18,20 +18,16 @@ survives the crash differs: a record written but not yet fsynced
 (``after_append``) is lost with the power, and a half-written one
 (``mid_append``) leaves no torn tail behind.
 
-A few seeds per fault point keep it fast; ``run_power_loss_history(fault,
-seed, directory)`` replays one history.
+A few seeds per fault point keep it fast; ``run_history(fault, seed,
+directory, PowerLossHistory)`` replays one history.
 """
 
 from __future__ import annotations
 
-import traceback
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 import pytest
 
 from durability_spy import apply_power_loss, run_spied
-from test_crash_matrix import FAULTS, WORKERS, History
+from test_crash_matrix import FAULTS, History, run_matrix
 
 HISTORIES = 2
 SURVIVES_POWER_LOSS = {**FAULTS, "after_append": False}
@@ -50,27 +46,7 @@ class PowerLossHistory(History):
         return code, doc, err
 
 
-def run_power_loss_history(fault: str, seed: int, directory: Path) -> None:
-    PowerLossHistory(fault, seed, Path(directory)).run()
-
-
 @pytest.mark.parametrize("fault", FAULTS)
 def test_power_loss_matrix(fault, tmp_path):
     base = 7000 + 100 * list(FAULTS).index(fault)
-    seeds = list(range(base, base + HISTORIES))
-
-    def one(seed: int) -> str | None:
-        directory = tmp_path / f"h{seed}"
-        directory.mkdir()
-        try:
-            run_power_loss_history(fault, seed, directory)
-        except Exception:
-            return f"{fault} seed {seed}:\n{traceback.format_exc()}"
-        return None
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        failures = [failure for failure in pool.map(one, seeds) if failure is not None]
-    assert not failures, (
-        f"{len(failures)} of {len(seeds)} histories failed (replay one with "
-        "run_power_loss_history(fault, seed, dir)):\n" + "\n".join(failures[:3])
-    )
+    run_matrix(fault, list(range(base, base + HISTORIES)), tmp_path, PowerLossHistory)
