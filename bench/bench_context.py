@@ -32,6 +32,7 @@ from datetime import timedelta
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import SCRATCH, build_store, now_at  # noqa: E402
+from doc_sections import replace_section  # noqa: E402
 
 from fold_core.observation import Observation  # noqa: E402
 from fold_core.store.file import file_store  # noqa: E402
@@ -118,7 +119,6 @@ def section(results: dict) -> str:
                 f"{case['not_active']} of {case['not_active_total']} | {case['seconds'] * 1000:.0f} ms |")
 
     return "\n".join([
-        f"<!-- {SECTION} benchmark: begin -->",
         "## 6. Agent input bound (issue 6)",
         "",
         "`bench/bench_context.py`. " + __doc__.split("\n\n")[1].replace("\n", " "),
@@ -133,22 +133,7 @@ def section(results: dict) -> str:
         f"**Ratio 10,000 / 100 records: {results['ratio']:.3f}×** (target ≤ 1.2×; against the ordinary full "
         f"window: {results['ratio_window']:.3f}×). Without the bounds the same input would be "
         f"{results['unbounded']['bytes'] / results['large']['bytes']:.0f}× larger.",
-        f"<!-- {SECTION} benchmark: end -->",
-        "",
     ])
-
-
-def write_section(text: str, path: str) -> None:
-    with open(path, encoding="utf-8") as file:
-        current = file.read()
-    begin, end = f"<!-- {SECTION} benchmark: begin -->", f"<!-- {SECTION} benchmark: end -->"
-    if begin in current and end in current:
-        head, rest = current.split(begin, 1)
-        current = head + text.rstrip("\n") + rest.split(end, 1)[1]
-    else:
-        current = current.rstrip("\n") + "\n\n" + text
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(current.rstrip("\n") + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     text = section(results)
     print(text)
     if not args.no_doc:
-        write_section(text, os.path.join(REPO_ROOT, "docs", "benchmarks.md"))
+        replace_section(os.path.join(REPO_ROOT, "docs", "benchmarks.md"), SECTION, text)
     return 0
 
 
