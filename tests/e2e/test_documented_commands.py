@@ -66,7 +66,7 @@ def story_store(tmp_path_factory) -> Path:
 def sessions(request, tmp_path_factory, story_store):
     """The bash session of every selected document, started side by side: document → future (outcomes, home)."""
     chosen = [item.callspec.params["document"] for item in request.session.items
-              if getattr(item, "callspec", None) and "document" in item.callspec.params]
+              if getattr(item, "function", None) is test_documented_commands_run_as_written]
     pool = ThreadPoolExecutor(max_workers=PARALLEL_SESSIONS)
     futures = {document: pool.submit(_run_document, document, tmp_path_factory.mktemp("doc"), story_store)
                for document in dict.fromkeys(chosen)}
