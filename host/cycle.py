@@ -74,13 +74,18 @@ class Host:
     def coverage(self, db) -> list[dict]:
         return coverage(db, self.adapters)
 
-    def close(self) -> None:
+    def close(self, *, refresh_snapshot: bool = False) -> None:
+        """Release the adapters; a long-lived host (the daemon) also brings the snapshot up to date.
+
+        One ``tick`` does not refresh it: like ``foldctl commit``, that would rewrite it on every run.
+        """
         for _, adapter in self.adapters:
             try:
                 adapter.close()
             except Exception:  # closing is best effort; the cycle's data is already safe
                 pass
-        self.store.recorder.close()
+        if refresh_snapshot:
+            self.store.recorder.close()
 
 
 @dataclass

@@ -102,7 +102,7 @@ def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]
 
             emit(document)
             os._exit(0)
-        daemon.host.close()
+        daemon.host.close(refresh_snapshot=True)
     return document, 0
 
 

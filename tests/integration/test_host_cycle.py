@@ -289,3 +289,19 @@ def test_accepted_records_reach_the_consumers_from_the_event_they_were_added(tmp
         assert db.consumer_cursor("changes") == 2
     code, doctor, _ = ws.run("doctor")
     assert next(c for c in doctor["checks"] if c["name"] == "consumer changes")["status"] == "ok"
+
+
+def test_a_source_that_is_gone_is_not_polled_until_its_settings_change(tmp_path):
+    ws = Workspace(tmp_path, sources=("mail", "feed"), script=["noise"])
+    (tmp_path / "feed.jsonl.gone").write_text("")
+    assert {p["source"]: p["status"] for p in ws.tick(NOW)["polled"]} == {"mail": "ok", "feed": "failed"}
+    code, doctor, _ = ws.run("doctor")
+    check = next(c for c in doctor["checks"] if c["name"] == "source feed")
+    assert code == 1 and check["status"] == "fail" and "disabled" in check["detail"] and "410" in check["detail"]
+    (tmp_path / "feed.jsonl.gone").unlink()
+    later = ws.tick("2026-10-09T12:00:00+08:00")
+    assert [p["source"] for p in later["polled"]] == ["mail"]  # still disabled: hours later, not polled
+    ws.config.write_text(ws.config.read_text().replace('path = "feed.jsonl"', 'path = "feed.jsonl"\nchannel = "rss"'))
+    ws.feed("feed", mail(1))
+    again = ws.tick("2026-10-09T12:01:00+08:00")
+    assert {p["source"]: p["observations"] for p in again["polled"]}["feed"] == 1  # new settings: tried again

@@ -3,7 +3,8 @@
 * adapter type ``fixture-feed`` — reads a JSON-lines file that the test
   appends to (one observation per line: ``{"native", "title", "text",
   "thread"?, "at"?}``); the cursor is the number of lines consumed. A sibling
-  file ``<path>.fail`` makes the poll fail (its text is the message), and
+  file ``<path>.fail`` makes the poll fail (its text is the message),
+  ``<path>.gone`` makes the source say it is gone for good (``disabled``), and
   ``<path>.hang`` makes it hang for that many seconds.
 * agent type ``scripted`` — answers from a JSON file holding a list of replies,
   one per call, in order (the position is kept in ``<script>.pos``). A reply is
@@ -40,6 +41,8 @@ class FixtureFeed(Adapter):
 
     def poll(self, cursor, *, now: datetime) -> Poll:
         path = str(self.settings.path)
+        if os.path.exists(path + ".gone"):
+            return Poll(cursor=None, health=Health.failed("gone", "HTTP 410: the feed is gone", disabled=True))
         if os.path.exists(path + ".fail"):
             with open(path + ".fail", encoding="utf-8") as file:
                 return Poll(cursor=None, health=Health.failed("network", file.read().strip() or "down"))
