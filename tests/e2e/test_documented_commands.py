@@ -245,3 +245,11 @@ def test_harness_runs_a_long_running_command_until_it_is_ready(tmp_path: Path):
     outcomes = run_session(extract(doc, tmp_path), cwd=tmp_path, env={"PATH": os.environ["PATH"]},
                            work=tmp_path / "work", until_seconds=2)
     assert [o.exit_code for o in outcomes] == [143, 124]  # stopped by SIGTERM; never ready
+
+
+def test_harness_names_a_command_that_never_ends(tmp_path: Path):
+    doc = tmp_path / "hang.md"
+    doc.write_text("```sh\ntrue\nsleep 60\n```\n")
+    with pytest.raises(AssertionError, match=r"hang.md:3: `sleep 60` was still running after"):
+        run_session(extract(doc, tmp_path), cwd=tmp_path, env={"PATH": os.environ["PATH"]},
+                    work=tmp_path / "work", command_timeout=2)

@@ -39,6 +39,7 @@ import re
 import shlex
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,14 +185,20 @@ def _command(doc: str, line: int, text: str) -> Command:
 
 
 def run_session(commands: list[Command], *, cwd: Path, env: dict[str, str], work: Path,
-                timeout: float = 300, until_seconds: int = UNTIL_SECONDS) -> list[Outcome]:
-    """Run the commands (skipped ones left out) in one bash session; one Outcome per command run."""
+                timeout: float = 600, command_timeout: float = 180,
+                until_seconds: int = UNTIL_SECONDS) -> list[Outcome]:
+    """Run the commands (skipped ones left out) in one bash session; one Outcome per command run.
+
+    A command still running after ``command_timeout`` seconds (or the session after ``timeout``)
+    is taken for one that never ends: the session is killed and the command named.
+    """
     work.mkdir(parents=True, exist_ok=True)
     script = ["set +e"]
     runnable = [c for c in commands if c.skip is None]
+    current = work / "current"
     for number, command in enumerate(runnable):
         out, err, code = (shlex.quote(str(work / f"{number}.{part}")) for part in ("out", "err", "rc"))
-        script.append(f"echo {number} > {shlex.quote(str(work / 'current'))}")
+        script.append(f"echo {number} > {shlex.quote(str(current))}")
         if command.until:
             script.append(_background(command, out, err, code, until_seconds))
         else:
@@ -199,19 +206,29 @@ def run_session(commands: list[Command], *, cwd: Path, env: dict[str, str], work
     script.append("exit 0")
     session = subprocess.Popen(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    running, since = None, started
     try:
-        _, session_err = session.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(session.pid, signal.SIGKILL)
-        session.communicate()
-        current = (work / "current").read_text().strip()
-        stuck = runnable[int(current)]
-        raise AssertionError(f"{stuck.where}: `{stuck.text}` did not finish within the session's {timeout:.0f} s")
+        while True:
+            try:
+                _, session_err = session.communicate(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                now = time.monotonic()
+                if (index := _read(current).strip()) != running:
+                    running, since = index, now
+                elif now - since > command_timeout or now - started > timeout:
+                    stuck = runnable[int(running)] if running else runnable[0]
+                    raise AssertionError(
+                        f"{stuck.where}: `{stuck.text}` was still running after {now - since:.0f} s; a command "
+                        "that runs until stopped needs `# doc-test: until \"TEXT\"` (or a skip with its reason)")
     finally:
         try:
             os.killpg(session.pid, signal.SIGKILL)  # anything a command left running
         except ProcessLookupError:
             pass
+        if session.returncode is None:
+            session.communicate()
     outcomes = []
     for number, command in enumerate(runnable):
         code_file = work / f"{number}.rc"
