@@ -201,16 +201,20 @@ class Parts:
             keys[tag.decode()].add(key)
         keys["b"].update(_BATCH_KEY.findall(self._tail("batches", since["batches"])))
 
-    def _locate(self, tag: str, key: str) -> tuple[int, int] | None:
+    def _find(self, kind: str, tag: str, key: str, prefix: bytes) -> list | None:
+        """The last line of part ``kind`` that starts ``prefix`` + ``key`` (None: there is none)."""
         quoted = _ascii(key).encode("ascii")
-        if not self._known(tag, quoted, "index"):
+        if not self._known(tag, quoted, kind):
             return None
-        data = self._part("index")
-        at = data.rfind(b'\n["' + tag.encode() + b'",' + quoted + b",")
+        data = self._part(kind)
+        at = data.rfind(prefix + quoted + b",")
         if at < 0:
             return None
-        entry = json.loads(data[at + 1:data.index(b"\n", at + 1)])
-        return entry[2], entry[3]
+        return json.loads(data[at + 1:data.index(b"\n", at + 1)])
+
+    def _locate(self, tag: str, key: str) -> tuple[int, int] | None:
+        entry = self._find("index", tag, key, b'\n["' + tag.encode() + b'",')
+        return None if entry is None else (entry[2], entry[3])
 
     def _parse_index_from(self, start: int) -> None:
         data = self._tail("index", start)
@@ -293,15 +297,8 @@ class Parts:
         """``(event_seq, offset)`` of an accepted batch before the head's ``last_event_seq``."""
         if self._batches is not None:
             return self._batches.get(batch_id)
-        quoted = _ascii(batch_id).encode("ascii")
-        if not self._known("b", quoted, "batches"):
-            return None
-        data = self._part("batches")
-        at = data.find(b"\n[" + quoted + b",")
-        if at < 0:
-            return None
-        entry = json.loads(data[at + 1:data.index(b"\n", at + 1)])
-        return entry[1], entry[2]
+        entry = self._find("batches", "b", batch_id, b"\n[")
+        return None if entry is None else (entry[1], entry[2])
 
     def _parse_batches_from(self, start: int) -> None:
         data = self._tail("batches", start)

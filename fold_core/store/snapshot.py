@@ -40,9 +40,8 @@ from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import KINDS, Parts, dumps_line
 
-__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "encode_head", "encode_table", "encoded", "floor_key",
-           "read_snapshot",
-           "recent_key", "remove_stale_temps", "write_head"]
+__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "check_head", "encode_head", "encode_table",
+           "encoded", "floor_key", "read_snapshot", "recent_key", "remove_stale_temps", "write_head"]
 
 FORMAT, VERSION = "fold-snapshot", 3
 RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
@@ -165,21 +164,32 @@ def read_snapshot(directory: str, budget: int) -> Snapshot | None:
     return _parse_head(first, directory, budget, stat)
 
 
-def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
-    doc = json.loads(data)
-    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+def check_head(doc: dict, version: int, budget: int, counts: tuple[str, ...]) -> tuple[int, int, int]:
+    """``(last_event_seq, offset, last_offset)`` of a parsed head of format ``version``; ValueError when unusable.
+
+    ``counts`` name the head's other non-negative integers.
+    """
+    if doc.get("format") != FORMAT or doc.get("version") != version:
         raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
     if doc["budget"] != budget:
         raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
     seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
-    totals = (doc["item_total"], doc["inactive_total"], doc["annotation_total"])
-    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + totals):
-        raise ValueError("bad positions or totals")
+    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + tuple(doc[n] for n in counts)):
+        raise ValueError("bad positions or counts")
     if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
         raise ValueError("inconsistent positions")
-    items, notes, parts = doc["items"], doc["annotations"], doc["parts"]
-    if type(items) is not dict or type(notes) is not dict or type(parts) is not dict:
+    if type(doc["items"]) is not dict or type(doc["annotations"]) is not dict:
         raise ValueError("bad tables")
+    return seq, offset, last_offset
+
+
+def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
+    doc = json.loads(data)
+    seq, offset, last_offset = check_head(doc, VERSION, budget, ("item_total", "inactive_total", "annotation_total"))
+    totals = (doc["item_total"], doc["inactive_total"], doc["annotation_total"])
+    items, notes, parts = doc["items"], doc["annotations"], doc["parts"]
+    if type(parts) is not dict:
+        raise ValueError("bad parts")
     lengths = {kind: parts[kind] for kind in KINDS}
     if type(parts["generation"]) is not str or not all(type(v) is int and v > 0 for v in lengths.values()):
         raise ValueError("bad parts")

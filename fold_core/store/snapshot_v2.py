@@ -24,7 +24,7 @@ from fold_core.timefmt import instant_key
 
 __all__ = ["LegacyArchive", "parse_v2"]
 
-FORMAT, VERSION, RECENT = "fold-snapshot", 2, 200
+VERSION, RECENT = 2, 200
 
 
 class LegacyArchive:
@@ -116,26 +116,15 @@ class LegacyArchive:
 
 def parse_v2(source, budget: int, stat):
     """The ``Snapshot`` of a format-2 file (opened ``rb``, kept open for the lazy lines)."""
-    from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot
+    from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, check_head
 
     try:
         head = source.readline()
         if head[-2:] != b",\n":
             raise ValueError("not a three-line fold snapshot")
         doc = json.loads(head[:-2] + b"}")
-        if doc.get("format") != FORMAT or doc.get("version") != VERSION:
-            raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
-        if doc["budget"] != budget:
-            raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
-        seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
-        sizes = (doc["archive_bytes"], doc["archive_count"], doc["inactive_total"])
-        if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + sizes):
-            raise ValueError("bad positions")
-        if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
-            raise ValueError("inconsistent positions")
+        seq, offset, last_offset = check_head(doc, VERSION, budget, ("archive_bytes", "archive_count", "inactive_total"))
         items, notes = doc["items"], doc["annotations"]
-        if type(items) is not dict or type(notes) is not dict:
-            raise ValueError("bad tables")
     except BaseException:
         source.close()
         raise
