@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from fold_consumers.layout import KINDS, WEIGHTS
@@ -49,7 +50,7 @@ class Pinboard:
     """The store behind the pages: reads, and the two inputs, one at a time per process."""
 
     def __init__(self, store_dir: str, *, timezone: str = "UTC",
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
         from fold_core.store.file import file_store
 
         self.store_dir, self.timezone = store_dir, timezone
@@ -57,6 +58,7 @@ class Pinboard:
         self._lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(ZoneInfo(timezone)))
         self._boards: OrderedDict = OrderedDict()
+        self._board_cache = board_cache
 
     def now(self) -> datetime:
         return self._clock().astimezone(ZoneInfo(self.timezone)).replace(microsecond=0)
@@ -89,20 +91,20 @@ class Pinboard:
             html = render(board(state, now, query))
             with self._lock:
                 self._boards[key] = html
-                while len(self._boards) > 32:
+                while len(self._boards) > self._board_cache:
                     self._boards.popitem(last=False)
         return html
 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
-               clock: Callable[[], datetime] | None = None):
-    """The Pinboard as an ASGI app."""
+               clock: Callable[[], datetime] | None = None, board_cache: int = 32):
+    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request)."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    pinboard = Pinboard(store_dir, timezone=timezone, clock=clock)
+    pinboard = Pinboard(store_dir, timezone=timezone, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
     csrf = Csrf()
     templates = _environment()
@@ -167,8 +169,8 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     async def form_of(request) -> dict | None:
         """The form's fields when its CSRF token matches its cookie (and it comes from this origin)."""
         origin = request.headers.get("origin")
-        if origin is not None and origin != "null" and origin.rstrip("/") != str(request.base_url).rstrip("/"):
-            return None
+        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+            return None  # another site's page (the scheme may differ behind a TLS proxy; the host may not)
         try:
             fields = inputs.parse_form(await request.body())
         except ValueError:
@@ -217,8 +219,9 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
             value = inputs.text_field(fields, "value")
             until = None
             if meaning == "snooze":
-                until = inputs.resolve_until(fields.get("until_choice", ""), fields.get("until_at", ""), now,
-                                             pinboard.timezone)
+                picked = fields.get("until_at", "")
+                choice = "custom" if picked else fields.get("until_choice", "")  # a picked time wins
+                until = inputs.resolve_until(choice, picked, now, pinboard.timezone)
             document, code = pinboard.feedback(item_id, meaning, value, until, now.isoformat())
         except (ValueError, UsageError) as error:
             return item_view(request, 400, error=("feedback", str(error)), form=fields)

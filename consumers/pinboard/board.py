@@ -97,7 +97,7 @@ def fold_lines(overview: Overview) -> Overview:
         boxes = []
         for box in layer.boxes:
             lines = box.lines
-            while len(lines) > 1 and not fits(lines, box.w, box.h, box.badges):
+            while not box.fits and len(lines) > 1 and not fits(lines, box.w, box.h, box.badges):
                 lines = lines[:-1]
             boxes.append(box if lines == box.lines else replace(box, lines=lines))
         layers.append(replace(layer, boxes=tuple(boxes)))

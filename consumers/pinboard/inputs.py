@@ -3,9 +3,10 @@
 Each form goes through the same code path as its command — an annotation is
 ``Store.annotate`` (what ``foldctl annotate`` calls), feedback is
 ``fold_host.feedback.save_feedback`` (what ``foldctl feedback`` calls) — and
-nothing else: the Pinboard never writes an item field. What comes back is a
-``Outcome``: the notice that says what happens next, or the refusal to show
-beside the form (the kernel's or the feedback check's own message).
+nothing else: the Pinboard never writes an item field. The page then says
+what happens next (``annotation_notice``, ``feedback_notice``) or shows the
+refusal beside the form (``refusal``: the kernel's or the feedback check's
+own message).
 
 Form bodies are ``application/x-www-form-urlencoded`` and small (the guard
 caps them); fields are capped again here, before any store is touched.
@@ -16,27 +17,18 @@ with an offset.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import parse_qsl
 from zoneinfo import ZoneInfo
 
-__all__ = ["FEEDBACK_MEANINGS", "QUICK_UNTIL", "Outcome", "parse_form", "resolve_until"]
+__all__ = ["FEEDBACK_MEANINGS", "QUICK_UNTIL", "annotation_notice", "feedback_notice", "parse_form", "refusal",
+           "resolve_until", "text_field"]
 
 FEEDBACK_MEANINGS = ("ack", "decide", "act", "input", "snooze")
 TEXT_LIMIT = 2000  # code points: the contract's annotation text, and the feedback value's bound
 FIELD_LIMIT = 64
 QUICK_UNTIL = (("1h", "in 1 hour"), ("3h", "in 3 hours"), ("evening", "this evening 18:00"),
                ("tomorrow", "tomorrow 09:00"), ("week", "in a week, 09:00"), ("custom", "at the time below"))
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The answer to one input: ``ok`` with a notice, or a refusal to show beside the form."""
-
-    ok: bool
-    message: str
-    status: int = 200
 
 
 def parse_form(body: bytes) -> dict[str, str]:
