@@ -169,7 +169,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     async def form_of(request) -> dict | None:
         """The form's fields when its CSRF token matches its cookie (and it comes from this origin)."""
         origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        if origin not in (None, "null") and urlsplit(origin).netloc != request.headers.get("host"):
             return None  # another site's page (the scheme may differ behind a TLS proxy; the host may not)
         try:
             fields = inputs.parse_form(await request.body())
@@ -225,9 +225,6 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
             document, code = pinboard.feedback(item_id, meaning, value, until, now.isoformat())
         except (ValueError, UsageError) as error:
             return item_view(request, 400, error=("feedback", str(error)), form=fields)
-        except ImportError:
-            return item_view(request, 501, error=("feedback", "this installation has no host (fold_host.feedback)"
-                                                  " to keep feedback"), form=fields)
         if code != 0:
             return item_view(request, 422, error=("feedback", inputs.refusal(document)), form=fields)
         target = f"/item/{item_id}?done=feedback&meaning={meaning}"

@@ -6,8 +6,9 @@ One ASGI middleware (``Guard``) in front of every route:
   ``default-src 'self'``, no script at all, no plugin, no framing, forms only
   to this origin; inline ``style`` attributes are blocked too, so geometry
   lives in SVG attributes and colours in the served stylesheet),
-  ``nosniff``, ``no-referrer`` (a clicked source link never learns the
-  Pinboard's address), ``no-store``.
+  ``nosniff``, ``Referrer-Policy: same-origin`` (a clicked source link never
+  learns the Pinboard's address; its own forms keep their ``Origin``),
+  ``no-store``.
 * **Host**: on a loopback bind only ``127.0.0.1`` / ``localhost`` / ``[::1]``
   are answered — a page elsewhere cannot reach the Pinboard through DNS
   rebinding.
@@ -40,7 +41,7 @@ CSP = ("default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none
 HEADERS = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),

@@ -6,10 +6,12 @@ token, read from the environment variable that ``[pinboard] token_env``
 names — otherwise it refuses with a ``UsageError`` (exit 2) before anything
 listens. A configured token is checked on every request, loopback or not.
 
-``serve_socket`` runs uvicorn in the foreground until SIGINT / SIGTERM.
-``ServerThread`` runs the same server in a thread of this process (port 0 picks
-a free port) — for tests, benchmarks, and a host that serves beside its
-daemon; ``stop()`` ends it and joins the thread.
+``from_config`` builds the app and the bind from plugins.toml (``[pinboard]``,
+``[host] timezone``). ``serve_socket`` runs uvicorn in the foreground until
+SIGINT / SIGTERM. ``ServerThread`` runs the same server in a thread of this
+process (port 0 picks a free port) — for tests, benchmarks, and ``foldctl run
+--serve`` (the daemon and the Pinboard in one process); ``stop()`` ends it and
+joins the thread.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from fold_consumers.pinboard.security import is_loopback
 from fold_core.errors import UsageError
 
-__all__ = ["Bind", "ServerThread", "listen", "resolve_bind", "serve_socket"]
+__all__ = ["Bind", "ServerThread", "from_config", "listen", "resolve_bind", "serve_socket"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,16 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     return Bind(host, port, token)
 
 
+def from_config(config, store_dir: str, *, host: str | None = None, port: int | None = None):
+    """``(app, bind)`` for a loaded configuration: ``[pinboard]`` and ``[host] timezone``, flags first."""
+    from fold_consumers.pinboard.app import create_app
+
+    section = config.pinboard
+    bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
+    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone)
+    return app, bind
+
+
 def listen(bind: Bind):
     """The listening socket, bound before uvicorn starts: a busy port is a clear error, not a log line."""
     import socket
@@ -92,11 +104,12 @@ class ServerThread:
         self.bind = bind
         self.server = _server(app)
         self._socket = None
+        self._port: int | None = None
         self._thread: threading.Thread | None = None
 
     @property
-    def port(self) -> int:
-        return self._socket.getsockname()[1]
+    def port(self) -> int | None:
+        return self._port
 
     @property
     def url(self) -> str:
@@ -104,6 +117,7 @@ class ServerThread:
 
     def start(self, timeout: float = 30.0) -> "ServerThread":
         self._socket = listen(self.bind)
+        self._port = self._socket.getsockname()[1]
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]},
                                         name="pinboard", daemon=True)
         self._thread.start()

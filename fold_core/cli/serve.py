@@ -3,15 +3,16 @@
 Listens on ``--host`` / ``--port`` (else ``[pinboard] host`` / ``port`` of the
 plugins.toml in use, else 127.0.0.1:8765). A non-loopback address needs a
 token (``[pinboard] token_env``) or the command refuses to start (exit 2). The
-store must exist (exit 3 otherwise). Runs until SIGINT / SIGTERM; then prints
-``{"ok": true, "url", "store"}``. Starlette, uvicorn and Jinja2 load only here.
+store must exist (exit 3 otherwise). Runs until SIGINT / SIGTERM.
+Starlette, uvicorn and Jinja2 load only when it runs. ``foldctl run --serve``
+starts the same Pinboard beside the daemon.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from fold_core.cli.common import add_format, add_store, explain, non_negative, resolve_store
+from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
 
 __all__ = ["register"]
 
@@ -32,16 +33,11 @@ def register(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_consumers.pinboard.app import create_app
-    from fold_consumers.pinboard.server import listen, resolve_bind, serve_socket
+    from fold_consumers.pinboard.server import from_config, listen, serve_socket
     from fold_core.config import load_config
 
-    config = load_config()
-    section = config.pinboard
-    bind = resolve_bind(args.host or section.host, section.port if args.port is None else args.port,
-                        section.token_env)
     store = resolve_store(args.store)
-    app = create_app(store, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone)
+    app, bind = from_config(load_config(config_given()), store, host=args.host, port=args.port)
     sock = listen(bind)
     url = bind.url(sock.getsockname()[1])
     explain(f"foldctl serve: the Pinboard of {store} at {url}"

@@ -478,3 +478,72 @@ def test_foldctl_serve_serves_until_terminated(store, tmp_path):
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=30)
     assert process.returncode in (0, 130, -signal.SIGTERM)
+
+
+def inbox(store: Path) -> list[dict]:
+    code, document = run_foldctl("inbox", "--source", "feedback", store=store)
+    assert code == 0, document
+    return document["observations"]
+
+
+def test_feedback_and_a_snooze_reach_the_host_database(server, store, context):
+    before = file_store(store).state().event_seq
+    tab = Tab(context())
+    tab.open(server.url + "item/visa")
+    tab.page.click("#feedback-ack button[type=submit]")
+    assert "Acknowledged. The editor reads it in its next cycle" in tab.page.locator("#notice").inner_text()
+    tab.page.check("#feedback-say input[value=act]")
+    tab.page.fill("#feedback-value", "流水已打印")
+    tab.page.click("#feedback-say button[type=submit]")
+    assert "Action recorded" in tab.page.locator("#notice").inner_text()
+    tab.page.check("#feedback-snooze input[value=custom]")
+    tab.page.fill("#until-at", "2026-10-12T07:30")
+    tab.page.fill("#snooze-value", "等银行开门")
+    tab.page.click("#feedback-snooze button[type=submit]")
+    notice = tab.page.locator("#notice").inner_text()
+    assert "Snoozed until 2026-10-12T07:30:00+08:00" in notice and "reminder" in notice
+    with sqlite3.connect(store / "host.db") as db:
+        reminders = db.execute("SELECT target, due_at, fired_at FROM reminders").fetchall()
+    assert reminders == [("visa", "2026-10-12T07:30:00+08:00", None)]
+    titles = [observation["title"] for observation in inbox(store)]
+    assert sorted(titles) == ["ack: visa", "act: visa", "snooze: visa"]
+    # Feedback never touches the store: the editor decides in its next cycle.
+    assert file_store(store).state().event_seq == before
+    # A reminder in the past, or feedback on an unknown item, is refused with the reason.
+    tab.page.check("#feedback-snooze input[value=custom]")
+    tab.page.fill("#until-at", "2026-10-01T07:30")
+    tab.page.evaluate("document.querySelector('#until-at').removeAttribute('min')")
+    tab.page.click("#feedback-snooze button[type=submit]")
+    assert "in the past" in tab.page.locator("#feedback .error").inner_text()
+    with sqlite3.connect(store / "host.db") as db:
+        assert db.execute("SELECT count(*) FROM reminders").fetchone() == (1,)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_foldctl_run_serve_starts_the_daemon_and_the_pinboard_in_one_process(store, tmp_path):
+    import signal
+
+    config = tmp_path / "plugins.toml"
+    config.write_text(f'[store]\npath = "{store}"\n\n[pinboard]\nport = {free_port()}\n')
+    process = subprocess.Popen([sys.executable, "-m", "fold_core", "run", "--serve", "--config", str(config)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stderr:
+            if "the Pinboard at" in line:
+                break
+        url = line.split("the Pinboard at", 1)[1].strip()
+        response = httpx.get(url + "item/visa", timeout=30)
+        assert response.status_code == 200 and "签证材料缺银行流水" in response.text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    document = json.loads(out)
+    assert document["ok"] is True and document["pinboard"] == url
