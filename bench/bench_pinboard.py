@@ -189,6 +189,15 @@ def main(argv: list[str] | None = None) -> int:
                     if index >= args.warmups:
                         samples.append(elapsed)
             result[name] = pair_result(subject, baseline)
+            if name == "cached":  # the other pages, on the same server (not part of the target)
+                since = state.event_seq - 20
+                for label, target in (("item_page", "/item/r0"), ("changes_page", f"/changes?since={since}")):
+                    samples = []
+                    for index in range(args.warmups // 4 + args.repeats // 10):
+                        started = time.perf_counter()
+                        assert client.get(target).status_code == 200
+                        samples.append(time.perf_counter() - started)
+                    result[label] = summarize(samples[args.warmups // 4:])
     result["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(),
                          "loadavg": os.getloadavg(), "scratch": SCRATCH}
     print(json.dumps(result))
@@ -214,6 +223,10 @@ def section(result: dict) -> str:
         verdict = "meets" if pair["ratio"] <= 3 else "**misses**"
         rows.append((label, figure(pair["subject"]), figure(pair["baseline"]), f"{pair['ratio']:.2f}×", "< 3×",
                      verdict))
+    rows.append(("`GET /item/r0` (fields, annotations, the item's records of the last 5,000 events)",
+                 figure(result["item_page"]), "—", "—", "—", "—"))
+    rows.append(("`GET /changes?since=<last − 20>` (records found by bisection)", figure(result["changes_page"]),
+                 "—", "—", "—", "—"))
     table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
     state, load = result["state"], " / ".join(f"{value:.2f}" for value in result["machine"]["loadavg"])
     pair = result["uncached"]

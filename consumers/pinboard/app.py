@@ -6,6 +6,7 @@ templates, none needing JavaScript (there is none):
 
     GET  /                     the board (filters: ?min_weight=&kind=&item=)
     GET  /item/{id}            an item: fields, sources, annotations, history, the input forms
+                               (?history=all: its records from the whole log, not the last 5,000 events)
     POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
     POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
@@ -43,6 +44,7 @@ __all__ = ["Pinboard", "create_app"]
 HERE = Path(__file__).parent
 SEEN_COOKIE = "fold_seen"
 FIRST_VISIT_RECORDS = 20  # no cookie yet: the changes page shows the latest records
+HISTORY_WINDOW = 5000  # events whose records the item page reads unless asked for the whole history
 YEAR = 365 * 24 * 3600
 
 
@@ -159,9 +161,12 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         data = item_page(state, now.isoformat(), item_id, CANVASES)
         if data is None:
             return trouble(request, 404, "No such item", f"No item was ever called {item_id}.")
-        history, mentions = item_history(pinboard.history(item=item_id), item_id)
+        # The item's records in the last HISTORY_WINDOW events (found by bisection, read in
+        # bounded time); ?history=all reads the whole log.
+        since = 0 if request.query_params.get("history") == "all" else max(0, state.event_seq - HISTORY_WINDOW)
+        history, mentions = item_history(pinboard.history(item=item_id, since=since), item_id)
         notice = extra.pop("notice", None) or _notice(request, data)
-        return page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
+        return page(request, "item.html.j2", status, item=data, history=history, mentions=mentions, history_since=since,
                     budget=state.budget, details=frozenset(), card_href="/item/", notice=notice,
                     quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS, timezone=pinboard.timezone,
                     picker_min=now.strftime("%Y-%m-%dT%H:%M"), form=extra.pop("form", {}), **extra)

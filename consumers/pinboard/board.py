@@ -106,7 +106,9 @@ def fold_lines(overview: Overview) -> Overview:
 
 def board(state, now: str, query: BoardQuery) -> Board:
     """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item."""
-    shot = capture(state, now=now)
+    # The board shows no annotations: without their table, the capture costs the same
+    # whatever the history (a long life holds thousands of acknowledged notes).
+    shot = capture(state.replace(annotations={}), now=now)
     views = {name: fold_lines(layout(shot, query.layout_query(), canvas)) for name, canvas in CANVASES.items()}
     wide = views["wide"]
     tree = item_tree(shot.current)

@@ -72,7 +72,7 @@ def item_page(state, now: str, item_id: str, canvases: Mapping) -> dict | None:
         view = document["item"]
         page["view"] = view
         if view["children"]:
-            shot = capture(state, now=now)
+            shot = capture(state.replace(annotations={}), now=now)  # the rectangle shows no notes
             page["children"] = {name: fold_lines(layout(shot, Query(item=item_id, depth=1), canvas))
                                 for name, canvas in canvases.items()}
     else:

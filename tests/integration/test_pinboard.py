@@ -547,3 +547,16 @@ def test_foldctl_run_serve_starts_the_daemon_and_the_pinboard_in_one_process(sto
     assert process.returncode == 0
     document = json.loads(out)
     assert document["ok"] is True and document["pinboard"] == url
+
+
+def test_the_item_page_reads_the_records_of_the_last_events_unless_asked_for_all(server, store, monkeypatch):
+    from fold_consumers.pinboard import app as pinboard_app
+
+    answer = file_store(store).annotate(item="visa", text="最近的一条", author="user", now=NOW)
+    last = answer.document["event_seq"]
+    monkeypatch.setattr(pinboard_app, "HISTORY_WINDOW", 1)
+    recent = httpx.get(server.url + "item/visa").text
+    assert f"(1 record after event {last - 1})" in recent and "?history=all#history" in recent
+    assert "最近的一条" in recent and "<strong>created</strong>" not in recent
+    whole = httpx.get(server.url + "item/visa?history=all").text
+    assert "after event" not in whole and "<strong>created</strong>" in whole
