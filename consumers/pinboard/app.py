@@ -6,7 +6,7 @@ templates, none needing JavaScript (there is none):
 
     GET  /                     the board (filters: ?min_weight=&kind=&item=)
     GET  /item/{id}            an item: fields, sources, annotations, history, the input forms
-                               (?history=all: its records from the whole log, not the last 5,000 events)
+                               (?history=all: its records from the whole log, not the last 2,000 events)
     POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
     POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
@@ -44,7 +44,7 @@ __all__ = ["Pinboard", "create_app"]
 HERE = Path(__file__).parent
 SEEN_COOKIE = "fold_seen"
 FIRST_VISIT_RECORDS = 20  # no cookie yet: the changes page shows the latest records
-HISTORY_WINDOW = 5000  # events whose records the item page reads unless asked for the whole history
+HISTORY_WINDOW = 2000  # events whose records the item page reads unless asked for the whole history
 YEAR = 365 * 24 * 3600
 
 
@@ -102,6 +102,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
                clock: Callable[[], datetime] | None = None, board_cache: int = 32):
     """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request)."""
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
     from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
@@ -188,11 +189,14 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
                        "The form's security token is missing or does not match (a form from another page,"
                        " or an old one). Reload the page and send it again; nothing was saved.")
 
-    async def annotate(request):
-        fields = await form_of(request)
-        if fields is None:
-            return refused_form(request)
-        return await _threaded(guarded(lambda req: _annotate(req, fields)), request)
+    def posted(handler):
+        """A form's POST: refused without its CSRF token; the handler runs in a worker thread."""
+        async def run(request):
+            fields = await form_of(request)
+            if fields is None:
+                return refused_form(request)
+            return await run_in_threadpool(guarded(lambda req: handler(req, fields)), request)
+        return run
 
     def _annotate(request, fields: dict) -> Response:
         item_id = request.path_params["item"]
@@ -207,12 +211,6 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
             return item_view(request, 422, error=("annotate", inputs.refusal(answer.document)), form=fields)
         note = answer.document["annotation"]  # the receipt of `foldctl annotate`: {ok, annotation: id, event_seq}
         return RedirectResponse(f"/item/{item_id}?done=annotated&note={note}#annotations", status_code=303)
-
-    async def feedback(request):
-        fields = await form_of(request)
-        if fields is None:
-            return refused_form(request)
-        return await _threaded(guarded(lambda req: _feedback(req, fields)), request)
 
     def _feedback(request, fields: dict) -> Response:
         item_id = request.path_params["item"]
@@ -286,8 +284,8 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     routes = [
         Route("/", guarded(board_page)),
         Route("/item/{item}", guarded(item_view)),
-        Route("/item/{item}/annotate", annotate, methods=["POST"]),
-        Route("/item/{item}/feedback", feedback, methods=["POST"]),
+        Route("/item/{item}/annotate", posted(_annotate), methods=["POST"]),
+        Route("/item/{item}/feedback", posted(_feedback), methods=["POST"]),
         Route("/changes", guarded(changes_page)),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
@@ -306,12 +304,6 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     guard = Guard(app, token=token, loopback=loopback, denied=denied)
     guard.pinboard = pinboard
     return guard
-
-
-async def _threaded(handler, request):
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(handler, request)
 
 
 def _seen(request) -> int | None:

@@ -27,6 +27,7 @@ from conftest import missing_component, require_component
 from fold_consumers.pinboard.app import create_app
 from fold_consumers.pinboard.server import Bind, ServerThread
 from fold_core.store.file import file_store
+from tests.support.states import views_and_members
 
 NOW = "2026-10-09T08:00:00+08:00"
 ZONE = "Asia/Shanghai"
@@ -149,18 +150,7 @@ def shots(tmp_path_factory) -> Path:
 
 def state_views(store: Path) -> tuple[dict, dict]:
     """From the state document (not from the layout): every active item's view, and the members of each layer."""
-    document = file_store(store).state_document(now=CLOCK.isoformat()).document
-    views, members = {}, {}
-
-    def walk(layer, parent):
-        for view in layer["items"]:
-            views[view["id"]] = view
-            members.setdefault(parent, []).append(view["id"])
-            if view["children"]:
-                walk(view["children"], view["id"])
-
-    walk(document["root"], None)
-    return views, members
+    return views_and_members(file_store(store).state_document(now=CLOCK.isoformat()).document)
 
 
 def check_geometry(layers: list[dict], store: Path, omitted: set[str] = frozenset()) -> set[str]:
