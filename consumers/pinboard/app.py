@@ -118,9 +118,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         fresh = nonce is None or not 16 <= len(nonce) <= 64
         if fresh:
             nonce = csrf.new_nonce()
-        context.setdefault("message", None)
-        html = templates.get_template(name).render(csrf=csrf.token(nonce), token_set=token is not None,
-                                                   path=request.url.path, **context)
+        html = templates.get_template(name).render(csrf=csrf.token(nonce), path=request.url.path, **context)
         response = HTMLResponse(html, status_code=status)
         if fresh:
             response.set_cookie(CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fold_consumers.pinboard.security import is_loopback
@@ -92,9 +93,32 @@ def _server(app):
     return uvicorn.Server(config)
 
 
-def serve_socket(app, sock) -> None:
-    """Serve on a listening socket until SIGINT / SIGTERM (uvicorn's own signal handling)."""
-    _server(app).run(sockets=[sock])
+def serve_socket(app, sock, ready: Callable[[], None] = lambda: None) -> str | None:
+    """Serve on a listening socket until SIGINT / SIGTERM; the name of the signal that stopped it.
+
+    The handlers are in place before ``ready()`` announces the server, so a
+    signal that comes at once still stops it. uvicorn shuts down gracefully on
+    either signal and then raises it again for the handler that was there
+    before: these handlers take it, so that a stop by signal is a normal end
+    (exit 0, like ``foldctl run``).
+    """
+    import signal
+
+    server = _server(app)
+    received: list[str] = []
+
+    def stopped(number, _frame) -> None:
+        received.append(signal.Signals(number).name)
+        server.should_exit = True
+
+    previous = {number: signal.signal(number, stopped) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        ready()
+        server.run(sockets=[sock])
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return received[0] if received else None
 
 
 class ServerThread:

@@ -3,7 +3,8 @@
 Listens on ``--host`` / ``--port`` (else ``[pinboard] host`` / ``port`` of the
 plugins.toml in use, else 127.0.0.1:8765). A non-loopback address needs a
 token (``[pinboard] token_env``) or the command refuses to start (exit 2). The
-store must exist (exit 3 otherwise). Runs until SIGINT / SIGTERM.
+store must exist (exit 3 otherwise). Runs until SIGINT / SIGTERM, then prints
+``{"ok": true, "url", "store", "stopped_by"}`` and exits 0.
 Starlette, uvicorn and Jinja2 load only when it runs. ``foldctl run --serve``
 starts the same Pinboard beside the daemon.
 """
@@ -40,7 +41,7 @@ def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
     app, bind = from_config(load_config(config_given()), store, host=args.host, port=args.port)
     sock = listen(bind)
     url = bind.url(sock.getsockname()[1])
-    explain(f"foldctl serve: the Pinboard of {store} at {url}"
-            f"{' (token required)' if bind.token else ''}; Ctrl-C stops it")
-    serve_socket(app, sock)
-    return {"ok": True, "url": url, "store": store}, 0
+    stopped_by = serve_socket(app, sock, lambda: explain(f"foldctl serve: the Pinboard of {store} at {url}"
+                                                         f"{' (token required)' if bind.token else ''};"
+                                                         " Ctrl-C stops it"))
+    return {"ok": True, "url": url, "store": store, "stopped_by": stopped_by}, 0
