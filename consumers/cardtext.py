@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 
 __all__ = ["FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_lines", "card_text", "fits",
@@ -84,6 +85,7 @@ def card_lines(view: Mapping, fields: Sequence[str], budget: int) -> tuple:
     return tuple(lines)
 
 
+@lru_cache(maxsize=4096)
 def _text_width(text: str, field: str) -> float:
     size = FONT_PX[field]
     narrow = _NARROW_EM[field] * size

@@ -29,6 +29,8 @@ def register(commands) -> None:
     _common(run)
     run.add_argument("--log-format", dest="log_format", choices=("text", "json"), default="text",
                      help="one line per event on stderr: text (default) or json")
+    run.add_argument("--serve", action="store_true",
+                     help="also serve the Pinboard in this process ([pinboard] host and port, as `foldctl serve`)")
     run.set_defaults(run=run_daemon)
 
     inbox = commands.add_parser("inbox", help="what came in and what the editor did with it",
@@ -94,7 +96,15 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.daemon import run
 
     config = load_config(config_given())
-    return run(config, resolve_store(args.store), log_format=args.log_format)
+    store_dir = resolve_store(args.store)
+    if not args.serve:
+        return run(config, store_dir, log_format=args.log_format)
+    from fold_consumers.pinboard.server import ServerThread, from_config
+
+    with ServerThread(*from_config(config, store_dir)) as pinboard:
+        explain(f"foldctl run: the Pinboard at {pinboard.url}")
+        document, code = run(config, store_dir, log_format=args.log_format)
+    return {**document, "pinboard": pinboard.url}, code
 
 
 def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:

@@ -185,6 +185,8 @@ class HostDB:
                                    f"{len(MIGRATIONS)}); upgrade Fold")
         for number in range(version, len(MIGRATIONS)):
             with self.transaction() as db:
+                if db.execute("PRAGMA user_version").fetchone()[0] > number:
+                    continue  # another connection (the daemon's, the Pinboard's) applied it meanwhile
                 for statement in _statements(MIGRATIONS[number]):
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version = {number + 1}")

@@ -22,14 +22,14 @@ from __future__ import annotations
 import os
 
 from fold_consumers import cli_brief
-from fold_core.cli import overview, reads, writes
+from fold_core.cli import overview, reads, serve, writes
 from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, use_config, wants_json
 from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
 from fold_host import cli_eval, cli_host, cli_skill  # argparse-level only: the host loads when a command runs
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief, cli_host, cli_eval)
+COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief, cli_host, cli_eval, serve)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 

@@ -54,7 +54,7 @@ from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
 from fold_core.store.locking import StoreLock
 from fold_core.store.log import Torn, append_line, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
-from fold_core.store.log import scan
+from fold_core.store.log import line_start, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
 from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, lookup, view_state
@@ -341,6 +341,8 @@ class _FileSession(Session):
         if since >= cache.state.event_seq:
             return iter(())
         start = cache.offsets.get(since + 1)
+        if start is None:  # not a record this recorder has seen: find its line by bisection
+            start = line_start(self._recorder.log_path, since + 1, cache.offset)
         if start is None:
             since_read, start = 0, 0
         else:

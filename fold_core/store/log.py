@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
@@ -36,6 +37,7 @@ __all__ = [
     "bulk_loads",
     "encode_record",
     "fsync_dir",
+    "line_start",
     "read_line_at",
     "read_records",
     "repair_tail",
@@ -174,6 +176,62 @@ class Scan:
 def scan(file, offset: int, event_seq: int) -> Scan:
     """A scan of ``file`` (opened ``rb``) from ``offset``, just after record ``event_seq``."""
     return Scan(file, offset, event_seq, os.fstat(file.fileno()).st_size)
+
+
+_SEQ = re.compile(rb'^\{"v":\s*1,\s*"event_seq":\s*(\d+)[,}]')
+
+
+def line_start(path: str, event_seq: int, end: int) -> int | None:
+    """Where the line of record ``event_seq`` starts, found by bisection over the bytes before ``end``.
+
+    Line n holds record n, and every line begins ``{"v":1,"event_seq":n`` (the
+    encoder's key order), so a reader after record n need not parse the n − 1
+    records before it. None when a line does not begin that way: the caller
+    then reads from the start, and ``scan`` checks the order of whatever it reads.
+    """
+    if event_seq <= 1:
+        return 0
+    with open(path, "rb") as file:
+
+        def seq_at(offset: int) -> tuple[int, int] | None:
+            """``(event_seq, line start)`` of the first line starting at or after ``offset``."""
+            file.seek(offset)
+            if offset:
+                file.readline()  # the rest of the line ``offset`` falls in
+            start = file.tell()
+            if start >= end:
+                return None
+            found = _SEQ.match(file.read(48))
+            return (int(found.group(1)), start) if found else None
+
+        low, high = 0, end  # the line of ``event_seq`` starts in [low, high)
+        while high - low > 1 << 16:
+            middle = seq_at((low + high) // 2)
+            if middle is None or middle[1] >= high:
+                break
+            seq, start = middle
+            if seq == event_seq:
+                return start
+            if seq < event_seq:
+                low = start
+            else:
+                high = start
+        file.seek(low)
+        if low:
+            if _SEQ.match(file.read(48)) is None:
+                return None
+            file.seek(low)
+        position = low
+        for line in file:
+            if position >= high:
+                break
+            found = _SEQ.match(line[:48])
+            if found is None:
+                return None
+            if int(found.group(1)) == event_seq:
+                return position
+            position += len(line)
+    return None
 
 
 def read_line_at(path: str, offset: int) -> dict:

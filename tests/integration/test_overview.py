@@ -23,6 +23,7 @@ from conftest import missing_component, require_component
 from fold_consumers import layout
 from fold_consumers.overview import render_overview
 from fold_core.store.file import file_store
+from tests.support.states import views_and_members
 
 NOW = "2026-10-09T08:00:00+08:00"
 LATER = "2026-10-11T08:00:00+08:00"
@@ -82,18 +83,7 @@ def make_store(path: Path, *batches) -> Path:
 
 def shares_of(path: Path) -> tuple[dict, dict]:
     """From the state document (not from the layout): share and kind of every active item, members per layer."""
-    document = file_store(path).state_document(now=LATER).document
-    shares, members = {}, {}
-
-    def walk(layer, parent):
-        for view in layer["items"]:
-            shares[view["id"]] = view
-            members.setdefault(parent, []).append(view["id"])
-            if view["children"]:
-                walk(view["children"], view["id"])
-
-    walk(document["root"], None)
-    return shares, members
+    return views_and_members(file_store(path).state_document(now=LATER).document)
 
 
 @pytest.fixture(scope="module")
