@@ -5,7 +5,7 @@ daemon holds it) for a 3-declaration batch — one patch of a child item, one
 new root item, one withdraw of the oldest root item; CJK titles, summaries,
 sources with quotes, a fresh batch_id each time — on a ~200-item state. That
 is the full §6.2 protocol: flock, recover (stat + tail check), identify,
-kernel, encode, append, fsync, and the snapshot refresh every 64 records.
+kernel, encode, append, fsync, and the snapshot refresh every 32 records.
 
 Baseline: one SQLite transaction (WAL, ``synchronous=FULL``, a table with one
 TEXT column) inserting the same record bytes the file store just appended,
@@ -20,7 +20,7 @@ reported as ratio of medians (the typical commit) and ratio of means
 
 With ``--big-store DIR`` (repeatable) it repeats the fold side on a copy of
 that store (the 100k-record stores) to show how commit cost scales with the
-history: median, and mean/max, which hold the snapshot refresh every 64.
+history: median, and mean/max, which hold the snapshot refresh every 32.
 """
 
 from __future__ import annotations

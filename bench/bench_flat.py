@@ -24,7 +24,7 @@ Commit figures are taken twice: with the copies on the scratch disk (what a
 user sees, fsync included) and on tmpfs (``/dev/shm``: the fsync costs
 almost nothing there, so the figure is the CPU cost that grows — or not —
 with the history). In-process commits start after warm-ups that cover what
-a long-lived process pays once (its first refresh, 64 commits in, and the
+a long-lived process pays once (its first refresh, 32 commits in, and the
 look-ups that collect the index keys); the slowest warm-up is kept too.
 Every figure also has its CPU time (the children's user + system time for
 processes, ``process_time`` in-process): steadier than wall time on a busy
@@ -147,7 +147,7 @@ def in_process(big: str, small: str, scratch: str, commits: int, warmups: int) -
     """Alternating long-lived in-process commits on copies of both stores (on ``scratch``).
 
     The warm-ups cover what a long-lived process pays once: its first snapshot
-    refresh (64 commits in) and the first look-ups that collect the index keys;
+    refresh (32 commits in) and the first look-ups that collect the index keys;
     the slowest warm-up is reported too.
     """
     stores = {"big": Store(FileRecorder(_copy(big, scratch, "mem-big"))),
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--warmups", type=int, default=2)
     parser.add_argument("--commits", type=int, default=100)
-    parser.add_argument("--commit-warmups", type=int, default=70, help="in-process warm-ups (a first refresh is at 64)")
+    parser.add_argument("--commit-warmups", type=int, default=70, help="in-process warm-ups (a first refresh is at 32)")
     parser.add_argument("--recovery-repeats", type=int, default=3)
     parser.add_argument("--only", default="state,cli,commit,recovery")
     args = parser.parse_args(argv)

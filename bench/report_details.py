@@ -77,11 +77,11 @@ def _commit(c: dict) -> str:
                f"{ms(c['subject']['median'] - floor)} above the floor, SQLite {ms(c['baseline']['median'] - floor)}. ")
             + f"The kernel and the encoding alone take {ms(cpu)}; the rest is the store protocol (lock, meta.json, "
             f"stat and tail check, batch-id lookup, request digest, open/append/close) and, in the mean, the "
-            f"snapshot refresh every 64 commits. On a shared virtual disk the fsync latency can change by an order "
+            f"snapshot refresh every 32 commits. On a shared virtual disk the fsync latency can change by an order "
             f"of magnitude between runs, and the ratio with it: read the floor before the ratio.\n"]
     if c.get("big"):
         text.append("Scale check — the same commit (200 active items) on a copy of each large store; the mean and "
-                    "the maximum hold the snapshot refresh that one commit in 64 pays:\n")
+                    "the maximum hold the snapshot refresh that one commit in 32 pays:\n")
         text.append(markdown_table(["store", "records", "items in table", "median [IQR]", "mean", "max", "n"], [
             [b["store"], f"{b['records']:,}", f"{b['items']:,}", iqr(b["commit"]), ms(b["commit"]["mean"]),
              ms(b["commit"]["max"]), str(b["commit"]["n"])] for b in c["big"]]) + "\n")
@@ -92,7 +92,7 @@ def _state(st: dict) -> str:
     text = ["### 2. `foldctl state` vs `python -c 'import json'`\n",
             f"`bench/bench_state.py`. `python -m fold_core state --store DIR --format json` (clock `--now`), "
             f"{st['records']:,} records in the log. *tail 63* is the most a reader replays when writers refresh the "
-            f"snapshot (bound 64); *tail 64* is a snapshot a writer failed to refresh (readers never write one "
+            f"snapshot (bound 32); *tail 64* is a snapshot a writer failed to refresh (readers never write one "
             f"that is still usable).\n"]
     for kind, e in st["workloads"].items():
         text.append(f"**{kind}**\n")

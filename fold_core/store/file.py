@@ -26,7 +26,7 @@ write and its fsync.
 log was just created): from then on the batch is committed, whatever fails
 later. The snapshot is refreshed (``refresh``: appended to, not rewritten) at
 the end of a writer's session only when the tail beyond it reaches
-``FOLD_SNAPSHOT_EVERY`` records (default 64) or 1 MiB, and by ``close()`` (a
+``FOLD_SNAPSHOT_EVERY`` records (default 32) or 1 MiB, and by ``close()`` (a
 long-lived process's clean shutdown; a ``foldctl`` process does not refresh on
 exit, which would write it on every commit); a failed refresh is only logged.
 A reader writes a snapshot only when there is none.
@@ -70,11 +70,11 @@ __all__ = [
     "snapshot_bound",
 ]
 
-SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 64, 1 << 20
+SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 32, 1 << 20  # 32: see docs/decisions.md, "Snapshot refresh"
 
 
 def snapshot_bound() -> int:
-    """Records the log may hold beyond the snapshot (``FOLD_SNAPSHOT_EVERY`` overrides 64)."""
+    """Records the log may hold beyond the snapshot (``FOLD_SNAPSHOT_EVERY`` overrides 32)."""
     text = os.environ.get("FOLD_SNAPSHOT_EVERY")
     if text and text.isdigit() and int(text) >= 1:
         return int(text)
