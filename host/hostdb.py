@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,7 @@ from fold_core.observation import Observation, Poll
 __all__ = ["HostDB", "MIGRATIONS", "open_host_db"]
 
 FILE_NAME = "host.db"
+OPEN_TIMEOUT = 30.0  # seconds a connection waits for another one (busy timeout, switching to WAL)
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
@@ -143,14 +145,39 @@ class HostDB:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
         try:
-            self.connection = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+            self.connection = sqlite3.connect(self.path, timeout=OPEN_TIMEOUT, isolation_level=None,
                                               check_same_thread=False)
-            self.connection.execute("PRAGMA journal_mode=WAL")
-            self.connection.execute("PRAGMA synchronous=FULL")
-            self.connection.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            self._prepare()
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {error}") from None
+
+    def _prepare(self) -> None:
+        """WAL, full sync, foreign keys and the migrations; retried while SQLite says "locked".
+
+        When several connections open a fresh host.db at once (the daemon's
+        threads, the Pinboard), SQLite answers some steps — switching to WAL,
+        which needs the database to itself, or recovering a WAL index another
+        connection is building — with "database is locked" at once instead of
+        waiting out the busy timeout. Every step here can be repeated: the
+        journal mode persists once one connection has set it, and a migration
+        reads the schema version again inside its write transaction.
+        """
+        deadline = time.monotonic() + OPEN_TIMEOUT
+        pause = 0.005
+        while True:
+            try:
+                self.connection.execute("PRAGMA journal_mode=WAL")
+                self.connection.execute("PRAGMA synchronous=FULL")
+                self.connection.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                    raise
+                if self.connection.in_transaction:  # a COMMIT that could not take its lock
+                    self.connection.execute("ROLLBACK")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     # -- plumbing ----------------------------------------------------------
 
