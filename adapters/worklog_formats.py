@@ -34,7 +34,8 @@ Markdown (``*.md``): one observation per **top-level entry**:
   block (```` ``` ```` / ``~~~``) begins an entry;
 * a timestamp at the start of the title (``2026-10-09T08:30+08:00 …``) is the
   entry's ``at`` when it has an offset; otherwise ``at`` is null and the time
-  as written is kept in ``meta.time``.
+  as written is kept in ``meta.time``; either way the title is what follows
+  the timestamp (unless nothing does). The text keeps the line as written.
 """
 
 from __future__ import annotations
@@ -122,6 +123,9 @@ class MdEntry:
                 at = moment.isoformat()
             else:
                 meta["time"] = stamp.group(1)
+            rest = title[stamp.end():].strip()
+            if rest:  # the time is in ``at`` (or meta.time): the title says what happened
+                title = rest
         text = clean_text(body) or clean_text(title)
         return cut_line(title, TITLE_CHARS), text, at, meta
 

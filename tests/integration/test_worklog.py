@@ -225,7 +225,7 @@ def test_markdown_heading_entries(tmp_path):
     log = Log(tmp_path)
     first, second = log.poll().observations
     assert first.id == "agent-log:notes.md#5" and first.at == "2026-10-09T09:15:00+08:00"
-    assert first.title == "2026-10-09T09:15+08:00 Fixed the login timeout"
+    assert first.title == "Fixed the login timeout"  # the time is in ``at``
     assert "not verified on mobile" in first.text and "not a heading inside a fence" in first.text
     assert second.id == "agent-log:notes.md#14" and second.text == "look at mobile" and second.sender == "notes"
     assert log.texts() == []
@@ -243,7 +243,7 @@ def test_markdown_list_entries(tmp_path):
                     "1. numbered item\n", encoding="utf-8")
     result = Log(tmp_path).poll()
     titles = [o.title for o in result.observations]
-    assert titles == ["2026-10-09 fixed build", "second item", "numbered item"]
+    assert titles == ["fixed build", "second item", "numbered item"]  # the date is in meta.time
     first = result.observations[0]
     assert first.text == "2026-10-09 fixed build\n  with a continuation line"
     assert first.at is None and first.meta["time"] == "2026-10-09"
