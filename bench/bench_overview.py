@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import sys
@@ -36,7 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from common import SCRATCH, bench_dir, paired, process, summarize  # noqa: E402
+from common import bench_dir, paired, process, summarize  # noqa: E402
+from timing import finish  # noqa: E402
 
 from fold_consumers import layout  # noqa: E402
 from fold_consumers.browser import Browser  # noqa: E402
@@ -148,12 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "    page.screenshot(full_page=True)\n"
         "    b.close()\n")])
     result["process"] = paired(cli, launch, args.process_repeats, warmups=1)
-    result["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(),
-                         "loadavg": os.getloadavg(), "scratch": SCRATCH}
-    print(json.dumps(result))
-    if args.doc:
-        write_section(args.doc, result)
-    return 0
+    return finish(result, args.doc, write_section)
 
 
 def ms(seconds: float) -> str:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import sys
@@ -47,6 +46,7 @@ sys.path.insert(0, HERE)
 
 from bench_overview import declarations  # noqa: E402
 from common import SCRATCH, pair_result, summarize  # noqa: E402
+from timing import finish  # noqa: E402
 from doc_sections import replace_section  # noqa: E402
 
 from fold_core.store import memory_store  # noqa: E402
@@ -197,12 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                         assert client.get(target).status_code == 200
                         samples.append(time.perf_counter() - started)
                     result[label] = summarize(samples[args.warmups // 4:])
-    result["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(),
-                         "loadavg": os.getloadavg(), "scratch": SCRATCH}
-    print(json.dumps(result))
-    if args.doc:
-        write_section(args.doc, result)
-    return 0
+    return finish(result, args.doc, write_section)
 
 
 def ms(seconds: float) -> str:

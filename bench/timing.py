@@ -90,6 +90,23 @@ def filesystem(path: str) -> str:
     return f"{best[0]} ({best[2]}) mounted at {best[1]}"
 
 
+def machine_facts() -> dict:
+    """Cores, Python, load average and scratch directory: the context a figure was measured in."""
+    import platform
+
+    return {"nproc": os.cpu_count(), "python": platform.python_version(), "loadavg": os.getloadavg(),
+            "scratch": SCRATCH}
+
+
+def finish(result: dict, doc: str | None, write_section) -> int:
+    """Add the machine facts, print ``result`` as one JSON line and, given ``doc``, write its section."""
+    result["machine"] = machine_facts()
+    print(json.dumps(result))
+    if doc:
+        write_section(doc, result)
+    return 0
+
+
 def emit_json(result: dict) -> None:
     print(json.dumps(result, ensure_ascii=False))  # one line on stdout: run_all reads it
 
