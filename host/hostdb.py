@@ -277,6 +277,27 @@ class HostDB:
             params = (limit,)
         return [Observation.from_json(row[0]) for row in self.connection.execute(sql, params)]
 
+    def window_events(self, max_events: int) -> list[Observation]:
+        """The observations of the next window: fresh ones first, failed ones in ever smaller groups.
+
+        Pending observations are taken by (``failed_windows``, arrival); a window
+        holds only observations that failed as often as its first one, at most
+        ``max_events >> failed_windows`` of them (at least one). So an
+        observation the editor cannot settle never holds up the ones behind
+        it: fresh ones go first, and each failure halves the group it is in
+        until it is alone. It stays pending (nothing is lost) and
+        ``foldctl doctor`` / ``foldctl inbox`` show it.
+        """
+        first = self.connection.execute("SELECT failed_windows FROM observations WHERE status = 'pending' "
+                                        "ORDER BY failed_windows, seq LIMIT 1").fetchone()
+        if first is None:
+            return []
+        failed = first[0]
+        size = max(1, max_events >> min(failed, 30))
+        rows = self.connection.execute("SELECT body FROM observations WHERE status = 'pending' AND "
+                                       "failed_windows = ? ORDER BY seq LIMIT ?", (failed, size))
+        return [Observation.from_json(row[0]) for row in rows]
+
     def pending_count(self) -> int:
         return self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending'").fetchone()[0]
 

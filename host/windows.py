@@ -136,11 +136,17 @@ def last_window(db) -> dict | None:
 
 
 def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) -> None:
-    """A window the editor could not settle: its observations stay pending; doctor shows why."""
+    """A window the editor could not settle: its observations stay pending; doctor shows why.
+
+    Unless the editor was not reached at all (``agent_unavailable``: not the
+    observations' fault), each observation's ``failed_windows`` grows, which
+    moves it behind fresh ones and halves the next window it is in
+    (``HostDB.window_events``).
+    """
     failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
                "events": len(window.event_ids), "error": error}
     with db.transaction() as conn:
-        if window.event_ids:
+        if window.event_ids and error.get("code") != "agent_unavailable":
             marks = ",".join("?" * len(window.event_ids))
             conn.execute(f"UPDATE observations SET failed_windows = failed_windows + 1 WHERE id IN ({marks})",
                          window.event_ids)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import textwrap
 import time
 
 import pytest
@@ -98,13 +100,50 @@ def test_after_max_attempts_the_observations_wait_and_the_next_cycle_takes_them_
     agent = next(c for c in doctor["checks"] if c["name"] == "agent")
     assert code == 1 and agent["status"] == "fail" and "2 observation(s) wait" in agent["detail"]
     ws.feed("mail", mail(3))
-    report = ws.tick("2026-10-09T08:05:00+08:00")
-    assert report["outcome"] == "committed" and report["signal"]["received"] == 3
+    report = ws.tick("2026-10-09T08:05:00+08:00")  # a fresh observation goes before those that failed
+    assert report["outcome"] == "committed" and report["signal"]["received"] == 1
+    assert statuses(ws) == {"mail:1": "pending", "mail:2": "pending", "mail:3": "processed"}
+    report = ws.tick("2026-10-09T08:06:00+08:00")
+    assert report["outcome"] == "committed" and report["signal"]["received"] == 2
     assert statuses(ws) == {"mail:1": "processed", "mail:2": "processed", "mail:3": "processed"}
-    code, state, _ = ws.run("state", "--now", "2026-10-09T08:05:00+08:00")
+    code, state, _ = ws.run("state", "--now", "2026-10-09T08:06:00+08:00")
     assert sorted(i["id"] for i in state["root"]["items"]) == ["t-mail-1", "t-mail-2", "t-mail-3"]
     assert ws.tick("2026-10-09T08:10:00+08:00")["outcome"] == "nothing"
     assert ws.run("doctor")[0] == 0
+
+
+def test_an_observation_the_editor_never_settles_is_isolated_and_holds_up_nothing(tmp_path):
+    """A "poison" observation: every window that holds it fails; the others are all processed, it stays pending."""
+    command = tmp_path / "editor.py"
+    command.write_text(textwrap.dedent("""
+        import json, sys
+        document = json.load(sys.stdin)
+        events = document["events"]
+        if any("POISON" in (e.get("title") or "") for e in events):
+            print("I cannot read this")  # no JSON: the window fails
+        else:
+            print(json.dumps({"dispositions": [{"event": e["id"], "disposition": "noise", "why": "test",
+                                                "related": []} for e in events],
+                              "batch": {"declarations": [], "acknowledges": []}}))
+    """), encoding="utf-8")
+    agent = f'type = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(command))}]\n'
+    ws = Workspace(tmp_path, host="max_events = 8\nmax_attempts = 1\n", agent=agent)
+    ws.feed("mail", *(mail(n) for n in range(1, 5)), {**mail(5), "title": "POISON"},
+            *(mail(n) for n in range(6, 13)))
+    outcomes = []
+    for minute in range(12):
+        report = ws.tick(f"2026-10-09T08:{minute:02d}:00+08:00")
+        outcomes.append((report["outcome"], report["signal"]["received"] if report["signal"] else 0))
+        if minute == 1:
+            ws.feed("mail", mail(13))  # arrives while the poison is being isolated: not held up
+    states = statuses(ws)
+    assert states.pop("mail:5") == "pending"  # kept, never lost
+    assert set(states.values()) == {"processed"} and len(states) == 12
+    assert outcomes[0] == ("failed", 8) and outcomes[1] == ("checked", 4)  # fresh ones first
+    assert ("failed", 1) in outcomes  # the group was halved until the poison was alone
+    code, doctor, _ = ws.run("doctor")
+    agent_check = next(c for c in doctor["checks"] if c["name"] == "agent")
+    assert code == 1 and "1 observation(s) wait" in agent_check["detail"]
 
 
 @pytest.mark.parametrize("failure", ["unavailable", "invalid json"])
