@@ -21,6 +21,11 @@ commit) and ``deliver_all`` after it. For each consumer instance:
   ``last_error``, ``last_error_at``, ``next_try_at`` with exponential backoff)
   and skipped until ``next_try_at``; the others go on. ``deliver_all`` never
   raises for a consumer, and a store it cannot read is reported per instance.
+* **Timeout.** ``deliver`` runs in its own thread; one that has not
+  returned after the instance's ``deliver_timeout`` (default 2 min) counts
+  as a failure (``timeout``; the cursor stays) and the others go on. Until
+  that call returns, the instance is skipped ("the previous delivery has not
+  finished"), so a consumer never runs twice at once.
 * **Idle calls.** A consumer type with ``idle_calls = True`` (push: a digest
   held through quiet hours, a failed send to retry) gets ``deliver([], ...)``
   when it has no new records.
@@ -32,6 +37,7 @@ run; records are read up to exactly that event_seq, so view and records agree.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone as dt_timezone
 from typing import Any
@@ -44,6 +50,7 @@ __all__ = ["BATCH", "READ_CHUNK", "backoff", "consumer_status", "deliver_all", "
 READ_CHUNK = 5_000  # records read from the store at once (bounds memory on a replay from the start)
 BATCH = 1_000  # records per deliver() call
 BACKOFF_BASE, BACKOFF_CAP = timedelta(seconds=30), timedelta(hours=1)
+DELIVER_TIMEOUT = 120.0  # seconds, for a consumer type whose settings lack deliver_timeout
 
 
 def backoff(failures: int) -> timedelta:
@@ -95,7 +102,10 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
     results: dict[str, dict] = {}
     for instance in instances:
         row = rows[instance.name]
-        if row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
+        if _still_running(instance.name):
+            results[instance.name] = _result(instance.name, "failed", 0, "the previous delivery has not finished "
+                                             "(it outran deliver_timeout); skipped", event_seq=row["event_seq"])
+        elif row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
             results[instance.name] = _result(instance.name, "waiting", 0, row["last_error"],
                                              next_try_at=row["next_try_at"], event_seq=row["event_seq"])
         elif row["event_seq"] > current:
@@ -121,6 +131,21 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
     return [results[instance.name] for instance in instances]
 
 
+class DeliveryTimeout(Exception):
+    """A consumer's ``deliver`` outran its ``deliver_timeout``."""
+
+
+_hung: dict[str, threading.Thread] = {}  # instance name -> a deliver() call that outran its timeout
+
+
+def _still_running(name: str) -> bool:
+    thread = _hung.get(name)
+    if thread is not None and not thread.is_alive():
+        del _hung[name]
+        thread = None
+    return thread is not None
+
+
 class _Run:
     """One consumer instance during one ``deliver_all``."""
 
@@ -137,7 +162,7 @@ class _Run:
         try:
             if self.consumer is None:
                 self.consumer = self.instance.build()
-            self.consumer.deliver(records, self.context)
+            self._deliver(records)
         except Exception as error:  # any consumer bug: recorded, never stops the others
             self._failed(db, error, now)
             return False
@@ -147,6 +172,30 @@ class _Run:
         db.set_consumer_cursor(self.instance.name, self.cursor, now=now)
         self.failures = 0
         return True
+
+    def _deliver(self, records: list[dict]) -> None:
+        """``consumer.deliver`` in a thread, waited for at most ``deliver_timeout``."""
+        limit = getattr(self.instance.settings, "deliver_timeout", None)  # a type whose Settings are its own
+        seconds = limit.total_seconds() if limit is not None else DELIVER_TIMEOUT
+        box: dict[str, BaseException] = {}
+        consumer, context = self.consumer, self.context
+
+        def work() -> None:
+            try:
+                consumer.deliver(records, context)
+            except BaseException as error:  # handed to the caller's thread
+                box["error"] = error
+
+        thread = threading.Thread(target=work, name=f"deliver-{self.instance.name}", daemon=True)
+        thread.start()
+        thread.join(seconds)
+        if thread.is_alive():
+            _hung[self.instance.name] = thread
+            self.consumer = None  # still in use by that thread: neither closed nor used again
+            raise DeliveryTimeout(f"deliver() did not return within {seconds:g}s (deliver_timeout); "
+                                  "the records will be handed over again")
+        if "error" in box:
+            raise box["error"]
 
     def _failed(self, db, error: Exception, now: str) -> None:
         self.failures += 1

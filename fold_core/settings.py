@@ -98,6 +98,7 @@ class ConsumerSettings(Settings):
     """Keys every ``[[consumers]]`` instance understands (besides ``name`` and ``type``)."""
 
     from_: str = Field(default="now", alias="from", pattern=r"^(now|start)$")
+    deliver_timeout: Duration = Field(default=timedelta(seconds=120))
 
 
 class AgentSettings(Settings):

@@ -5,6 +5,7 @@ and a consumer that cannot write to the store."""
 from __future__ import annotations
 
 import gc
+import threading
 import types
 from datetime import datetime
 
@@ -127,6 +128,41 @@ def test_a_failing_consumer_is_recorded_retried_with_backoff_and_never_stops_the
     assert Recording.seen["bad"][0][0] == [1, 2, 3]
     row = {r["name"]: r for r in consumer_status(env.db)}["bad"]
     assert (row["failures"], row["next_try_at"]) == (0, None)
+
+
+class Hanging(Consumer):
+    """Blocks in deliver() until the test releases it (a push server that never answers)."""
+
+    type_name = "hanging-test"
+    release = threading.Event()
+    calls = 0
+
+    def deliver(self, records, context):
+        type(self).calls += 1
+        type(self).release.wait(30)
+
+
+def test_a_consumer_that_hangs_times_out_and_never_stops_the_others(env):
+    Hanging.release, Hanging.calls = threading.Event(), 0
+    stuck = instance("stuck", "hanging-test", env.tmp, cls=Hanging, **{"from": "start", "deliver_timeout": "1s"})
+    good = rec(env, "good", **{"from": "start"})
+    try:
+        results = run(env, [stuck, good])
+        assert results[0]["status"] == "failed" and "deliver_timeout" in results[0]["error"]
+        assert results[0]["event_seq"] == 0  # nothing acknowledged: handed over again later
+        assert results[1] == {"consumer": "good", "status": "ok", "delivered": 3, "event_seq": 3}
+        # While that call still hangs the instance is skipped, not called a second time at once.
+        again = run(env, [stuck, good], now="2026-10-09T09:00:00+08:00")
+        assert again[0]["status"] == "failed" and "has not finished" in again[0]["error"] and Hanging.calls == 1
+    finally:
+        Hanging.release.set()
+    for _ in range(100):  # the hung call returns once released
+        results = run(env, [stuck], now="2026-10-09T10:00:00+08:00")
+        if results[0]["status"] != "failed" or "has not finished" not in results[0]["error"]:
+            break
+        threading.Event().wait(0.05)
+    assert results == [{"consumer": "stuck", "status": "ok", "delivered": 3, "event_seq": 3}]
+    assert Hanging.calls == 2
 
 
 def test_each_consumer_gets_its_own_copy_of_the_records(env):
