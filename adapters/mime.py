@@ -144,9 +144,7 @@ def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
 
 
 def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int]) -> Mail:
-    headers: dict[str, str] = {}
-    for name, value in message.raw_items():
-        headers.setdefault(name.lower(), value)
+    headers = {name: field[1] for name, field in message.first_fields().items()}  # first field of each name
     mail = Mail()
 
     def text_of(name: str) -> str:
