@@ -71,9 +71,13 @@ def _convert(html: str) -> str:
     if root is None:
         return ""
     etree.strip_elements(root, *DROPPED, with_tail=False)
-    if might_hide:
-        for element in [e for e in root.xpath("//*[@style or @hidden]")
-                        if e.get("hidden") is not None or _hidden_style(e.get("style"))]:
+    if might_hide:  # a walk over the elements costs half an XPath query (lxml sets one up per call)
+        hidden = []
+        for element in root.iter(etree.Element):
+            style = element.get("style")
+            if style and _hidden_style(style) or element.get("hidden") is not None:
+                hidden.append(element)
+        for element in hidden:
             _drop(element)
     for pre in root.iter("pre"):  # its white space is kept: hidden from the collapsing below
         for element in pre.iter():

@@ -125,8 +125,10 @@ class _Hints:
 def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
     """``raw`` with over-long top-level header lines cut, so no parser meets a 1 MB header."""
     end = raw.find(b"\n\n")
-    crlf = raw.find(b"\n\r\n", 0, end if end >= 0 else len(raw))
-    end = crlf if crlf >= 0 else (end if end >= 0 else len(raw))
+    end = end if end >= 0 else len(raw)
+    if raw.find(b"\r", 0, end) >= 0:  # one byte is found with memchr; most files have no CR to look for
+        crlf = raw.find(b"\n\r\n", 0, end)
+        end = crlf if crlf >= 0 else end
     head = raw[:end]
     if len(head) <= HEADER_LINE_BYTES:
         return raw, None
