@@ -25,7 +25,8 @@ __all__ = ["parser_policy"]
 
 _POLICY = None
 _PARAMS: dict = {}  # header text → its parameters, as ``Message._get_params_preserve`` finds them
-_PARAMS_LIMIT = 512
+_PARAMS_LIMIT = 512  # texts kept at most (then forgotten all at once)
+_PARAMS_TEXT = 256  # longer header texts are not kept: at most about half a megabyte, whatever mail arrives
 
 
 def parser_policy():
@@ -81,6 +82,8 @@ def _build():
             if field is None:
                 return failobj
             value = field[1]
+            if len(value) > _PARAMS_TEXT:  # an odd, long header text: parsed each time, never kept
+                return super()._get_params_preserve(failobj, header)
             params = _PARAMS.get(value)
             if params is None:
                 params = super()._get_params_preserve(failobj, header)
