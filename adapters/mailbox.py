@@ -123,12 +123,27 @@ class MaildirAdapter(Adapter):
             file = open(_relocate(root, entry.key), "rb")
         with file:
             status = os.fstat(file.fileno())
-            raw = file.read(self.settings.max_message_bytes)
+            raw = _read_up_to(file, status.st_size, self.settings.max_message_bytes)
         mtime = datetime.fromtimestamp(status.st_mtime, tz=timezone.utc)
         size = status.st_size
         return observe(raw, seen=seen, tally=tally, source=self.name, native_id=entry.key, now=now,
                        full_size=size, fallback_at=mtime, fallback="mtime",
                        meta={"key": entry.key, "flags": entry.flags})
+
+
+def _read_up_to(file, size: int, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``file`` (all of it when shorter).
+
+    ``read(limit)`` allocates ``limit`` bytes (10 MB by default) for every
+    message before shrinking the buffer; asking for the size ``fstat`` gave
+    (plus one byte, to notice a file that grew since) costs a quarter of that.
+    """
+    if size >= limit:
+        return file.read(limit)
+    data = file.read(size + 1)
+    if len(data) > size:  # it grew after fstat: read on, up to the limit, as read(limit) would
+        data += file.read(limit - len(data))
+    return data
 
 
 def _scan(root: str) -> dict[str, _Entry]:

@@ -56,7 +56,9 @@ META_CHARS = 15_000  # Observation.meta must stay under 16,000 characters as JSO
 STUB_PLAIN = 40  # a plain alternative shorter than this gives way to the HTML one
 
 _HINT = re.compile(rb"""(?:charset\s*=\s*["']?|=\?)([A-Za-z0-9_.:-]{2,40})""", re.IGNORECASE)
-_BASE64_CHARS = re.compile(r"[^A-Za-z0-9+/]")
+#: every byte outside the base64 alphabet (deleted with ``bytes.translate`` to count the alphabet's characters).
+_NOT_BASE64 = bytes(b for b in range(256)
+                    if not (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 or b in (43, 47)))
 
 
 @dataclass
@@ -123,8 +125,10 @@ class _Hints:
 def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
     """``raw`` with over-long top-level header lines cut, so no parser meets a 1 MB header."""
     end = raw.find(b"\n\n")
-    crlf = raw.find(b"\n\r\n", 0, end if end >= 0 else len(raw))
-    end = crlf if crlf >= 0 else (end if end >= 0 else len(raw))
+    end = end if end >= 0 else len(raw)
+    if raw.find(b"\r", 0, end) >= 0:  # one byte is found with memchr; most files have no CR to look for
+        crlf = raw.find(b"\n\r\n", 0, end)
+        end = crlf if crlf >= 0 else end
     head = raw[:end]
     if len(head) <= HEADER_LINE_BYTES:
         return raw, None
@@ -142,9 +146,7 @@ def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
 
 
 def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int]) -> Mail:
-    headers: dict[str, str] = {}
-    for name, value in message.raw_items():
-        headers.setdefault(name.lower(), value)
+    headers = {name: field[1] for name, field in message.first_fields().items()}  # first field of each name
     mail = Mail()
 
     def text_of(name: str) -> str:
@@ -295,7 +297,9 @@ def _size(part: Any) -> int:
         return 0
     encoding = str(part.get("content-transfer-encoding", "")).strip().lower()
     if encoding == "base64":
-        data = _BASE64_CHARS.sub("", payload)
+        # Counted in C: non-ASCII characters (8-bit bytes kept as surrogates) are never base64, so "ignore"
+        # drops them with the line breaks and padding; a regex pass over a 150 kB payload cost ~20× more.
+        data = payload.encode("ascii", "ignore").translate(None, _NOT_BASE64)
         return len(data) * 3 // 4
     raw = payload.encode("ascii", "surrogateescape") if payload.isascii() else payload.encode("utf-8", "surrogateescape")
     if encoding == "quoted-printable":

@@ -126,3 +126,18 @@ def test_hostile_messages_through_maildir_and_mbox(tmp_path, messages, recorder)
         None, now=NOW)
     assert poll.health.status == "ok" and poll.observations
     assert recorder[1] == []
+
+
+def test_what_the_parser_remembers_across_messages_stays_small():
+    """Parameters of Content-Type texts are kept between messages (``mailpolicy``); hostile ones are not."""
+    from fold_adapters import mailpolicy
+
+    huge = "text/plain; charset=utf-8; x=" + "a" * 100_000
+    for n in range(600):
+        raw = (f"From: a@example.org\nSubject: {n}\nMIME-Version: 1.0\n"
+               f"Content-Type: multipart/mixed; boundary=\"b{n}\"\n\n--b{n}\nContent-Type: {huge}{n}\n\n"
+               f"body {n}\n--b{n}--\n").encode()
+        [obs] = mail_observations(read_mail(raw), source="mail", native_id=str(n), observed_at=NOW)
+        assert obs.text == f"body {n}"
+    assert len(mailpolicy._PARAMS) <= mailpolicy._PARAMS_LIMIT
+    assert max(map(len, mailpolicy._PARAMS), default=0) <= mailpolicy._PARAMS_TEXT

@@ -210,3 +210,28 @@ def test_html_to_text_reads_like_the_rendered_mail():
         assert hidden not in text
     assert html_to_text("")[0] == "" and html_to_text("   ")[0] == ""
     assert html_to_text('<?xml version="1.0" encoding="utf-8"?><p>x</p>')[0] == "x"
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.eml")), ids=lambda p: p.name)
+def test_the_parsing_policy_reads_headers_and_parameters_as_the_standard_library_does(path):
+    """``mailpolicy`` indexes header fields and remembers parameters: what it answers must not change."""
+    import email
+    from email.message import EmailMessage
+
+    from fold_adapters.mailpolicy import parser_policy
+
+    ours = email.message_from_bytes(path.read_bytes(), policy=parser_policy())
+    for part in ours.walk():
+        for name in {n for n, _ in part.raw_items()} | {"X-Absent", "content-TYPE"}:
+            assert part.get(name) == EmailMessage.get(part, name)
+            assert part.get_params(header=name) == EmailMessage.get_params(part, header=name)
+        assert part.get_params(unquote=False) == EmailMessage.get_params(part, unquote=False)
+    part = next(p for p in ours.walk() if p.get_content_maintype() == "text")
+    part.replace_header("Content-Type", "text/x-changed; charset=koi8-r")  # changed in place: seen at once
+    assert part.get_content_type() == "text/x-changed" and part.get_content_charset() == "koi8-r"
+    assert part.get("content-type") == EmailMessage.get(part, "content-type")
+    part.set_param("charset", "utf-8")
+    part["X-Added"] = "yes"
+    assert part.get_content_charset() == "utf-8" and part.get("x-added") == "yes"
+    del part["x-added"]
+    assert part.get("x-added") is None
