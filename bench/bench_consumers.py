@@ -143,7 +143,7 @@ def write_section(path: str, result: dict) -> None:
     rate = n / result["subject"]["median"]
     alone = result["alone"]
     section = f"""{START}
-### Consumers: 10,000 records to the three built-ins
+## 7. Consumers: 10,000 records to the three built-ins (issue 8)
 
 `bench/bench_consumers.py` (method in its docstring). Store: the `steady`
 workload, {n + 1:,} records ({result['log_bytes'] / 1e6:.1f} MB of log); the

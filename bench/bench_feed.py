@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if args.doc:
         section = "\n".join([
-            "## 6. Feed adapter (issue 7)",
+            "## 8. Feed adapter (issue 7)",
             "",
             f"`python bench/bench_feed.py --doc` — {entries:,}-entry RSS 2.0 feed ({len(body) / 1e6:.2f} MB: "
             "mixed Chinese/English titles, ~600-character HTML descriptions with a list and a table). "

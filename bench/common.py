@@ -173,7 +173,7 @@ def existing_store(stores: str, kind: str, count: int) -> str:
     """The path of the ``kind`` store of ``count`` records under ``stores``, built when missing."""
     path = os.path.join(stores, f"{kind}-{count}")
     if not os.path.exists(os.path.join(path, "events.jsonl")):
-        build_store(path, kind, count, (0, 63, 64))
+        build_store(path, kind, count, (0, 31, 64))
     return path
 
 

@@ -6,7 +6,7 @@ document is regenerated, never edited by hand.
 
 from __future__ import annotations
 
-TAIL_LABELS = {"tail-0": "fresh snapshot", "tail-63": "tail 63", "tail-64": "tail 64"}
+TAIL_LABELS = {"tail-0": "fresh snapshot", "tail-31": "tail 31", "tail-64": "tail 64"}
 
 
 def ms(seconds: float) -> str:

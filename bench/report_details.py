@@ -35,7 +35,7 @@ def method_section(results: dict) -> str:
   `write_snapshot`) instead of {s['records']:,} fsynced commits: the bytes are those FileRecorder writes. The
   kernel's working state drops withdrawn items every 1,000 ticks (no batch names one, ids are never reused, so
   the records are unchanged) and the snapshot state is folded from the records with T, so building is linear.
-  Snapshots 0, 63 and 64 records behind the log end are kept beside the store and copied into place before a
+  Snapshots 0, 31 and 64 records behind the log end are kept beside the store and copied into place before a
   run that needs them (untimed).
 * **Pairs**: each Fold measurement alternates with its baseline (Fold, baseline, Fold, …) so both see the same
   machine noise. The ratio is the ratio of the medians; the median of the per-pair ratios is given below as a
@@ -91,7 +91,7 @@ def _commit(c: dict) -> str:
 def _state(st: dict) -> str:
     text = ["### 2. `foldctl state` vs `python -c 'import json'`\n",
             f"`bench/bench_state.py`. `python -m fold_core state --store DIR --format json` (clock `--now`), "
-            f"{st['records']:,} records in the log. *tail 63* is the most a reader replays when writers refresh the "
+            f"{st['records']:,} records in the log. *tail 31* is the most a reader replays when writers refresh the "
             f"snapshot (bound 32); *tail 64* is a snapshot a writer failed to refresh (readers never write one "
             f"that is still usable).\n"]
     for kind, e in st["workloads"].items():

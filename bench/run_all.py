@@ -36,7 +36,7 @@ FULL = {"records": 100_000, "commits": 300, "warmups": 20, "state_repeats": 11, 
         "recovery_repeats": 7}
 QUICK = {"records": 2_000, "commits": 20, "warmups": 3, "state_repeats": 1, "process_warmups": 1,
          "recovery_repeats": 1}
-TAILS = (0, 63, 64)
+TAILS = (0, 31, 64)
 KEPT_SECTION = re.compile(r"<!-- [\w-]+ benchmark: begin -->.*?<!-- [\w-]+ benchmark: end -->\n?", re.S)
 
 
