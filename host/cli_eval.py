@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from fold_core.cli.common import add_format, config_given, explain
+from fold_core.cli.common import add_format, config_given, explain, positive
 
 __all__ = ["register"]
 
@@ -22,7 +22,7 @@ def register(commands) -> None:
                     "baseline editor when none) and write report.md and report.json to --out.")
     evaluate.add_argument("--scenarios", required=True, metavar="DIR", help="a directory of *.json scenarios")
     evaluate.add_argument("--out", required=True, metavar="DIR", help="where report.md and report.json go")
-    evaluate.add_argument("--repeat", type=_positive, default=1, metavar="N",
+    evaluate.add_argument("--repeat", type=positive, default=1, metavar="N",
                           help="run every scenario N times (weights of repeated runs show the editor's stability)")
     add_format(evaluate)
     evaluate.set_defaults(run=run_eval, render_text=_text)
@@ -47,11 +47,3 @@ def _text(document: dict) -> str:
             f"report: {document['files']['markdown']}\n")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}")
-    return value

@@ -29,6 +29,7 @@ __all__ = [
     "emit",
     "explain",
     "non_negative",
+    "positive",
     "resolve_now",
     "resolve_store",
     "use_config",
@@ -43,15 +44,25 @@ class FoldArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
-def non_negative(text: str) -> int:
-    """An argparse type: an integer ≥ 0."""
+def whole_number(text: str, minimum: int = 0) -> int:
+    """An integer ≥ ``minimum`` from an argument, or argparse's one-line error."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
+        value = None
+    if value is None or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ {minimum}, got {text!r}")
     return value
+
+
+def non_negative(text: str) -> int:
+    """An argparse type: an integer ≥ 0."""
+    return whole_number(text, 0)
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer ≥ 1."""
+    return whole_number(text, 1)
 
 
 def add_store(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
