@@ -13,13 +13,12 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
-from fold_core.settings import AgentSettings, EnvName, env_value
-from fold_host.agents.conversation import Clock, messages, read_answer, unavailable
+from fold_core.plugin_api import AgentRequest, Reply
+from fold_core.settings import AgentSettings, EnvName
+from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
 
 __all__ = ["AnthropicBackend"]
 
-PLACEHOLDER_KEY = "not-needed"
 
 
 class AnthropicSettings(AgentSettings):
@@ -32,31 +31,19 @@ class AnthropicSettings(AgentSettings):
     temperature: float | None = Field(default=None, ge=0, le=1)
 
 
-class AnthropicBackend(AgentBackend):
+class AnthropicBackend(SdkBackend):
     """One Messages call per attempt."""
 
     type_name = "anthropic"
     Settings = AnthropicSettings
 
-    def __init__(self, settings: AnthropicSettings) -> None:
-        super().__init__(settings)
-        self._client = None
+    default_host = "api.anthropic.com"
 
-    def describe(self) -> str:
-        where = self.settings.base_url or "api.anthropic.com"
-        return f"anthropic ({self.settings.model} at {where})"
+    @staticmethod
+    def sdk_client():
+        import anthropic  # heavy: only when the editor is really called
 
-    def _connect(self):
-        if self._client is None:
-            import anthropic  # heavy: only when the editor is really called
-
-            self._client = anthropic.Anthropic(
-                base_url=self.settings.base_url,
-                api_key=env_value(self.settings.api_key_env) or PLACEHOLDER_KEY,
-                timeout=self.settings.timeout.total_seconds(),
-                max_retries=0,
-            )
-        return self._client
+        return anthropic.Anthropic
 
     def propose(self, request: AgentRequest) -> Reply:
         client = self._connect()

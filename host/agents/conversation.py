@@ -21,9 +21,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply, extract_json
+from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply, extract_json
+from fold_core.settings import env_value
 
-__all__ = ["Clock", "classify", "correction_text", "input_text", "messages", "read_answer", "skill_language",
+__all__ = ["Clock", "SdkBackend", "classify", "correction_text", "input_text", "messages", "read_answer", "skill_language",
            "unavailable"]
 
 _CORRECTION = {
@@ -117,3 +118,39 @@ def unavailable(error: BaseException, clock: Clock, backend: str) -> AgentUnavai
     kind = classify(error)
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return AgentUnavailable(kind, f"{backend}: {kind}: {message}"[:500], latency_ms=clock.ms)
+
+
+PLACEHOLDER_KEY = "not-needed"  # local servers (Ollama, vLLM) take any key; the SDKs insist on one
+
+
+class SdkBackend(AgentBackend):
+    """A backend over a vendor SDK client, built on the first call (the SDKs are heavy imports).
+
+    Subclasses name the client class (``sdk_client``) and the host used when
+    ``base_url`` is not set (``default_host``); the SDK's own retries are off:
+    the host's attempts and backoff decide.
+    """
+
+    default_host = ""
+
+    def __init__(self, settings) -> None:
+        super().__init__(settings)
+        self._client = None
+
+    @staticmethod
+    def sdk_client():
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return f"{self.type_name} ({self.settings.model} at {self.settings.base_url or self.default_host})"
+
+    def _connect(self):
+        if self._client is None:
+            self._client = self.sdk_client()(
+                base_url=self.settings.base_url,
+                api_key=env_value(self.settings.api_key_env) or PLACEHOLDER_KEY,
+                timeout=self.settings.timeout.total_seconds(),
+                max_retries=0,
+            )
+        return self._client
+

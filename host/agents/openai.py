@@ -15,13 +15,12 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply
-from fold_core.settings import AgentSettings, EnvName, env_value
-from fold_host.agents.conversation import Clock, messages, read_answer, unavailable
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
+from fold_core.settings import AgentSettings, EnvName
+from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
 
 __all__ = ["OpenAIBackend"]
 
-PLACEHOLDER_KEY = "not-needed"
 _REFUSED_FORMAT = {400, 404, 415, 422}
 
 
@@ -36,32 +35,23 @@ class OpenAISettings(AgentSettings):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
-class OpenAIBackend(AgentBackend):
+class OpenAIBackend(SdkBackend):
     """One chat completion per attempt: system = skill, user = §9 input, then the corrections."""
 
     type_name = "openai"
     Settings = OpenAISettings
 
+    default_host = "api.openai.com"
+
     def __init__(self, settings: OpenAISettings) -> None:
         super().__init__(settings)
-        self._client = None
         self._json_mode = settings.json_mode
 
-    def describe(self) -> str:
-        where = self.settings.base_url or "api.openai.com"
-        return f"openai ({self.settings.model} at {where})"
+    @staticmethod
+    def sdk_client():
+        import openai  # heavy: only when the editor is really called
 
-    def _connect(self):
-        if self._client is None:
-            import openai  # heavy: only when the editor is really called
-
-            self._client = openai.OpenAI(
-                base_url=self.settings.base_url,
-                api_key=env_value(self.settings.api_key_env) or PLACEHOLDER_KEY,
-                timeout=self.settings.timeout.total_seconds(),
-                max_retries=0,
-            )
-        return self._client
+        return openai.OpenAI
 
     def propose(self, request: AgentRequest) -> Reply:
         client = self._connect()
