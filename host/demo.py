@@ -191,6 +191,8 @@ class Demo:
             self.say(f"  {label}: {path}{mark}")
         self.say("\nLook at the state again:   "
                  f".venv/bin/foldctl --config {self.config} state --format text")
+        self.say("Open it in a browser (the Pinboard, on 127.0.0.1:8765):   "
+                 f".venv/bin/foldctl --config {self.config} serve")
         self.say("Start the daemon on the same configuration:   "
                  f".venv/bin/foldctl --config {self.config} run")
         self.say("  (the demo's feed server has stopped: point [[adapters]] \"demo-feed\" at a real feed first)")
