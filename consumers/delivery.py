@@ -102,7 +102,7 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
     results: dict[str, dict] = {}
     for instance in instances:
         row = rows[instance.name]
-        if _still_running(instance.name):
+        if _still_running((store_dir, instance.name)):
             results[instance.name] = _result(instance.name, "failed", 0, "the previous delivery has not finished "
                                              "(it outran deliver_timeout); skipped", event_seq=row["event_seq"])
         elif row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
@@ -115,7 +115,7 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
         elif view is not None:
             context = ConsumerContext(state=view, now=now, timezone=timezone, memory=db.memory(instance.name),
                                       coverage=tuple(dict(entry) for entry in coverage), language=language)
-            runs.append(_Run(instance, row["event_seq"], row["failures"], context))
+            runs.append(_Run(instance, row["event_seq"], row["failures"], context, store_dir))
         else:
             results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])
     try:
@@ -135,13 +135,13 @@ class DeliveryTimeout(Exception):
     """A consumer's ``deliver`` outran its ``deliver_timeout``."""
 
 
-_hung: dict[str, threading.Thread] = {}  # instance name -> a deliver() call that outran its timeout
+_hung: dict[tuple, threading.Thread] = {}  # (store, instance name) -> a deliver() call that outran its timeout
 
 
-def _still_running(name: str) -> bool:
-    thread = _hung.get(name)
+def _still_running(key: tuple) -> bool:
+    thread = _hung.get(key)
     if thread is not None and not thread.is_alive():
-        del _hung[name]
+        del _hung[key]
         thread = None
     return thread is not None
 
@@ -149,8 +149,9 @@ def _still_running(name: str) -> bool:
 class _Run:
     """One consumer instance during one ``deliver_all``."""
 
-    def __init__(self, instance, cursor: int, failures: int, context: ConsumerContext) -> None:
+    def __init__(self, instance, cursor: int, failures: int, context: ConsumerContext, store_dir: str) -> None:
         self.instance, self.cursor, self.failures, self.context = instance, cursor, failures, context
+        self.store_dir = store_dir
         self.consumer_class = instance.cls
         self.consumer = None
         self.delivered = 0
@@ -190,7 +191,7 @@ class _Run:
         thread.start()
         thread.join(seconds)
         if thread.is_alive():
-            _hung[self.instance.name] = thread
+            _hung[(self.store_dir, self.instance.name)] = thread
             self.consumer = None  # still in use by that thread: neither closed nor used again
             raise DeliveryTimeout(f"deliver() did not return within {seconds:g}s (deliver_timeout); "
                                   "the records will be handed over again")
