@@ -36,7 +36,7 @@ from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_host.agents.baseline_plan import Change, Known, fit_budget
-from fold_host.agents.baseline_rules import Words, classify, heavier, lighter_by_one, line, quote, thread_item_id
+from fold_host.agents.baseline_rules import Words, classify, heavier, lighter_by_one, line, quote, thread_item_id, title_line
 from fold_host.agents.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]
@@ -220,7 +220,7 @@ class _Planner:
             key = {"new": "new", "patch": "update", "restore": "restore"}[change.mode]
             change.reason = self.words(key, rule=rule)
         if change.mode == "new" and change.title is None:
-            change.title = (line(event.get("title"), 24) or line(event.get("text"), 24)
+            change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
                             or line(event.get("from"), 24) or self.words("untitled"))
         self._cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["WEIGHT_STEPS", "Verdict", "Words", "classify", "heavier", "lighter_by_one", "line", "quote",
-           "thread_item_id"]
+           "thread_item_id", "title_line"]
 
 WEIGHT_STEPS = ("critical", "high", "normal", "low", "trace")
 _BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
@@ -45,6 +45,32 @@ def line(text: Any, limit: int) -> str:
     if len(cleaned) <= limit:
         return cleaned
     return cleaned[: limit - 1].rstrip() + "…"
+
+
+_REPLY_PREFIX = re.compile(r"^(?:(?:re|fwd?|aw|wg)\s*(?:\[\d+\])?\s*[:：]|回复\s*[:：]|转发\s*[:：]|答复\s*[:：])\s*",
+                           re.IGNORECASE)
+_CLAUSE_END = "：:，,；;。—|"
+
+
+def title_line(text: Any, limit: int) -> str:
+    """A title of at most ``limit`` code points: reply/forward prefixes dropped, cut at a clause if too long.
+
+    "签证材料补交通知：请于10月12日前提交近六个月的银行流水" becomes "签证材料补交通知" rather
+    than a sentence cut off mid-word; with no clause break early enough it is ``line``.
+    """
+    cleaned = _clean(text)
+    while True:
+        shorter = _REPLY_PREFIX.sub("", cleaned, count=1)
+        if shorter == cleaned:
+            break
+        cleaned = shorter
+    if len(cleaned) <= limit:
+        return cleaned
+    head = cleaned[:limit]
+    cut = max(head.rfind(mark) for mark in _CLAUSE_END)
+    if cut >= max(4, limit // 3):
+        return head[:cut].rstrip()
+    return line(cleaned, limit)
 
 
 def quote(text: Any, limit: int = 120) -> str | None:
