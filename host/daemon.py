@@ -220,7 +220,9 @@ class Daemon:
                     self._requested = False
                 report = self._window()
                 with self.host.open_db() as db:
-                    more = report is not None and report.outcome != "failed" and db.pending_count() > 0
+                    # "nothing" with observations pending: they are pausing after failed windows.
+                    more = (report is not None and report.outcome not in ("failed", "nothing")
+                            and db.pending_count() > 0)
                 with self._flags:
                     if not (more or (self._requested and report is not None and report.outcome != "failed")):
                         self._cycling = False

@@ -148,15 +148,30 @@ def _agent(db, config) -> dict:
         described += " — the default: no [agent] in plugins.toml; deterministic rules, no LLM"
         status = "warn"
     failure = last_failure(db) if db is not None else None
+    held = _held_back(db)
     if failure is not None:
         reasons = describe_error(failure["error"])
         pending = db.pending_count()
         return _check("agent", "fail", f"{described}; the last window failed at {failure['at']} after "
-                      f"{failure['attempts']} attempt(s): {reasons}; {pending} observation(s) wait, none lost")
+                      f"{failure['attempts']} attempt(s): {reasons}; {pending} observation(s) wait, none lost{held}")
     calls = db.calls(limit=1) if db is not None else []
     if calls:
         described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    if held:
+        return _check("agent", "warn", described + held)
     return _check("agent", status, described)
+
+
+def _held_back(db) -> str:
+    """A sentence on the pending observations whose windows failed ("" when there are none)."""
+    if db is None:
+        return ""
+    count, worst = db.held_back()
+    if not count:
+        return ""
+    return (f"; {count} observation(s) the editor could not settle wait apart and are retried ever more rarely "
+            f"(most failures: {worst['id']}, {worst['failures']} window(s), last at {worst['failed_at']}); "
+            f"see `foldctl inbox --status pending`")
 
 
 def _consumers(db, config) -> list[dict]:

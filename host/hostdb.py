@@ -29,12 +29,21 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from fold_core.errors import StoreUnavailable
 from fold_core.observation import Observation, Poll
+from fold_core.timefmt import parse_instant
 
-__all__ = ["HostDB", "MIGRATIONS", "open_host_db"]
+__all__ = ["HostDB", "MIGRATIONS", "open_host_db", "retry_pause"]
+
+RETRY_FIRST, RETRY_CAP = timedelta(minutes=1), timedelta(hours=6)
+
+
+def retry_pause(failures: int) -> timedelta:
+    """How long an observation whose window failed ``failures`` times waits: 1 min, 2, 4, … at most 6 h."""
+    return min(RETRY_FIRST * 2 ** min(max(failures - 1, 0), 20), RETRY_CAP)
 
 FILE_NAME = "host.db"
 OPEN_TIMEOUT = 30.0  # seconds a connection waits for another one (busy timeout, switching to WAL)
@@ -129,6 +138,10 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE observations SET thread = json_extract(body, '$.thread');
     CREATE INDEX observations_by_thread ON observations (thread) WHERE thread IS NOT NULL;
     ALTER TABLE sources ADD COLUMN settings_digest TEXT;
+    """,
+    # 3: when an observation's last failed window ended (its retry pause counts from there).
+    """
+    ALTER TABLE observations ADD COLUMN failed_at TEXT;
     """,
 )
 
@@ -277,26 +290,45 @@ class HostDB:
             params = (limit,)
         return [Observation.from_json(row[0]) for row in self.connection.execute(sql, params)]
 
-    def window_events(self, max_events: int) -> list[Observation]:
+    def window_events(self, max_events: int, now: datetime) -> list[Observation]:
         """The observations of the next window: fresh ones first, failed ones in ever smaller groups.
 
-        Pending observations are taken by (``failed_windows``, arrival); a window
-        holds only observations that failed as often as its first one, at most
-        ``max_events >> failed_windows`` of them (at least one). So an
-        observation the editor cannot settle never holds up the ones behind
-        it: fresh ones go first, and each failure halves the group it is in
-        until it is alone. It stays pending (nothing is lost) and
-        ``foldctl doctor`` / ``foldctl inbox`` show it.
+        Pending observations that never failed come first (at most
+        ``max_events``, in arrival order). Only when there are none, those
+        whose window failed ``f`` times are taken — once their pause
+        (``retry_pause(f)`` after the failure) is over, only those with the
+        fewest failures, at most ``max_events >> f`` of them (at least one).
+        So an observation the editor cannot settle never holds up the ones
+        behind it: each failure halves the group it is in until it is alone,
+        and it is retried ever more rarely. It stays pending (nothing is lost);
+        ``foldctl doctor`` and ``foldctl inbox`` show it.
         """
-        first = self.connection.execute("SELECT failed_windows FROM observations WHERE status = 'pending' "
-                                        "ORDER BY failed_windows, seq LIMIT 1").fetchone()
-        if first is None:
-            return []
-        failed = first[0]
-        size = max(1, max_events >> min(failed, 30))
         rows = self.connection.execute("SELECT body FROM observations WHERE status = 'pending' AND "
-                                       "failed_windows = ? ORDER BY seq LIMIT ?", (failed, size))
-        return [Observation.from_json(row[0]) for row in rows]
+                                       "failed_windows = 0 ORDER BY seq LIMIT ?", (max_events,)).fetchall()
+        if rows:
+            return [Observation.from_json(row[0]) for row in rows]
+        group: list[str] = []
+        failed = None
+        for body, count, failed_at in self.connection.execute(
+                "SELECT body, failed_windows, failed_at FROM observations WHERE status = 'pending' AND "
+                "failed_windows > 0 ORDER BY failed_windows, seq"):
+            if failed is not None and (count != failed or len(group) >= max(1, max_events >> min(failed, 30))):
+                break
+            moment = parse_instant(failed_at) if failed_at else None
+            if moment is not None and moment + retry_pause(count) > now:
+                continue  # still pausing
+            failed = count
+            group.append(body)
+        return [Observation.from_json(body) for body in group]
+
+    def held_back(self) -> tuple[int, dict | None]:
+        """How many pending observations failed a window, and the one that failed most (id, failures)."""
+        count = self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows > 0").fetchone()[0]
+        worst = self.connection.execute("SELECT id, failed_windows, failed_at FROM observations WHERE status = "
+                                        "'pending' AND failed_windows > 0 ORDER BY failed_windows DESC, seq "
+                                        "LIMIT 1").fetchone()
+        return count, ({"id": worst[0], "failures": worst[1], "failed_at": worst[2]} if worst else None)
 
     def pending_count(self) -> int:
         return self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending'").fetchone()[0]

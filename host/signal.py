@@ -34,7 +34,7 @@ def decide_signal(db, *, now: datetime, now_text: str, review_every: timedelta, 
     """``(signal, events)`` for this cycle, or None when the editor has nothing to do."""
     anchor = _anchor(db, now_text)
     start = last_window["to"] if last_window else anchor
-    events = db.window_events(max_events)
+    events = db.window_events(max_events, now)
     if events:
         waiting = db.pending_count() - len(events)
         end = now_text if waiting == 0 else _latest(events, now)

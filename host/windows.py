@@ -140,16 +140,16 @@ def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) ->
 
     Unless the editor was not reached at all (``agent_unavailable``: not the
     observations' fault), each observation's ``failed_windows`` grows, which
-    moves it behind fresh ones and halves the next window it is in
-    (``HostDB.window_events``).
+    moves it behind fresh ones, halves the next window it is in and pauses
+    its retries (``HostDB.window_events``).
     """
     failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
                "events": len(window.event_ids), "error": error}
     with db.transaction() as conn:
         if window.event_ids and error.get("code") != "agent_unavailable":
             marks = ",".join("?" * len(window.event_ids))
-            conn.execute(f"UPDATE observations SET failed_windows = failed_windows + 1 WHERE id IN ({marks})",
-                         window.event_ids)
+            conn.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
+                         f"WHERE id IN ({marks})", (now, *window.event_ids))
         conn.execute("DELETE FROM host_meta WHERE key IN (?, ?)", (WINDOW_KEY, INTENT_KEY))
         conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
                      "value = excluded.value", (FAILURE_KEY, json.dumps(failure, ensure_ascii=False)))
