@@ -68,7 +68,7 @@ class Host:
     def describe_agent(self) -> str:
         text = getattr(self.agent, "describe", lambda: self.agent_type)()
         if self.agent_is_default:
-            text += " (the default: no [agent] in plugins.toml; deterministic rules, no LLM)"
+            text += ", the default: no [agent] in plugins.toml"
         return text
 
     def coverage(self, db) -> list[dict]:

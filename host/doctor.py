@@ -145,7 +145,7 @@ def _agent(db, config) -> dict:
         return _check("agent", "fail", f"type {config.agent.type_name} cannot be set up: {error}")
     status = "ok"
     if not config.agent_configured:
-        described += " — the default: no [agent] in plugins.toml; deterministic rules, no LLM"
+        described += " — the default: no [agent] in plugins.toml"
         status = "warn"
     failure = last_failure(db) if db is not None else None
     held = _held_back(db)
