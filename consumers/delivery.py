@@ -21,11 +21,12 @@ commit) and ``deliver_all`` after it. For each consumer instance:
   ``last_error``, ``last_error_at``, ``next_try_at`` with exponential backoff)
   and skipped until ``next_try_at``; the others go on. ``deliver_all`` never
   raises for a consumer, and a store it cannot read is reported per instance.
-* **Timeout.** ``deliver`` runs in its own thread; one that has not
-  returned after the instance's ``deliver_timeout`` (default 2 min) counts
-  as a failure (``timeout``; the cursor stays) and the others go on. Until
-  that call returns, the instance is skipped ("the previous delivery has not
-  finished"), so a consumer never runs twice at once.
+* **Timeout.** An instance's ``build``, ``deliver`` and ``close`` run on one
+  worker thread of its own; a call that has not returned after the
+  instance's ``deliver_timeout`` (default 2 min) counts as a failure (the
+  cursor stays) and the others go on. Until that call returns, the instance
+  is skipped ("the previous delivery has not finished"), so a consumer never
+  runs twice at once.
 * **Idle calls.** A consumer type with ``idle_calls = True`` (push: a digest
   held through quiet hours, a failed send to retry) gets ``deliver([], ...)``
   when it has no new records.
@@ -37,6 +38,7 @@ run; records are read up to exactly that event_seq, so view and records agree.
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone as dt_timezone
@@ -132,10 +134,52 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
 
 
 class DeliveryTimeout(Exception):
-    """A consumer's ``deliver`` outran its ``deliver_timeout``."""
+    """A consumer's call outran its ``deliver_timeout``."""
 
 
-_hung: dict[tuple, threading.Thread] = {}  # (store, instance name) -> a deliver() call that outran its timeout
+class _Worker:
+    """The one thread a consumer instance's calls run on during a ``deliver_all``.
+
+    ``build``, ``deliver`` and ``close`` all run here, so a consumer that keeps
+    thread-bound resources (an SQLite connection, say) sees one thread, as it
+    would without the timeout. A daemon thread: a call that hangs never keeps
+    the process from exiting.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            function, box, done = job
+            try:
+                box["value"] = function()
+            except BaseException as error:  # handed to the caller's thread
+                box["error"] = error
+            done.set()
+
+    def call(self, function, seconds: float):
+        """``function()`` on this thread; TimeoutError when it has not returned after ``seconds``."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        self._jobs.put((function, box, done))
+        if not done.wait(seconds):
+            raise TimeoutError
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    def stop(self) -> None:
+        """End the thread once its current call (if any) returns."""
+        self._jobs.put(None)
+
+
+_hung: dict[tuple, threading.Thread] = {}  # (store, instance name) -> the thread of a call that outran its timeout
 
 
 def _still_running(key: tuple) -> bool:
@@ -154,6 +198,7 @@ class _Run:
         self.store_dir = store_dir
         self.consumer_class = instance.cls
         self.consumer = None
+        self.worker: _Worker | None = None
         self.delivered = 0
         self.error: str | None = None
         self.next_try_at: str | None = None
@@ -162,8 +207,9 @@ class _Run:
         """``deliver(records)``; the cursor moves on success, the failure is recorded otherwise."""
         try:
             if self.consumer is None:
-                self.consumer = self.instance.build()
-            self._deliver(records)
+                self.consumer = self._on_worker(self.instance.build, "build()")
+            consumer, context = self.consumer, self.context
+            self._on_worker(lambda: consumer.deliver(records, context), "deliver()")
         except Exception as error:  # any consumer bug: recorded, never stops the others
             self._failed(db, error, now)
             return False
@@ -174,29 +220,20 @@ class _Run:
         self.failures = 0
         return True
 
-    def _deliver(self, records: list[dict]) -> None:
-        """``consumer.deliver`` in a thread, waited for at most ``deliver_timeout``."""
+    def _on_worker(self, function, what: str):
+        """``function()`` on this instance's worker thread, waited for at most ``deliver_timeout``."""
         limit = getattr(self.instance.settings, "deliver_timeout", None)  # a type whose Settings are its own
         seconds = limit.total_seconds() if limit is not None else DELIVER_TIMEOUT
-        box: dict[str, BaseException] = {}
-        consumer, context = self.consumer, self.context
-
-        def work() -> None:
-            try:
-                consumer.deliver(records, context)
-            except BaseException as error:  # handed to the caller's thread
-                box["error"] = error
-
-        thread = threading.Thread(target=work, name=f"deliver-{self.instance.name}", daemon=True)
-        thread.start()
-        thread.join(seconds)
-        if thread.is_alive():
-            _hung[(self.store_dir, self.instance.name)] = thread
-            self.consumer = None  # still in use by that thread: neither closed nor used again
-            raise DeliveryTimeout(f"deliver() did not return within {seconds:g}s (deliver_timeout); "
-                                  "the records will be handed over again")
-        if "error" in box:
-            raise box["error"]
+        if self.worker is None:
+            self.worker = _Worker(f"consumer-{self.instance.name}")
+        try:
+            return self.worker.call(function, seconds)
+        except TimeoutError:
+            _hung[(self.store_dir, self.instance.name)] = self.worker.thread
+            self.worker.stop()
+            self.worker, self.consumer = None, None  # still in use by that thread: neither closed nor used again
+            raise DeliveryTimeout(f"{what} did not return within {seconds:g}s (deliver_timeout); "
+                                  "the records will be handed over again") from None
 
     def _failed(self, db, error: Exception, now: str) -> None:
         self.failures += 1
@@ -211,10 +248,13 @@ class _Run:
     def close(self) -> None:
         if self.consumer is not None:
             try:
-                self.consumer.close()
+                self._on_worker(self.consumer.close, "close()")
             except Exception:  # closing is best effort
                 pass
             self.consumer = None
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
 
     def result(self) -> dict:
         if self.error is not None:

@@ -5,6 +5,7 @@ and a consumer that cannot write to the store."""
 from __future__ import annotations
 
 import gc
+import sqlite3
 import threading
 import types
 from datetime import datetime
@@ -163,6 +164,36 @@ def test_a_consumer_that_hangs_times_out_and_never_stops_the_others(env):
         threading.Event().wait(0.05)
     assert results == [{"consumer": "stuck", "status": "ok", "delivered": 3, "event_seq": 3}]
     assert Hanging.calls == 2
+
+
+class SqliteKeeping(Consumer):
+    """Opens an SQLite connection when built and uses it in deliver and close (thread-bound in sqlite3)."""
+
+    type_name = "sqlite-keeping-test"
+    path = None
+    closed = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.connection = sqlite3.connect(type(self).path)
+        self.connection.execute("CREATE TABLE IF NOT EXISTS seen (event_seq INTEGER)")
+
+    def deliver(self, records, context):
+        self.connection.executemany("INSERT INTO seen VALUES (?)", [(r["event_seq"],) for r in records])
+        self.connection.commit()
+
+    def close(self):
+        self.connection.close()
+        type(self).closed = True
+
+
+def test_build_deliver_and_close_of_one_instance_run_on_one_thread(env):
+    SqliteKeeping.path, SqliteKeeping.closed = str(env.tmp / "kept.sqlite"), False
+    keeping = instance("keeping", "sqlite-keeping-test", env.tmp, cls=SqliteKeeping, **{"from": "start"})
+    assert run(env, [keeping]) == [{"consumer": "keeping", "status": "ok", "delivered": 3, "event_seq": 3}]
+    assert SqliteKeeping.closed
+    with sqlite3.connect(SqliteKeeping.path) as check:
+        assert [row[0] for row in check.execute("SELECT event_seq FROM seen")] == [1, 2, 3]
 
 
 def test_each_consumer_gets_its_own_copy_of_the_records(env):
