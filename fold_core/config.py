@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fold_core.configfile import find_config
-from fold_core.errors import ConfigError
+from fold_core.errors import ConfigError, ConfigErrors
 from fold_core.settings import ConfigPath, Duration, EnvName
 
 __all__ = ["Config", "HostSection", "Instance", "PinboardSection", "UserSection", "find_config", "load_config"]
@@ -142,23 +142,35 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
             raise
         raise ConfigError(f"{where}: {error}", file=where, instance=error.instance or "[[plugins]]",
                           field=error.field) from None
-    store = _section(data, "store", where, StoreSection, context)
-    host = _section(data, "host", where, HostSection, context)
-    user = _section(data, "user", where, UserSection, context)
-    pinboard = _section(data, "pinboard", where, PinboardSection, context)
+    problems: list[ConfigError] = []  # every one is reported, so that one edit can fix them all
+
+    def checked(function, *args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ConfigError as error:
+            problems.append(error)
+            return None
+
+    store = checked(_section, data, "store", where, StoreSection, context)
+    host = checked(_section, data, "host", where, HostSection, context)
+    user = checked(_section, data, "user", where, UserSection, context)
+    pinboard = checked(_section, data, "pinboard", where, PinboardSection, context)
+    if pinboard is not None:
+        checked(_check_env, pinboard, where, "[pinboard]", "[pinboard]")
     agent_given = "agent" in data
     agent = None
     if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:
-        agent_table = _table(data.get("agent", {"type": DEFAULT_AGENT}), where, "[agent]")
-        agent = _instance("agent", "agent", agent_table, where, registry, context, label="[agent]")
+        agent_table = checked(_table, data.get("agent", {"type": DEFAULT_AGENT}), where, "[agent]")
+        if agent_table is not None:
+            agent = checked(_instance, "agent", "agent", agent_table, where, registry, context, label="[agent]")
     seen: dict[str, str] = {}
-    adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen))
-    consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen))
-    config = Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
-                    adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
-                    _agent_given=agent_given)
-    _check_env(pinboard, where, "[pinboard]", "[pinboard]")
-    return config
+    adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen, checked))
+    consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen, checked))
+    if problems:
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
+    return Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
+                  adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
+                  _agent_given=agent_given)
 
 
 def _read(path: Path) -> dict:
@@ -190,24 +202,36 @@ def _section(data: dict, key: str, where: str, model: type[BaseModel], context: 
     return _validate(model, _table(data.get(key, {}), where, f"[{key}]"), where, f"[{key}]", None, context)
 
 
-def _instances(data, key, kind, where, registry, context, seen):
+def _instances(data, key, kind, where, registry, context, seen, checked):
+    """The instances of ``[[key]]`` that are right; ``checked`` keeps the problems of the others."""
     tables = data.get(key, [])
     if not isinstance(tables, list):
-        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]]), found {_kind(tables)}",
-                          file=where, field=key)
+        checked(_fail, f"{where}: {key} must be an array of tables ([[{key}]]), found {_kind(tables)}",
+                file=where, field=key)
+        return
     for index, table in enumerate(tables):
-        table = _table(table, where, f"[[{key}]] #{index + 1}")
-        name = table.get("name")
-        label = f"[[{key}]] #{index + 1}"
-        if not isinstance(name, str) or not INSTANCE_NAME.match(name):
-            raise ConfigError(f"{where}: {label}, field 'name': expected an instance name matching "
-                              f"[a-z0-9-]{{1,32}}, found {name!r}", file=where, instance=label, field="name")
-        if name in seen:
-            raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': the name is already used by "
-                              f"{seen[name]}; instance names are unique across the file",
-                              file=where, instance=name, field="name")
-        seen[name] = f"[[{key}]] #{index + 1}"
-        yield _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
+        found = checked(_one_instance, index, table, key, kind, where, registry, context, seen)
+        if found is not None:
+            yield found
+
+
+def _one_instance(index, table, key, kind, where, registry, context, seen) -> Instance:
+    table = _table(table, where, f"[[{key}]] #{index + 1}")
+    name = table.get("name")
+    label = f"[[{key}]] #{index + 1}"
+    if not isinstance(name, str) or not INSTANCE_NAME.match(name):
+        raise ConfigError(f"{where}: {label}, field 'name': expected an instance name matching "
+                          f"[a-z0-9-]{{1,32}}, found {name!r}", file=where, instance=label, field="name")
+    if name in seen:
+        raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': the name is already used by "
+                          f"{seen[name]}; instance names are unique across the file",
+                          file=where, instance=name, field="name")
+    seen[name] = f"[[{key}]] #{index + 1}"
+    return _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
+
+
+def _fail(message: str, **where) -> None:
+    raise ConfigError(message, **where)
 
 
 def _instance(kind, name, table, where, registry, context, *, label) -> Instance:

@@ -13,7 +13,7 @@ exceptions. Exceptions are for what the shell cannot answer::
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
+__all__ = ["ConfigError", "ConfigErrors", "FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
 
 
 class FoldError(Exception):
@@ -76,3 +76,22 @@ class ConfigError(UsageError):
     def to_error(self) -> dict:
         return {"code": "config", "message": str(self), "file": self.file, "instance": self.instance,
                 "field": self.field}
+
+    def to_errors(self) -> list[dict]:
+        return [self.to_error()]
+
+
+class ConfigErrors(ConfigError):
+    """Several problems in one plugins.toml, all reported at once (one per line, in file order)."""
+
+    def __init__(self, problems: list[ConfigError]) -> None:
+        first = problems[0]
+        super().__init__("\n".join(str(problem) for problem in problems), file=first.file,
+                         instance=first.instance, field=first.field)
+        self.problems = list(problems)
+
+    def to_error(self) -> dict:
+        return self.problems[0].to_error()
+
+    def to_errors(self) -> list[dict]:
+        return [problem.to_error() for problem in self.problems]

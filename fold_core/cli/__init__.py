@@ -105,9 +105,10 @@ def _answer(args, document: dict) -> None:
 
 
 def _fail(args, error: FoldError, code: int, hint: str) -> int:
-    document = {"ok": False, "errors": [error.to_error()]}
+    document = {"ok": False, "errors": error.to_errors() if hasattr(error, "to_errors") else [error.to_error()]}
     command = f"foldctl {args.command}" if args is not None else "foldctl"
-    message = str(error) if str(error).startswith("foldctl") else f"{command}: {error}"
+    message = "\n".join(line if line.startswith("foldctl") else f"{command}: {line}"
+                        for line in str(error).splitlines() or [""])
     explain(message + (f"\n{command}: {hint}" if hint else ""))
     if args is None or wants_json(args):
         emit(document)

@@ -187,6 +187,17 @@ def test_a_bad_config_from_a_real_process_is_exit_2_without_a_traceback(tmp_path
         assert code == 2 and "'x'" in err and "'every'" in err and str(ws.config) in err, (command, err)
 
 
+def test_every_problem_of_a_config_is_reported_at_once(tmp_path):
+    ws = Workspace(tmp_path, extra="[[adapters]]\nname = 'x'\ntype = 'fixture-feed'\npath = 'x'\nevery = 'soon'\n"
+                                   "[[adapters]]\nname = 'Bad Name'\ntype = 'fixture-feed'\npath = 'y'\n"
+                                   "[[consumers]]\nname = 'out'\ntype = 'no-such-type'\n")
+    code, out, err = ws.call("doctor", "--format", "json")
+    errors = json.loads(out)["errors"]
+    assert code == 2 and [(e["instance"], e["field"]) for e in errors] == [
+        ("x", "every"), ("[[adapters]] #3", "name"), ("out", "type")]
+    assert [line.split(": ", 1)[0] for line in err.splitlines()] == ["foldctl doctor"] * 3
+
+
 def test_config_precedence_is_the_same_for_the_store_and_the_host(tmp_path, monkeypatch):
     ws = Workspace(tmp_path / "a", script=["noise"])
     ws.feed("mail", {"native": "1", "title": "hi"})
