@@ -190,7 +190,8 @@ class Daemon:
     def watch(self) -> None:
         with self.host.open_db() as db:
             reminders = unfired(db)
-            pending = db.pending_count()
+            # Only observations a window would take now: those pausing after failed windows wait.
+            pending = db.ready_count(self.clock()[0])
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -220,9 +221,9 @@ class Daemon:
                     self._requested = False
                 report = self._window()
                 with self.host.open_db() as db:
-                    # "nothing" with observations pending: they are pausing after failed windows.
+                    # Observations pausing after failed windows wait for the watch to find them ready.
                     more = (report is not None and report.outcome not in ("failed", "nothing")
-                            and db.pending_count() > 0)
+                            and db.ready_count(self.clock()[0]) > 0)
                 with self._flags:
                     if not (more or (self._requested and report is not None and report.outcome != "failed")):
                         self._cycling = False

@@ -45,6 +45,12 @@ def retry_pause(failures: int) -> timedelta:
     """How long an observation whose window failed ``failures`` times waits: 1 min, 2, 4, … at most 6 h."""
     return min(RETRY_FIRST * 2 ** min(max(failures - 1, 0), 20), RETRY_CAP)
 
+
+def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
+    """Whether an observation whose last window failed at ``failed_at`` still waits at ``now``."""
+    moment = parse_instant(failed_at) if failed_at else None
+    return moment is not None and moment + retry_pause(failures) > now
+
 FILE_NAME = "host.db"
 OPEN_TIMEOUT = 30.0  # seconds a connection waits for another one (busy timeout, switching to WAL)
 
@@ -314,12 +320,19 @@ class HostDB:
                 "failed_windows > 0 ORDER BY failed_windows, seq"):
             if failed is not None and (count != failed or len(group) >= max(1, max_events >> min(failed, 30))):
                 break
-            moment = parse_instant(failed_at) if failed_at else None
-            if moment is not None and moment + retry_pause(count) > now:
-                continue  # still pausing
+            if _pausing(count, failed_at, now):
+                continue
             failed = count
             group.append(body)
         return [Observation.from_json(body) for body in group]
+
+    def ready_count(self, now: datetime) -> int:
+        """How many pending observations a window could take now (not pausing after failed windows)."""
+        fresh = self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0").fetchone()[0]
+        return fresh + sum(1 for count, failed_at in self.connection.execute(
+            "SELECT failed_windows, failed_at FROM observations WHERE status = 'pending' AND failed_windows > 0")
+            if not _pausing(count, failed_at, now))
 
     def held_back(self) -> tuple[int, dict | None]:
         """How many pending observations failed a window, and the one that failed most (id, failures)."""

@@ -6,10 +6,11 @@ import json
 import sys
 import textwrap
 import time
+from datetime import datetime
 
 import pytest
 
-from fold_host.hostdb import open_host_db
+from fold_host.hostdb import open_host_db, retry_pause
 from tests.support.host_workspace import Workspace
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -148,6 +149,11 @@ def test_an_observation_the_editor_never_settles_is_isolated_and_holds_up_nothin
     assert ("nothing", 0) in outcomes  # while failed ones pause, no editor call is made
     with open_host_db(ws.store) as db:
         calls = len(db.calls(limit=1000))
+        count, worst = db.held_back()
+        failed_at = datetime.fromisoformat(worst["failed_at"])
+        # What the daemon's watch asks before it starts a cycle: nothing is ready while the poison pauses.
+        assert count == 1 and worst["id"] == "mail:5" and db.ready_count(failed_at) == 0
+        assert db.ready_count(failed_at + retry_pause(worst["failures"])) == 1
     assert calls == sum(1 for outcome, _ in outcomes if outcome != "nothing")
     code, doctor, _ = ws.run("doctor")
     agent_check = next(c for c in doctor["checks"] if c["name"] == "agent")
