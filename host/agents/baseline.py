@@ -36,7 +36,8 @@ from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_host.agents.baseline_plan import Change, Known, fit_budget
-from fold_host.agents.baseline_rules import Words, classify, heavier, lighter_by_one, line, quote, thread_item_id, title_line
+from fold_host.agents.baseline_rules import (Words, classify, heavier, lighter_by_one, line, quote, summary_line,
+                                             thread_item_id, title_line)
 from fold_host.agents.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]
@@ -214,7 +215,8 @@ class _Planner:
             change.weight = verdict.weight
             if verdict.explicit_kind or change.kind is None:
                 change.kind = verdict.kind
-            summary = line(event.get("text"), 60) or (line(event.get("title"), 60) if change.mode != "new" else "")
+            summary = (summary_line(event.get("text"), 60)
+                       or (line(event.get("title"), 60) if change.mode != "new" else ""))
             if summary:
                 change.summary = summary
             key = {"new": "new", "patch": "update", "restore": "restore"}[change.mode]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["WEIGHT_STEPS", "Verdict", "Words", "classify", "heavier", "lighter_by_one", "line", "quote",
-           "thread_item_id", "title_line"]
+           "summary_line", "thread_item_id", "title_line"]
 
 WEIGHT_STEPS = ("critical", "high", "normal", "low", "trace")
 _BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
@@ -47,7 +47,7 @@ def line(text: Any, limit: int) -> str:
     return cleaned[: limit - 1].rstrip() + "…"
 
 
-_REPLY_PREFIX = re.compile(r"^(?:(?:re|fwd?|aw|wg)\s*(?:\[\d+\])?\s*[:：]|回复\s*[:：]|转发\s*[:：]|答复\s*[:：])\s*",
+_REPLY_PREFIX = re.compile(r"^(?:(?:re|fwd?|aw|wg)\s*(?:\[\d+\])?\s*[:：]|(?:回复|转发|答复)\s*[:：])\s*",
                            re.IGNORECASE)
 _CLAUSE_END = "：:，,；;。—|"
 
@@ -58,12 +58,13 @@ def title_line(text: Any, limit: int) -> str:
     "签证材料补交通知：请于10月12日前提交近六个月的银行流水" becomes "签证材料补交通知" rather
     than a sentence cut off mid-word; with no clause break early enough it is ``line``.
     """
-    cleaned = _clean(text)
+    cleaned = whole = _clean(text)
     while True:
         shorter = _REPLY_PREFIX.sub("", cleaned, count=1)
         if shorter == cleaned:
             break
         cleaned = shorter
+    cleaned = cleaned or whole  # nothing but prefixes: keep them
     if len(cleaned) <= limit:
         return cleaned
     head = cleaned[:limit]
@@ -71,6 +72,17 @@ def title_line(text: Any, limit: int) -> str:
     if cut >= max(4, limit // 3):
         return head[:cut].rstrip()
     return line(cleaned, limit)
+
+
+_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)[！!，,：:。 ]*"
+                       r"|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)", re.IGNORECASE)
+
+
+def summary_line(text: Any, limit: int) -> str:
+    """``line`` of a message's text without its opening greeting ("张伟您好：", "Hi Jie,")."""
+    cleaned = _clean(text)
+    rest = _GREETING.sub("", cleaned, count=1).lstrip()
+    return line(rest if rest else cleaned, limit)
 
 
 def quote(text: Any, limit: int = 120) -> str | None:

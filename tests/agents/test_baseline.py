@@ -10,7 +10,7 @@ import pytest
 
 from fold_core.store.memory import memory_store
 from fold_host.agents.baseline import propose_baseline
-from fold_host.agents.baseline_rules import thread_item_id
+from fold_host.agents.baseline_rules import summary_line, thread_item_id, title_line
 from tests.agents.baseline_harness import Editor, agent_input, disposition_errors
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -70,6 +70,21 @@ def test_unsafe_and_long_text_is_cut_to_valid_titles_and_summaries():
     titles = {d["title"] for d in outputs[0]["batch"]["declarations"]}
     assert all(1 <= len(t) <= 24 for t in titles) and long_title[:23] + "…" in titles
     assert all(len(d.get("summary") or "") <= 60 for d in outputs[0]["batch"]["declarations"])
+
+
+def test_titles_end_at_a_clause_and_summaries_skip_the_greeting():
+    store = memory_store()
+    events = [mail(1, "签证材料补交通知：请于10月12日前提交近六个月的银行流水",
+                   "张伟先生/女士您好： 提醒您，签证申请的补交材料截止时间为10月12日。"),
+              mail(2, "Re: Fwd: [ops] disk almost full on db-2", "Hi Jie, the disk on db-2 is at 93%.")]
+    receipt, outputs, _ = Editor(store).cycle(NOW, events, batch_id="b1")
+    assert receipt["ok"], receipt
+    declared = {d["title"]: d for d in outputs[0]["batch"]["declarations"]}
+    assert set(declared) == {"签证材料补交通知", "[ops] disk almost full…"}
+    assert declared["签证材料补交通知"]["summary"].startswith("提醒您，签证申请")
+    assert declared["[ops] disk almost full…"]["summary"] == "the disk on db-2 is at 93%."
+    # Nothing left after the greeting or the prefix: the text is kept as it is.
+    assert summary_line("你好", 60) == "你好" and title_line("Re:", 24) == "Re:"
 
 
 def test_thread_follow_ups_patch_the_same_item_and_a_withdrawn_one_is_restored():
