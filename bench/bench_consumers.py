@@ -31,6 +31,7 @@ import sys
 import time
 
 from common import bench_dir, emit_json, existing_store, summarize
+from doc_sections import replace_block
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "integration"))
 
@@ -169,18 +170,7 @@ not absolute times. Before the built-ins shared their records (each consumer had
 three-consumer run cost about a third more.
 {END}
 """
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        text = ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
+    replace_block(path, START, END, section)
 
 
 if __name__ == "__main__":

@@ -30,12 +30,12 @@ import json
 import os
 import platform
 import random
-import re
 import sys
 import time
 from datetime import datetime, timezone
 
 from common import SCRATCH, pair_result
+from doc_sections import replace_block
 from mail_corpus import KINDS, build_maildir
 
 from fold_adapters.mailbox import MaildirAdapter, MaildirSettings
@@ -195,16 +195,7 @@ are the same as before (`docs/decisions.md`).
 
 
 def write_section(path: str, result: dict) -> None:
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        text = "# Benchmarks\n"
-    block = section(result)
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
+    replace_block(path, BEGIN, END, section(result))
 
 
 if __name__ == "__main__":

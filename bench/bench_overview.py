@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import random
-import re
 import sys
 import time
 
@@ -37,6 +36,7 @@ sys.path.insert(0, HERE)
 
 from common import bench_dir, paired, process, summarize  # noqa: E402
 from timing import finish  # noqa: E402
+from doc_sections import replace_block  # noqa: E402
 
 from fold_consumers import layout  # noqa: E402
 from fold_consumers.browser import Browser  # noqa: E402
@@ -202,16 +202,7 @@ the browser's start dominates both. Chromium {result['browser']}, Python {result
 
 
 def write_section(path: str, result: dict) -> None:
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        text = "# Benchmarks\n"
-    block = section(result)
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
+    replace_block(path, BEGIN, END, section(result))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ document) carries it over unchanged.
 
 from __future__ import annotations
 
-import os
+from doc_sections import replace_block
 
 BEGIN, END = "<!-- flat benchmark: begin -->", "<!-- flat benchmark: end -->"
 
@@ -136,11 +136,4 @@ def _verify_lines(results: dict) -> list[str]:
 
 def replace_section(path: str, section: str) -> None:
     """Put ``section`` in place of the marked one in ``path`` (appended when there is none)."""
-    text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
+    replace_block(path, BEGIN, END, section)
