@@ -41,7 +41,11 @@ def _clean(text: Any) -> str:
 
 def line(text: Any, limit: int) -> str:
     """One line of at most ``limit`` code points ("" when nothing visible is left)."""
-    cleaned = _clean(text)
+    return _cut(_clean(text), limit)
+
+
+def _cut(cleaned: str, limit: int) -> str:
+    """``cleaned`` (one line already) in at most ``limit`` code points, "…" marking a cut."""
     if len(cleaned) <= limit:
         return cleaned
     return cleaned[: limit - 1].rstrip() + "…"
@@ -71,7 +75,7 @@ def title_line(text: Any, limit: int) -> str:
     cut = max(head.rfind(mark) for mark in _CLAUSE_END)
     if cut >= max(4, limit // 3):
         return head[:cut].rstrip()
-    return line(cleaned, limit)
+    return _cut(cleaned, limit)
 
 
 _GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)[！!，,：:。 ]*"
@@ -82,7 +86,7 @@ def summary_line(text: Any, limit: int) -> str:
     """``line`` of a message's text without its opening greeting ("张伟您好：", "Hi Jie,")."""
     cleaned = _clean(text)
     rest = _GREETING.sub("", cleaned, count=1).lstrip()
-    return line(rest if rest else cleaned, limit)
+    return _cut(rest or cleaned, limit)
 
 
 def quote(text: Any, limit: int = 120) -> str | None:
