@@ -25,7 +25,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -254,14 +254,36 @@ class ConsumerContext:
 
 
 class Consumer(ABC):
-    """A downstream consumer type (briefing, push, log, …); it never writes back."""
+    """A downstream consumer type (briefing, push, log, …); it never writes back.
+
+    The host's delivery engine calls ``begin`` (once, when an instance is first
+    seen), ``deliver`` and ``close``, all on one worker thread per instance, each
+    waited for at most the instance's ``deliver_timeout`` setting (or the class
+    default below when its settings have none). Two class attributes tune it.
+    """
 
     type_name: ClassVar[str]
     Settings: ClassVar[type[ConsumerSettings]] = ConsumerSettings
+    #: True when ``deliver`` only reads the records it is given: instances then share
+    #: one copy of each chunk instead of getting their own (the built-ins do).
+    shares_records: ClassVar[bool] = False
+    #: True to be called with ``deliver([], context)`` when there is nothing new (to
+    #: send a digest held through quiet hours, to retry what failed).
+    idle_calls: ClassVar[bool] = False
+    #: How long a call may take when the instance's settings have no ``deliver_timeout``.
+    deliver_timeout: ClassVar[timedelta] = timedelta(minutes=2)
 
     def __init__(self, name: str, settings: ConsumerSettings) -> None:
         self.name = name
         self.settings = settings
+
+    def begin(self, context: ConsumerContext) -> None:
+        """Called once, when the instance is first seen, with the state at its starting point.
+
+        To remember what it will later compare with (push: the items already
+        known need no notification). The default does nothing. An error here is
+        recorded and the instance still starts.
+        """
 
     @abstractmethod
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
@@ -271,7 +293,7 @@ class Consumer(ABC):
         """
 
     def close(self) -> None:
-        """Release resources; called when the host stops."""
+        """Release resources; called after each delivery run and when the host stops."""
 
 
 # ``Settings`` and the three settings bases are re-exported for plugin authors.

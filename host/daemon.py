@@ -1,4 +1,4 @@
-"""``foldctl run``: the host daemon (contract §11.2; seed 002 "the host decides when the agent runs").
+"""``foldctl run``: the host daemon (contract §11.2).
 
 APScheduler 3 (``BackgroundScheduler``) runs:
 
@@ -33,6 +33,7 @@ import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
 from fold_host.hostlock import HostLock
 from fold_host.reminders import unfired
@@ -43,7 +44,7 @@ __all__ = ["Daemon", "EventLog", "run"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
-AGENT_RETRY_FIRST, AGENT_RETRY_CAP = 30.0, 1800.0  # editor backoff after a failed window (seconds)
+AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 
 
 class EventLog:
@@ -260,7 +261,7 @@ class Daemon:
 
     def _editor_failed(self) -> None:
         self._agent_failures += 1
-        wait = min(AGENT_RETRY_FIRST * 2 ** (self._agent_failures - 1), AGENT_RETRY_CAP)
+        wait = backoff(self._agent_failures, AGENT_RETRY_FIRST, AGENT_RETRY_CAP).total_seconds()
         self._agent_retry_at = time.monotonic() + wait
         self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
 

@@ -1,4 +1,4 @@
-"""Concurrent writers and readers on one store (issue 3 acceptance, contract §6.2, §7).
+"""Concurrent writers and readers on one store (contract §6.2, §7).
 
 Four writer processes commit 50 batches each with distinct batch ids — two
 through real ``foldctl commit`` subprocesses, two through the store API with

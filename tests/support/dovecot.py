@@ -1,4 +1,4 @@
-"""A private Dovecot IMAP server on 127.0.0.1 for the tests (recipe: shared/design/RECIPES.md).
+"""A private Dovecot IMAP server on 127.0.0.1 for the tests (a private config, mail store and port per test session).
 
 ``Dovecot(root).start()`` writes a self-contained configuration (it never
 reads /etc/dovecot), a self-signed certificate for localhost/127.0.0.1 and a
