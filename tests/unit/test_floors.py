@@ -128,3 +128,17 @@ def test_nothing_points_outside_the_repository(rule):
         elif path.suffix == ".py":
             found += [f"{relative}: {m.group(0)}" for m in CITATION.finditer(text)]
     assert found == []
+
+
+def test_every_module_with_a_hook_is_a_registered_built_in_and_the_core_names_none():
+    """A plugin module in the tree is registered by the host (fold_host.plugins); the core knows none by name."""
+    from fold_host.plugins import BUILTIN_PLUGINS
+
+    with_hooks = set()
+    for package, path in modules():
+        if package != "fold_core" and "@hookimpl" in path.read_text(encoding="utf-8"):
+            relative = path.relative_to(PACKAGES[package]).with_suffix("")
+            with_hooks.add(".".join((package, *relative.parts)))
+    assert with_hooks == set(BUILTIN_PLUGINS)
+    core = "\n".join(path.read_text(encoding="utf-8") for package, path in modules() if package == "fold_core")
+    assert not [name for name in BUILTIN_PLUGINS if name in core]
