@@ -87,15 +87,16 @@ class _Handler(BaseHTTPRequestHandler):
 class FeedServer:
     """``with FeedServer() as server: server.route("/feed.xml", body=...)``; ``server.url(path)``."""
 
-    def __init__(self) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.httpd = ThreadingHTTPServer((host, 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.routes = {}
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}{path}"
 
     def route(self, path: str, body: bytes | str = b"", **fields) -> FeedRoute:
         data = body.encode() if isinstance(body, str) else body
