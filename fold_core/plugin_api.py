@@ -8,7 +8,9 @@ plugins never reach for clocks, globals, the store or the plugin manager.
 
 * ``Adapter.poll(cursor, now=...) -> Poll`` — never raises for a source
   failure (that is ``Poll.health``); the host keeps observations and cursor
-  together.
+  together. Optionally ``Adapter.watch(notify, stopping)``: a source that can
+  tell when it has news (IMAP IDLE) lets the daemon poll it at once instead
+  of waiting for ``every``.
 * ``AgentBackend.propose(request) -> Reply`` — one call of the editor; a
   transport failure raises ``AgentUnavailable``, an unreadable answer is a
   ``Reply`` with ``output=None`` and ``error``. The host owns retries.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -43,6 +45,7 @@ __all__ = [
     "Correction",
     "Reply",
     "StateView",
+    "WatchUnsupported",
     "extract_json",
 ]
 
@@ -71,6 +74,33 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    # An optional capability: news pushed by the source. The daemon (``foldctl run``) calls
+    # ``watch`` on a thread of its own for each instance whose ``watch_delay`` is not None;
+    # ``foldctl tick`` never does. Polling stays the source of truth: ``watch`` only says when.
+
+    def watch_delay(self) -> timedelta | None:
+        """None (the default): the source is only polled. Else how long the daemon gathers news before polling."""
+        return None
+
+    def watch(self, notify: Callable[[str], None], stopping: Any) -> None:
+        """Wait on the source and call ``notify(why)`` whenever a poll would find something new.
+
+        Runs for as long as one connection lives: it returns when ``stopping`` (a
+        ``threading.Event``) is set, raises ``WatchUnsupported`` when the source
+        cannot be watched (the daemon then only polls it), and raises anything else
+        when the connection failed or dropped (the daemon waits, with backoff, and
+        calls it again). It calls ``notify`` once its watch is in place, so that the
+        daemon polls to catch up with what arrived while nobody watched.
+
+        :param notify: thread-safe; returns at once.
+        :param stopping: set when the host stops.
+        """
+        raise WatchUnsupported(f"{self.type_name} sources are polled, not watched")
+
+
+class WatchUnsupported(FoldError):
+    """The source cannot be watched (e.g. the server does not offer IMAP IDLE): it is polled only."""
 
 
 # -- agents --------------------------------------------------------------------
