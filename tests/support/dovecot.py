@@ -123,6 +123,16 @@ class Dovecot:
         finally:
             client.logout()
 
+    def drop_into_maildir(self, raw: bytes) -> None:
+        """Deliver to the test user's INBOX as a local delivery agent would, even while the server is down."""
+        maildir = self.root / "mail" / USER / "Maildir"
+        name = f"{time.time_ns()}.fold{os.getpid()}.localhost"
+        staged = maildir / "tmp" / name
+        staged.write_bytes(raw)
+        if os.getuid() == 0:
+            os.chown(staged, pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
+        os.rename(staged, maildir / "new" / name)
+
     def doveadm(self, *args: str) -> str:
         done = subprocess.run(["doveadm", "-c", str(self.config), *args], capture_output=True, text=True,
                               timeout=30)
