@@ -31,7 +31,7 @@ it as a warning) and notes prefixed by the feed's URL.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -51,6 +51,7 @@ class FeedItem(BaseModel):
     """One entry of ``feeds``: a URL, or a table with a title and a folder."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    config_label: ClassVar[str] = "feeds (URLs, or tables `{ url, title, folder }`)"
 
     url: str = Field(pattern=URL_PATTERN, max_length=4096)
     title: str | None = Field(default=None, max_length=200)
