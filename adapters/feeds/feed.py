@@ -22,6 +22,7 @@ no feed is a ``parse`` failure that says the page names none.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
@@ -35,8 +36,9 @@ CURSOR_VERSION = 1
 MAX_INTERVAL = 86400.0  # a source's own minimum interval is honoured up to one day
 
 
+@functools.lru_cache(maxsize=1)
 def user_agent() -> str:
-    """``Fold/<version> (feed reader; rss adapter)``: names Fold and its installed version."""
+    """``Fold/<version> (feed reader; rss adapter)``: names Fold and its installed version (looked up once)."""
     try:
         from importlib.metadata import version
 

@@ -16,6 +16,10 @@ Invariants:
   header fingerprint (fetched without bodies) and only unseen ones are
   observed; a health note says so;
 * the first run follows ``first_run`` (default ``new``) and says so;
+* the login (password or OAuth2) is ``fold_adapters.mail.imap_connect``;
+  under ``foldctl run`` the first folder is watched with IMAP IDLE
+  (``watch``, ``fold_adapters.mail.idle``): news only makes the daemon poll
+  sooner — the poll, with its UID cursor, reads;
 * a poll is all or nothing: any failure returns the cursor it was given,
   no observations, and ``Health.failed`` with an error class — ``auth``,
   ``network``, ``timeout``, ``protocol`` (or ``internal`` for a bug); no
