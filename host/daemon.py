@@ -190,7 +190,8 @@ class Daemon:
         now, now_text = self.clock()
         every = instance.settings.every
         slack = max(timedelta(seconds=2), every * 0.1)
-        with self._source_locks[instance.name], self.host.open_db() as db:
+        # setdefault: a source added while running (a reload) gets its lock on first use.
+        with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
             outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
             return

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
+from conformance.adapter_suite import AdapterConformance
 from fold_adapters.feeds.many import feed_key
 from fold_adapters.feeds.rss import RssAdapter, RssSettings
 from support.feed_server import FeedServer, rss2, silent_socket
@@ -197,3 +198,37 @@ def test_hostile_opml_is_refused_without_reading_anything(server, tmp_path, kind
     assert "refused" in result.health.message and result.observations == []
     assert "TOP-SECRET-VALUE" not in json.dumps(result.model_dump()) and probe.requests == []
     assert result.cursor == {"v": 2, "feeds": {}}
+
+
+class TestManyFeedsConformance(AdapterConformance):
+    """A ``feeds`` instance of three feeds (one of them always failing) through the adapter conformance suite."""
+
+    @pytest.fixture
+    def feed_routes(self, server):
+        run = next(_runs)
+        return [(server.url(f"/conf{run}/{i}.xml"), server.route(f"/conf{run}/{i}.xml", rss2(items(0, i))))
+                for i in range(2)]
+
+    @pytest.fixture
+    def make_adapter(self, server, feed_routes):
+        urls = [url for url, _ in feed_routes] + [server.url("/conf-missing.xml")]
+        return lambda: RssAdapter("news", RssSettings(feeds=urls))
+
+    @pytest.fixture
+    def add_new_data(self, feed_routes):
+        counter = itertools.count()
+        entries = [items(0, index) for index in range(len(feed_routes))]
+
+        def add():
+            n = next(counter)
+            for index, (_, route) in enumerate(feed_routes):
+                entries[index].insert(0, {"title": f"added {n}", "guid": f"added-{index}-{n}", "description": "new"})
+                route.body = rss2(entries[index])
+            return len(feed_routes)  # one new entry in each feed
+
+        return add
+
+    @pytest.fixture
+    def make_failing_adapter(self, server):
+        return lambda: RssAdapter("news", RssSettings(feeds=[server.url("/conf-missing-a.xml"),
+                                                             server.url("/conf-missing-b.xml")]))
