@@ -19,6 +19,12 @@ whatever had to be guessed or could not be read is said in ``meta``:
 * date: the ``Date`` header, tz-aware; when it is missing or unreadable the
   caller's fallback (IMAP INTERNALDATE, file mtime) and ``meta.date_source``
   say so;
+* delivery facts the editor reads to tell bulk and automated mail from
+  personal mail (``Mail.delivery``, only when present): ``precedence`` and
+  ``auto_submitted`` (lower-cased, ≤ 32 characters; ``X-Autoreply`` /
+  ``X-Autorespond`` count as ``auto-replied``), ``list_unsubscribe``
+  (true; the address itself is never kept) and ``bulk_headers`` (the names of
+  the bulk-sending services' headers present, from ``BULK_HEADERS``);
 * ``Mail.fingerprint``: a digest of Message-ID, Date, From, To and Subject, the
   same whether computed from a whole message or from its header alone (the
   adapters' "already seen" cache and the mbox ids use it).
@@ -54,6 +60,10 @@ MAX_LISTED = 20  # recipients per header, attachments
 MAX_NESTING = 32
 META_CHARS = 15_000  # Observation.meta must stay under 16,000 characters as JSON
 STUB_PLAIN = 40  # a plain alternative shorter than this gives way to the HTML one
+#: headers that bulk-sending services and campaign tools add (their names are kept, never their values).
+BULK_HEADERS = ("feedback-id", "list-unsubscribe-post", "x-campaign", "x-campaign-id", "x-campaignid",
+                "x-csa-complaints", "x-mailchimp-campaign", "x-mailgun-sid", "x-mailgun-tag", "x-mailjet-campaign",
+                "x-mandrill-user", "x-mc-user", "x-report-abuse", "x-ses-outgoing", "x-sg-eid", "x-sib-id")
 
 _HINT = re.compile(rb"""(?:charset\s*=\s*["']?|=\?)([A-Za-z0-9_.:-]{2,40})""", re.IGNORECASE)
 #: every byte outside the base64 alphabet (deleted with ``bytes.translate`` to count the alphabet's characters).
@@ -73,6 +83,7 @@ class Mail:
     date: datetime | None = None
     thread: str | None = None
     list_id: str | None = None
+    delivery: dict[str, Any] = field(default_factory=dict)  # precedence, auto_submitted, list_unsubscribe, …
     text: str = ""
     text_from: str | None = None  # "plain" | "html" | None
     attachments: list[dict] = field(default_factory=list)
@@ -167,9 +178,27 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int])
     root = first_id(headers.get("references")) or first_id(headers.get("in-reply-to"))
     mail.thread = root or mail.message_id
     mail.list_id = first_id(headers.get("list-id")) or (text_of("list-id") or None)
+    mail.delivery = _delivery(headers)
     mail.fingerprint = fingerprint(headers)
     _read_body(message, mail, hints, depth, budget)
     return mail
+
+
+def _delivery(headers: dict) -> dict[str, Any]:
+    """The few header facts that tell bulk and automated mail (names and short tokens, never addresses)."""
+    facts: dict[str, Any] = {}
+    for key, name in (("precedence", "precedence"), ("auto_submitted", "auto-submitted")):
+        value = clean_line(str(headers.get(name) or "")).split(";")[0].strip().lower()[:32]
+        if value and not (key == "auto_submitted" and value == "no"):
+            facts[key] = value
+    if "auto_submitted" not in facts and ("x-autoreply" in headers or "x-autorespond" in headers):
+        facts["auto_submitted"] = "auto-replied"
+    if "list-unsubscribe" in headers:
+        facts["list_unsubscribe"] = True
+    bulk = [name for name in BULK_HEADERS if name in headers]
+    if bulk:
+        facts["bulk_headers"] = bulk
+    return facts
 
 
 def _read_body(message: Any, mail: Mail, hints: _Hints, depth: int, budget: list[int]) -> None:
@@ -341,6 +370,7 @@ def _observation(mail: Mail, obs_id: str, source: str, channel: str, observed_at
                        ("text_from", mail.text_from), ("size", mail.size)):
         if value:
             meta[key] = list(value) if isinstance(value, list) else value
+    meta.update(mail.delivery)
     meta.update(extra)
     if mail.notes:
         meta["notes"] = [bound_text(note, 300) for note in mail.notes[:10]]
