@@ -291,6 +291,8 @@ class _Planner(Attention):
         summary = summary_line(own_words(str(event.get("text") or "")), 60) or line(event.get("title"), 60)
         if summary:
             change.summary = summary
+        if moved_on and mode == "patch" and event.get("title"):  # the old title no longer says where it stands
+            change.title = title_line(event.get("title"), 24) or None
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
         change.reason = self._reason(key, verdict)
         if moved_on:
@@ -377,7 +379,7 @@ class _Planner(Attention):
             declaration["title"] = change.title or self.words("untitled")
         else:
             declaration["relation"] = f"supersedes:{change.id}"
-            if change.title and change.bundle:
+            if change.title and change.title != (self.known.active.get(change.id) or {}).get("title"):
                 declaration["title"] = change.title
         if change.summary:
             declaration["summary"] = change.summary

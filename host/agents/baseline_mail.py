@@ -174,6 +174,7 @@ class Reading:
     question: bool
     due: datetime | None
     now: datetime | None
+    sent: datetime | None  # the message's own date
     incident: bool  # an alert or outage (not a failed payment)
     duty: str | None  # "on" | "leave" | None: what the user's background says about being on duty
 
@@ -228,7 +229,7 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
         staging=bool(_STAGING.search(text)), autopay=autopay, pay_failed=pay_failed,
         consequence=bool(_CONSEQUENCE.search(text)), urgent=bool(_URGENT.search(text)),
         question=sender == "person" and bool(_QUESTION.search(body)),
-        due=_deadline(text, event, moment) if moment else None, now=moment,
+        due=_deadline(text, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
         incident=failure and not pay_failed and bool(_INCIDENT.search(text) or _PRODUCTION.search(text)
                                                       or _STAGING.search(text)),
         duty=_duty(background))
@@ -322,6 +323,8 @@ def _request(r: Reading, due_at: str | None) -> Verdict:
     else:
         personal = r.addressed and r.sender in ("person", "worklog") and not r.question
         weight = "high" if personal or r.asks_you else "normal"
+        if r.sent is not None and r.now is not None and r.now - r.sent > timedelta(days=14):
+            weight = "normal" if weight == "high" else "low"  # an old request without a date: likely handled
     if r.consequence and left is not None and timedelta(days=-3) <= left <= timedelta(days=7) \
             and r.sender != "group":
         weight = _step_up(weight)

@@ -155,8 +155,10 @@ class _Layer:
             return (_CLASS.get(self.kind(item), 1), size, updated, item)
         return sorted(items, key=key)
 
-    def withdraw(self, select: Callable[[str], bool]) -> None:
-        for item in self.order([i for i in self.ids if self.untouched(i) and select(i)]):
+    def withdraw(self, select: Callable[[str], bool], *, bundles: bool = False) -> None:
+        """Withdraw untouched selected items, the least valuable first (a bundle only when ``bundles``)."""
+        able = [i for i in self.ids if self.untouched(i) and select(i) and (bundles or i not in BUNDLES.values())]
+        for item in self.order(able):
             if self.over() <= 0:
                 return
             self.ids.remove(item)
@@ -222,7 +224,7 @@ def _fit_layer(layer: _Layer, bundle: Callable[[str], Change] | None) -> None:
     layer.withdraw(lambda i: not layer.guarded(i))
     layer.demote(lambda i: True, "trace")
     _drop(layer)
-    layer.withdraw(lambda i: True)
+    layer.withdraw(lambda i: True, bundles=True)
 
 
 def _move(layer: _Layer, bundle: Callable[[str], Change], name: str, select: Callable[[str], bool]) -> None:
