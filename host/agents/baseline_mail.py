@@ -81,6 +81,9 @@ _ASK = words("r:请(?:您|你)?(?:务必|尽快)?(?:在|于)?[^。！？\n]{0,24
              "r:you(?:'ll| will) need to", "required by",
              "r:please (?:reply|respond|confirm|review|approve|sign|submit|pay|complete|fill|choose|select|decide|let (?:me|us) know"
              "|send|update|provide|check|take a look|have a look|look at|register|rsvp|book|schedule|call|return|restore|add)",
+             "r:\\bplease (?!note|find|see|ignore|disregard|be advised|be aware|do not reply|don't reply|do not hesitate"
+             "|don't hesitate|feel free|contact us|let us know if|allow|accept)[a-z]+",
+             "r:\\b(?:still )?(?:lacks|is missing|are missing)\\b", "missing document", "r:\\bstill need",
              "could you", "can you", "would you", "will you", "kindly", "action required", "action needed",
              "r:requires? your (?:approval|review|signature|response|attention|action|input|decision)",
              "awaiting your", "r:waiting (?:for|on) you\\b", "r:needs? your", "requested your review", "review requested",

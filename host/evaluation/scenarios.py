@@ -63,6 +63,13 @@ class Surface(_Strict):
     match: str
     min_weight: Literal["trace", "low", "normal", "high", "critical"] = "trace"
     kind: Literal["needs-you", "done", "in-progress", "fyi"] | None = None
+    due: bool | None = None  # true: the item has a due_at; false: it has none
+    _match = field_validator("match")(_regex)
+
+
+class AtMost(_Strict):
+    match: str
+    max_weight: Literal["trace", "low", "normal", "high", "critical"]
     _match = field_validator("match")(_regex)
 
 
@@ -75,6 +82,7 @@ class Expect(_Strict):
     outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
     surface: list[Surface] = Field(default_factory=list)
     absent: list[Absent] = Field(default_factory=list)
+    at_most: list[AtMost] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
     acknowledge_all: bool = False
