@@ -263,6 +263,7 @@ class _Planner(Attention):
     def _new(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
+        change.judged = "critical" if verdict.pressing else verdict.weight
         change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
                         or line(event.get("from"), 24) or self.words("untitled"))
         change.summary = summary_line(own_words(str(event.get("text") or "")), 60) or None
@@ -285,6 +286,7 @@ class _Planner(Attention):
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
             change.weight = verdict.weight
+            change.judged = "critical" if verdict.pressing else verdict.weight
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at

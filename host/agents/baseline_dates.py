@@ -39,6 +39,9 @@ _DATE_PATTERNS = (
     ("zh_md", re.compile(rf"(?:(20\d\d)\s*年\s*)?({_N})\s*月\s*({_N})\s*[日号]")),
     ("zh_week", re.compile(r"(下下|下|本|这|上)?\s*(?:个)?(?:周|星期|礼拜)([一二三四五六日天末1-7])")),
     ("zh_rel", re.compile(r"(大后天|后天|明天|明日|明早|明晚|今天|今日|今晚|今早|今夜|当天|当日)")),
+    ("zh_hours", re.compile(rf"({_N}|\d{{1,3}})\s*(?:个)?(?:小时|钟头)\s*(?:之内|以内|内)")),
+    ("en_hours", re.compile(r"\b(?:within|in)\s+(\d{1,3}|one|two|three|four|five|seven|ten|fourteen)\s+hours?\b",
+                            re.IGNORECASE)),
     ("zh_within", re.compile(rf"({_N}|\d{{1,3}})\s*(?:个)?(工作日|天|日)\s*(?:之内|以内|内)")),
     ("zh_month_end", re.compile(r"(本月|这个月|当月|月)\s*(?:底|末)")),
     ("zh_day", re.compile(r"(?<![\d月周期拜今明后昨节生作当])(\d{1,2})\s*[日号](?![内期常元])")),
@@ -103,14 +106,22 @@ def find_dates(text: str, anchor: datetime) -> list[Mention]:
         for match in pattern.finditer(text):
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
-            day = _resolve(name, match, anchor.date())
-            if day is None:
-                continue
-            clock, end, timed = _time_after(text, match, name, day)
-            at = datetime.combine(day, clock, tzinfo=anchor.tzinfo)
+            if name in ("zh_hours", "en_hours"):
+                word = match.group(1)
+                hours = cn_number(word) if name == "zh_hours" else (
+                    int(word) if word.isdigit() else _EN_NUMBERS[word.lower()])
+                if hours is None or hours > 24 * 31:
+                    continue
+                at, end, timed = (anchor + timedelta(hours=hours)).replace(second=0, microsecond=0), match.end(), True
+            else:
+                day = _resolve(name, match, anchor.date())
+                if day is None:
+                    continue
+                clock, end, timed = _time_after(text, match, name, day)
+                at = datetime.combine(day, clock, tzinfo=anchor.tzinfo)
             firm = bool(_AFTER_MARK.match(text, end) or _BEFORE_MARK.search(text[max(0, match.start() - 24):
                                                                                  match.start()])
-                        or name in ("zh_within", "en_within"))
+                        or name in ("zh_within", "en_within", "zh_hours", "en_hours"))
             taken.append((match.start(), end))
             found.append(Mention(at, match.start(), end, firm, timed))
     return sorted(found, key=lambda m: m.start)

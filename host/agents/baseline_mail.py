@@ -121,6 +121,8 @@ _FAILURE = words("告警", "报警", "故障", "宕机", "不可用", "错误率
                  "r:\\bdown\\b")
 _PRODUCTION = words("生产", "线上", "正式环境", "production", "prod", "live site", "r:customers? (?:are )?affected",
                     "用户受影响", "影响用户", "r:用户[^。；\\n]{0,6}失败")
+_IMPACT = words("r:customers? (?:are )?affected", "r:users? (?:are )?affected", "用户受影响", "影响用户", "r:用户[^。；\\n]{0,6}失败",
+                "r:\\bP[01]\\b", "sev1", "sev-1")
 _STAGING = words("staging", "测试环境", "预发", "灰度", "test environment", "sandbox", "qa environment", "dev environment")
 _URGENT = words("紧急", "加急", "十万火急", "火速", "尽快", "立即", "立刻", "马上", "急需", "urgent", "urgently", "asap",
                 "immediately", "right away", "high priority", "time-sensitive")
@@ -134,7 +136,7 @@ _GENERIC_GREETING = words("尊敬的客户", "尊敬的用户", "尊敬的会员
                           "dear member", "dear user", "dear valued customer", "dear sir or madam", "dear sir/madam")
 _AUTOMATED_TEXT = words("此邮件由系统自动发送", "系统自动发送", "请勿直接回复", "请勿回复", "r:this is an automated (?:message|email|notification)",
                         "r:do not reply to this (?:email|message)", "automatically generated", "auto-generated")
-_AUTOMATED_LOCAL = re.compile(r"^(?:no-?reply|do-?not-?reply|donotreply|notifications?|notify|alerts?|alertmanager|monitoring"
+_AUTOMATED_LOCAL = re.compile(r"^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|notifications?|notify|alerts?|alertmanager|monitoring"
                               r"|mailer-daemon|postmaster|bounces?|robot|bot|automated?|calendar(?:-notification)?|ci|builds?"
                               r"|jenkins|jira)(?:[+.-][^@]*)?@", re.IGNORECASE)
 _GROUP_LOCAL = re.compile(r"^(?:all|everyone|staff|team|group|list|announce|dev|devs|eng|[^@]*-(?:team|all|group|list))@",
@@ -179,6 +181,7 @@ class Reading:
     now: datetime | None
     sent: datetime | None  # the message's own date
     incident: bool  # an alert or outage (not a failed payment)
+    impact: bool  # people are affected now ("customers affected", "用户受影响")
     duty: str | None  # "on" | "leave" | None: what the user's background says about being on duty
 
 
@@ -192,6 +195,7 @@ class Verdict:
     rule: str
     explicit_kind: bool
     due_at: str | None = None
+    pressing: bool = False  # happening now (people affected): kept at high when the budget is tight
 
 
 def own_words(text: str) -> str:
@@ -235,7 +239,7 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
         due=_deadline(text, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
         incident=failure and not pay_failed and bool(_INCIDENT.search(text) or _PRODUCTION.search(text)
                                                       or _STAGING.search(text)),
-        duty=_duty(background))
+        duty=_duty(background), impact=bool(_IMPACT.search(text)))
 
 
 def _sender(channel: str, sender: str, meta: Mapping[str, Any], title: str, body: str) -> str:
@@ -348,7 +352,7 @@ def _incident(r: Reading, due_at: str | None) -> Verdict:
     if r.asks:
         return _request(r, due_at)
     if r.production:
-        return Verdict(False, "high", "needs-you", "incident", True, due_at)
+        return Verdict(False, "high", "needs-you", "incident", True, due_at, pressing=r.impact)
     return Verdict(False, "normal", "fyi", "failure", True)
 
 

@@ -94,6 +94,7 @@ class Change:
     events: list[str] = field(default_factory=list)  # events this change rests on (all get "used")
     bundle: str | None = None  # "needs-you" | "updates" for a bundle item
     updated_at: str | None = None  # the stored item's (patch), for "oldest first"
+    judged: str | None = None  # the weight the message was judged at, before any budget fitting
 
     def share(self, budget: int) -> int:
         return self.share_override if self.share_override is not None else derive_share(self.weight, None, budget)
@@ -109,10 +110,11 @@ class Fit:
     moved: dict[str, list[str]] = field(default_factory=dict)  # bundle id -> new items placed in it
 
 
-def protected(kind: str | None, due_at: str | None, now: datetime | None) -> bool:
-    """A needs-you item due within 7 days of ``now`` (or overdue): never lowered below high for the budget."""
+def protected(kind: str | None, due_at: str | None, now: datetime | None, weight: str | None = None) -> bool:
+    """A needs-you item due within 7 days of ``now`` (or overdue), or judged critical: kept at high or above."""
     due = parse_instant(due_at) if due_at else None
-    return kind == "needs-you" and due is not None and now is not None and due <= now + timedelta(days=7)
+    near = due is not None and now is not None and due <= now + timedelta(days=7)
+    return kind == "needs-you" and (near or weight == "critical")
 
 
 class _Layer:
@@ -124,6 +126,8 @@ class _Layer:
         self.ids = [i for i in known.children.get(parent, []) if i not in fit.withdrawn]
         self.ids += [c.id for c in changes.values() if c.parent == parent and c.id not in self.ids]
         self.keep = {a for c in changes.values() for a in known.ancestors(c.parent)}
+        # The weights as judged, before fitting: an item judged critical stays guarded in any layer.
+        self.judged = {i: (self.changes[i].judged if i in self.changes else None) or self.weight(i) for i in self.ids}
 
     def weight(self, item: str) -> str:
         return self.changes[item].weight if item in self.changes else self.known.active[item]["weight"]
@@ -142,7 +146,18 @@ class _Layer:
 
     def guarded(self, item: str) -> bool:
         due = self.changes[item].due_at if item in self.changes else self.known.active[item].get("due_at")
-        return protected(self.kind(item), due, self.now)
+        judged = self.changes[item].judged if item in self.changes else None
+        return protected(self.kind(item), due, self.now, judged or self.judged.get(item) or self.weight(item))
+
+    def slack(self, item: str) -> tuple:
+        """Who is lowered first: the biggest share, then the least pressing (no or the latest deadline), the oldest."""
+        due = parse_instant((self.changes[item].due_at if item in self.changes else
+                             self.known.active[item].get("due_at")) or "")
+        moment = due or (self.now + timedelta(days=3) if self.now else None)  # no deadline: neither near nor far
+        view = self.known.active.get(item) or {}
+        updated = (self.changes[item].updated_at if item in self.changes else view.get("updated_at")) or ""
+        return (-self.share(item), _CLASS.get(self.kind(item), 1), self.guarded(item),
+                -(moment.timestamp() if moment else 0.0), updated, item)
 
     def untouched(self, item: str) -> bool:
         return item not in self.changes and item not in self.keep
@@ -171,7 +186,7 @@ class _Layer:
                     and not (i in self.changes and self.changes[i].share_override is not None)]
             if not able:
                 return
-            item = self.order(able, largest=True)[0]
+            item = min(able, key=self.slack)
             self._lower(item, WEIGHTS[WEIGHTS.index(self.weight(item)) + 1])
 
     def _lower(self, item: str, weight: str) -> None:
@@ -206,20 +221,23 @@ def fit_budget(known: Known, changes: dict[str, Change], now: str,
 def _fit_layer(layer: _Layer, bundle: Callable[[str], Change] | None) -> None:
     finished = lambda i: _CLASS.get(layer.kind(i), 1) <= 1  # noqa: E731 - done and fyi
     open_ = lambda i: not finished(i) and not layer.guarded(i)  # noqa: E731 - in progress, requests
+    plain = lambda i: i not in BUNDLES.values()  # noqa: E731 - a bundle's weight follows what it holds
     layer.withdraw(lambda i: finished(i) and layer.weight(i) in ("low", "trace"))
-    layer.demote(lambda i: layer.untouched(i) and finished(i), "low")
+    layer.demote(lambda i: layer.untouched(i) and finished(i) and plain(i), "low")
     layer.withdraw(lambda i: finished(i) and layer.weight(i) in ("low", "trace"))
     if bundle is not None:
         _move(layer, bundle, "updates", lambda i: _CLASS.get(layer.kind(i), 1) <= 2)
-    layer.demote(lambda i: layer.untouched(i) and open_(i), "low")
+    layer.demote(lambda i: layer.untouched(i) and open_(i) and plain(i), "low")
     if bundle is not None:
         _move(layer, bundle, "needs-you", lambda i: not layer.guarded(i))
-    layer.demote(lambda i: layer.guarded(i), "high")
+    layer.demote(lambda i: layer.guarded(i) and plain(i), "high")
     if bundle is not None:
         _move(layer, bundle, "needs-you", lambda i: True)
-    layer.demote(lambda i: not layer.untouched(i) and not layer.guarded(i) and layer.changes[i].bundle is None, "low")
+    layer.demote(lambda i: not layer.untouched(i) and open_(i) and plain(i), "normal")
     layer.withdraw(lambda i: open_(i) and layer.weight(i) in ("low", "trace"))
-    layer.demote(lambda i: i in layer.changes and layer.changes[i].bundle is not None, "trace")
+    layer.demote(lambda i: plain(i) and layer.kind(i) == "needs-you", "normal")  # the latest deadlines first
+    layer.demote(lambda i: not plain(i), "trace")
+    layer.demote(lambda i: plain(i) and not layer.guarded(i), "low")
     layer.demote(lambda i: not layer.guarded(i), "trace")
     layer.withdraw(lambda i: not layer.guarded(i))
     layer.demote(lambda i: True, "trace")
