@@ -32,6 +32,7 @@ Every event gets exactly one disposition, and every event cited by a source
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +47,8 @@ from fold_host.agents.baseline_words import Words
 from fold_host.agents.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]
+
+_REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
 class BaselineBackend(AgentBackend):
@@ -209,9 +212,10 @@ class _Planner(Attention):
             for item_id, entry in self.known.not_active.items():
                 self._matters.setdefault(item_id, (matter_of(entry.get("title")), matter_of(None)))
         found = matter_of(event.get("title"), own_words(str(event.get("text") or ""))[:300])
+        heading = matter_of(_REPLY_OR_FORWARD.sub("", str(event.get("title") or ""))) if event.get("title") else None
         for item_id, (title, more) in self._matters.items():
             whole = type(title)(title.keys | more.keys, title.topic)
-            if same_matter(found, whole):
+            if (found.keys & whole.keys or found.topic & whole.topic) and same_matter(found, whole, heading):
                 target = self.resolve(item_id, restore=True)
                 if target is not None:
                     return target

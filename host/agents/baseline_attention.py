@@ -72,7 +72,7 @@ class Attention:
         else:
             if value:
                 change.summary = self.words(meaning, limit=60, value=value)
-            partly = meaning == "act" and bool(_PARTLY.search(value))
+            partly = meaning == "act" and bool(_PARTLY.search(value.lower()))
             if change.kind == "needs-you" and not partly:
                 change.kind = "in-progress"
             change.reason = self.words("feedback_reason", meaning=meaning)
@@ -85,8 +85,8 @@ class Attention:
             return lowered, self.words("snooze", until=f" ({until})" if until else "")
         if meaning != "ack":
             return None, None
-        policy = " ".join(str(self.user.get(k) or "") for k in ("feedback_policy", "purpose"))
-        if _DROP.search(policy) and not _KEEP.search(str(self.user.get("feedback_policy") or "")):
+        policy = " ".join(str(self.user.get(k) or "") for k in ("feedback_policy", "purpose")).lower()
+        if _DROP.search(policy) and not _KEEP.search(str(self.user.get("feedback_policy") or "").lower()):
             return "trace", self.words("ack_drop")
         if _KEEP.search(policy):
             return weight, self.words("ack_keep")
@@ -117,10 +117,10 @@ class Attention:
             change = self.change(*target)
             if change.weight is None:  # a restored item: its stored weight is not visible
                 change.weight, change.kind = "normal", "fyi"
-            if _LOWER.search(text):
+            if _LOWER.search(text.lower()):
                 change.weight = heavier("low", lighter_by_one(change.weight, "low"))
                 change.lowered_reason = self.words("annotation_reason", text=text)
-            elif _RAISE.search(text):
+            elif _RAISE.search(text.lower()):
                 change.weight = heavier(change.weight, "high")
             if not change.new_sources and change.summary is None or change.mode == "restore":
                 change.summary = self.words("annotation", limit=60, text=text)

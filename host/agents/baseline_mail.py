@@ -37,19 +37,54 @@ from fold_host.agents.baseline_dates import Mention, find_dates
 __all__ = ["Reading", "Verdict", "judge", "own_words", "read_message", "words"]
 
 WEIGHTS = ("critical", "high", "normal", "low", "trace")
+READ_LIMIT = 1200  # code points of a message's own words read: requests, dates and signs come early
 
 
-def words(*terms: str) -> re.Pattern:
-    """Case-insensitive match of any term; ASCII words only at word boundaries; terms may be regexes (r:…)."""
-    parts = []
-    for term in terms:
-        if term.startswith("r:"):
-            parts.append(term[2:])
-        elif term.isascii() and term[0].isalnum():
-            parts.append(rf"\b{re.escape(term)}\b")
-        else:
-            parts.append(re.escape(term))
-    return re.compile("|".join(parts), re.IGNORECASE)
+class Terms:
+    """Any of some terms in lower-cased text: whole ASCII words, phrases, Chinese words, or regexes (``r:…``).
+
+    A long alternation of words costs Python's regex engine a try at every position of the text; a word set,
+    plain substring tests and small regexes that each start with a literal cost a small fraction of it. The
+    text must be lower-cased first (``str.lower``).
+    """
+
+    __slots__ = ("words", "literals", "patterns")
+
+    def __init__(self, *terms: str) -> None:
+        words, literals, patterns = set(), [], []
+        for term in (t.lower() for t in terms):
+            if term.startswith("r:"):
+                patterns.append(re.compile(term[2:]))
+            elif term.isascii() and re.fullmatch(r"[a-z0-9][a-z0-9'-]*", term):
+                words.add(term)
+            else:
+                literals.append(term)
+        self.words, self.literals, self.patterns = frozenset(words), tuple(literals), tuple(patterns)
+
+    def search(self, text: str) -> bool:
+        return (any(term in text for term in self.literals) or not self.words.isdisjoint(_tokens(text))
+                or any(pattern.search(text) for pattern in self.patterns))
+
+    def found(self, text: str) -> set[str]:
+        """The distinct terms present (a regex counts once, as its pattern)."""
+        present = {term for term in self.literals if term in text} | (self.words & _tokens(text))
+        return present | {pattern.pattern for pattern in self.patterns if pattern.search(text)}
+
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_LAST: list = [None, frozenset()]
+
+
+def _tokens(text: str) -> frozenset[str]:
+    """The ASCII words of a lower-cased text (the last text's are kept: every term list asks for them)."""
+    if _LAST[0] is not text:
+        _LAST[0], _LAST[1] = text, frozenset(_TOKEN.findall(text))
+    return _LAST[1]
+
+
+def words(*terms: str) -> Terms:
+    """The ``Terms`` of ``terms`` (see ``Terms``)."""
+    return Terms(*terms)
 
 
 _PROMO_STRONG = words("双11", "双十一", "双12", "双十二", "618大促", "r:满\\s*\\d+\\s*减", "满减", "定金", "会员日", "特惠",
@@ -163,26 +198,26 @@ class Reading:
     addressed: bool  # written to the user personally (urgent words count only then)
     promotion: bool
     phishing: bool
-    asks: bool
-    asks_you: bool  # an automated or bulk message naming the user as the one who must act
-    soft: bool  # the request is a suggestion ("最好看一下", "when you get a chance")
-    result: bool
-    waiting: bool
-    partial: bool
-    failure: bool
-    production: bool
-    staging: bool
-    autopay: bool
-    pay_failed: bool
-    consequence: bool
-    urgent: bool
-    question: bool
-    due: datetime | None
-    now: datetime | None
-    sent: datetime | None  # the message's own date
-    incident: bool  # an alert or outage (not a failed payment)
-    impact: bool  # people are affected now ("customers affected", "用户受影响")
-    duty: str | None  # "on" | "leave" | None: what the user's background says about being on duty
+    asks: bool = False
+    asks_you: bool = False  # an automated or bulk message naming the user as the one who must act
+    soft: bool = False  # the request is a suggestion ("最好看一下", "when you get a chance")
+    result: bool = False
+    waiting: bool = False
+    partial: bool = False
+    failure: bool = False
+    production: bool = False
+    staging: bool = False
+    autopay: bool = False
+    pay_failed: bool = False
+    consequence: bool = False
+    urgent: bool = False
+    question: bool = False
+    due: datetime | None = None
+    now: datetime | None = None
+    sent: datetime | None = None  # the message's own date
+    incident: bool = False  # an alert or outage (not a failed payment)
+    impact: bool = False  # people are affected now ("customers affected", "用户受影响")
+    duty: str | None = None  # "on" | "leave" | None: what the user's background says about being on duty
 
 
 @dataclass(frozen=True)
@@ -208,37 +243,35 @@ def own_words(text: str) -> str:
 
 def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str, Any] | None = None) -> Reading:
     """The ``Reading`` of one observation at ``now`` for this user."""
-    title = str(event.get("title") or "")
-    body = own_words(str(event.get("text") or ""))
+    title = str(event.get("title") or "")[:300]
+    body = own_words(str(event.get("text") or ""))[:READ_LIMIT]
     # A reply's subject is the thread's: its request was the first message's, not this one's.
-    text = body if _REPLY.match(title) else f"{title}\n{body}"
+    original = body if _REPLY.match(title) else f"{title}\n{body}"
+    text, low_title, low_body = original.lower(), title.lower(), body.lower()
     meta = event.get("meta") if isinstance(event.get("meta"), Mapping) else {}
     channel = str(event.get("channel") or "")
+    sender = _sender(channel, str(event.get("from") or ""), meta, low_title, low_body)
+    asks = bool(_ASK.search(text) or _SOFT_ASK.search(text)) and not _NO_ACTION.search(text)
+    promotion_score = 2 * bool(_PROMO_STRONG.search(low_title)) + 2 * len(_PROMO_STRONG.found(low_body))
+    promotion_score += len(_PROMO_WEAK.found(text)) + (sender == "bulk")
+    promotion = promotion_score >= 3 or (promotion_score >= 2 and not asks)
+    phishing = bool(_PHISHING.search(text))
+    if promotion or phishing or sender == "bulk":
+        return Reading(channel, sender, False, promotion, phishing)
     moment = parse_instant(now) if now else None
-    background = " ".join(str((user or {}).get(k) or "") for k in ("background", "purpose"))
-    sender = _sender(channel, str(event.get("from") or ""), meta, title, body)
-    addressed = sender in ("person", "automated", "worklog") and not _GENERIC_GREETING.search(body[:200])
-    soft = bool(_SOFT_ASK.search(text))
-    asks = bool(_ASK.search(text) or soft) and not _NO_ACTION.search(text)
-    autopay = bool(_AUTOPAY.search(text))
-    pay_failed = bool(_PAY_FAILED.search(text))
-    failure = bool(_FAILURE.search(text))
-    promotion_score = 2 * bool(_PROMO_STRONG.search(title)) + 2 * len(set(_PROMO_STRONG.findall(body)))
-    promotion_score += len({m.lower() for m in _PROMO_WEAK.findall(text)}) + (sender == "bulk")
+    background = " ".join(str((user or {}).get(k) or "") for k in ("background", "purpose")).lower()
+    autopay, pay_failed = bool(_AUTOPAY.search(text)), bool(_PAY_FAILED.search(text))
+    failure, production = bool(_FAILURE.search(text)), bool(_PRODUCTION.search(text))
+    staging = bool(_STAGING.search(text))
     return Reading(
-        channel=channel, sender=sender, addressed=addressed,
-        promotion=promotion_score >= 3 or (promotion_score >= 2 and not asks),
-        phishing=bool(_PHISHING.search(text)),
-        asks=asks and (not autopay or pay_failed), asks_you=asks and bool(_ASKS_YOU.search(text)), soft=soft,
-        result=bool(_RESULT.search(text)),
-        waiting=bool(_WAITING.search(text)), partial=bool(_PARTIAL.search(text)),
-        failure=failure, production=bool(_PRODUCTION.search(text)),
-        staging=bool(_STAGING.search(text)), autopay=autopay, pay_failed=pay_failed,
-        consequence=bool(_CONSEQUENCE.search(text)), urgent=bool(_URGENT.search(text)),
-        question=sender == "person" and bool(_QUESTION.search(body)),
-        due=_deadline(text, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
-        incident=failure and not pay_failed and bool(_INCIDENT.search(text) or _PRODUCTION.search(text)
-                                                      or _STAGING.search(text)),
+        channel, sender, sender in ("person", "automated", "worklog") and not _GENERIC_GREETING.search(low_body[:200]),
+        promotion, phishing, asks=asks and (not autopay or pay_failed), asks_you=asks and bool(_ASKS_YOU.search(text)),
+        soft=bool(_SOFT_ASK.search(text)), result=bool(_RESULT.search(text)), waiting=bool(_WAITING.search(text)),
+        partial=bool(_PARTIAL.search(text)), failure=failure, production=production, staging=staging,
+        autopay=autopay, pay_failed=pay_failed, consequence=bool(_CONSEQUENCE.search(text)),
+        urgent=bool(_URGENT.search(text)), question=sender == "person" and bool(_QUESTION.search(body)),
+        due=_deadline(original, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
+        incident=failure and not pay_failed and bool(_INCIDENT.search(text) or production or staging),
         duty=_duty(background), impact=bool(_IMPACT.search(text)))
 
 
@@ -253,7 +286,7 @@ def _sender(channel: str, sender: str, meta: Mapping[str, Any], title: str, body
     bulk = (2 * bool(meta.get("list_unsubscribe")) + 2 * (meta.get("precedence") in ("bulk", "junk"))
             + (meta.get("precedence") == "list") + bool(meta.get("list_id")) + bool(meta.get("bulk_headers"))
             + bool(_NEWSLETTER.search(body)) + 2 * bool(_NEWSLETTER.search(title)))
-    text = f"{title}\n{body}"
+    text = f"{title}\n{body}"  # both lower-cased by the caller
     if bulk >= 2 and not _ASKS_YOU.search(text):
         return "bulk"
     if meta.get("auto_submitted") or _AUTOMATED_LOCAL.match(address) or _AUTOMATED_TEXT.search(text) or bulk >= 2:
@@ -290,7 +323,7 @@ def _deadline(text: str, event: Mapping[str, Any], now: datetime) -> datetime | 
 def _in_asking_sentence(text: str, mention: Mention) -> bool:
     start = max(text.rfind(mark, 0, mention.start) for mark in "。！？!?\n") + 1
     ends = [i for i in (text.find(mark, mention.end) for mark in "。！？!?\n") if i >= 0]
-    return bool(_ASK.search(text[start:min(ends) if ends else len(text)]))
+    return bool(_ASK.search(text[start:min(ends) if ends else len(text)].lower()))
 
 
 def judge(r: Reading) -> Verdict:

@@ -12,7 +12,7 @@ what identifies a matter in a text:
 
 ``same_matter`` says yes when the two share an identifier, or when they have
 no conflicting identifiers and the event carries at least two of the item's
-topic terms and half of them. ``news_in`` says whether an event brings a
+topic terms and half of them, and the event's title shares half of its own. ``news_in`` says whether an event brings a
 number (a time, an amount, a count) that the item does not already state: a
 forward or a re-send without one is a duplicate (seed 001 "duplicate").
 """
@@ -63,14 +63,16 @@ def matter_of(*texts: str | None) -> Matter:
     return Matter(frozenset(keys), frozenset(topic))
 
 
-def same_matter(event: Matter, item: Matter) -> bool:
-    """Whether an event's matter is the item's (see the module text)."""
+def same_matter(event: Matter, item: Matter, title: Matter | None = None) -> bool:
+    """Whether an event's matter is the item's (see the module text); ``title``: the event title's own terms,
+    half of which the item must share too (two different "weekly status" mails are different matters)."""
     if event.keys & item.keys:
         return True
     if event.keys and item.keys:
         return False  # both name their objects, and the names differ
     shared = event.topic & item.topic
-    return len(shared) >= 2 and 2 * len(shared) >= len(item.topic)
+    return len(shared) >= 2 and 2 * len(shared) >= len(item.topic) and (title is None or 2 * len(title.topic & item.topic)
+                                                                          >= len(title.topic))
 
 
 def news_in(event_text: str, item_text: str) -> bool:
