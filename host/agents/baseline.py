@@ -39,7 +39,7 @@ from typing import Any
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_attention import Attention, clean_sources, merge_sources
-from fold_host.agents.baseline_mail import judge, own_words, read_message
+from fold_host.agents.baseline_mail import judge, own_words, plain_claims, read_message
 from fold_host.agents.baseline_match import matter_of, news_in, same_matter
 from fold_host.agents.baseline_plan import BUNDLES, Change, Known, fit_budget, rank_entries
 from fold_host.agents.baseline_rules import heavier, line, quote, summary_line, thread_item_id, title_line
@@ -271,6 +271,9 @@ class _Planner(Attention):
         change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
                         or line(event.get("from"), 24) or self.words("untitled"))
         change.summary = summary_line(own_words(str(event.get("text") or "")), 60) or None
+        if verdict.kind in ("in-progress", "needs-you"):
+            change.title = line(plain_claims(change.title), 24) or change.title
+            change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
         change.reason = self._reason("new", verdict)
         self.cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
@@ -295,10 +298,14 @@ class _Planner(Attention):
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at
         summary = summary_line(own_words(str(event.get("text") or "")), 60) or line(event.get("title"), 60)
+        if summary and change.kind in ("in-progress", "needs-you"):
+            summary = line(plain_claims(summary), 60)
         if summary:
             change.summary = summary
         if moved_on and mode == "patch" and event.get("title"):  # the old title no longer says where it stands
             change.title = title_line(event.get("title"), 24) or None
+            if change.title and change.kind in ("in-progress", "needs-you"):
+                change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
         change.reason = self._reason(key, verdict)
         if moved_on:

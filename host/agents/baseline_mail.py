@@ -34,7 +34,7 @@ from typing import Any
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_dates import Mention, find_dates
 
-__all__ = ["Reading", "Verdict", "judge", "own_words", "read_message", "words"]
+__all__ = ["Reading", "Verdict", "judge", "own_words", "plain_claims", "read_message", "words"]
 
 WEIGHTS = ("critical", "high", "normal", "low", "trace")
 READ_LIMIT = 1200  # code points of a message's own words read: requests, dates and signs come early
@@ -233,6 +233,22 @@ class Verdict:
     pressing: bool = False  # happening now (people affected): kept at high when the budget is tight
 
 
+_CLAIMS = (("已修复", "修复"), ("已解决", "解决"), ("问题解决", "问题处理"), ("已完成", "完成"), ("已还清", "还款"),
+           ("还款成功", "还款"), ("付款成功", "付款"), ("已批准", "审批"), ("已通过审核", "审核"))
+_EN_CLAIMS = re.compile(r"\b(?:is |are |was |were |been |has been |have been )?(fixed|resolved|completed|paid|approved)\b",
+                        re.IGNORECASE)
+_EN_PLAIN = {"fixed": "fix", "resolved": "resolution", "completed": "completion", "paid": "payment",
+             "approved": "approval"}
+
+
+def plain_claims(text: str) -> str:
+    """``text`` without the words of a finished result, for an item that is still in progress: the message
+    may say "已修复" of a fix seen on staging only; the item must not (seed 001: never complete facts)."""
+    for claim, plain in _CLAIMS:
+        text = text.replace(claim, plain)
+    return _EN_CLAIMS.sub(lambda m: _EN_PLAIN[m.group(1).lower()] + " seen", text)
+
+
 def own_words(text: str) -> str:
     """The message's own words: quoted lines (``>``) and the quoted history after "On … wrote:" left out."""
     if ">" in text:
@@ -271,7 +287,8 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
         autopay=autopay, pay_failed=pay_failed, consequence=bool(_CONSEQUENCE.search(text)),
         urgent=bool(_URGENT.search(text)), question=sender == "person" and bool(_QUESTION.search(body)),
         due=_deadline(original, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
-        incident=failure and not pay_failed and bool(_INCIDENT.search(text) or production or staging),
+        incident=failure and not pay_failed and bool(_INCIDENT.search(text) or production or staging)
+        and not (_RESULT.search(text) or _PARTIAL.search(text)),  # a fix reported is progress, not an alert
         duty=_duty(background), impact=bool(_IMPACT.search(text)))
 
 

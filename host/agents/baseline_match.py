@@ -12,7 +12,8 @@ what identifies a matter in a text:
 
 ``same_matter`` says yes when the two share an identifier, or when they have
 no conflicting identifiers and the event carries at least two of the item's
-topic terms and half of them, and the event's title shares half of its own. ``news_in`` says whether an event brings a
+topic terms and half of them, and the event's title shares half of its own —
+or the message carries every topic term of the item's title. ``news_in`` says whether an event brings a
 number (a time, an amount, a count) that the item does not already state: a
 forward or a re-send without one is a duplicate (seed 001 "duplicate").
 """
@@ -71,8 +72,12 @@ def same_matter(event: Matter, item: Matter, title: Matter | None = None) -> boo
     if event.keys and item.keys:
         return False  # both name their objects, and the names differ
     shared = event.topic & item.topic
-    return len(shared) >= 2 and 2 * len(shared) >= len(item.topic) and (title is None or 2 * len(title.topic & item.topic)
-                                                                          >= len(title.topic))
+    if len(shared) < 2:
+        return False
+    if shared == item.topic:
+        return True  # every term of the item's title is in the message ("9月差旅报销" in "…9 月差旅报销单被退回")
+    return 2 * len(shared) >= len(item.topic) and (title is None or 2 * len(title.topic & item.topic)
+                                                   >= len(title.topic))
 
 
 def news_in(event_text: str, item_text: str) -> bool:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from fold_host.agents.baseline_dates import cn_number, find_dates
-from fold_host.agents.baseline_mail import judge, read_message
+from fold_host.agents.baseline_mail import judge, plain_claims, read_message
 from fold_host.agents.baseline_match import matter_of, news_in, same_matter
 
 CST = timezone(timedelta(hours=8))
@@ -124,3 +124,14 @@ def test_matters_match_by_identifiers_and_shared_topic_not_by_a_word_or_two():
     assert not same_matter(matter_of("Visa appointment"), matter_of("Dentist appointment on Friday"),
                            matter_of("Visa appointment"))
     assert not news_in("改签到 10:30", "MU5101 改到 10:30 起飞") and news_in("改到 11:30", "改到 10:30")
+
+
+def test_a_withdrawn_matter_is_found_when_the_message_carries_its_whole_title():
+    withdrawn = matter_of("9月差旅报销")
+    returned = matter_of("报销单被退回", "您提交的 9 月差旅报销单被财务退回：缺少住宿发票。")
+    assert same_matter(returned, withdrawn, matter_of("报销单被退回"))
+
+
+def test_an_item_still_in_progress_never_says_it_is_finished():
+    assert plain_claims("PDF 导出崩溃已修复：staging 验证通过") == "PDF 导出崩溃修复：staging 验证通过"
+    assert "fixed" not in plain_claims("The crash is fixed on staging").lower()
