@@ -27,7 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from fold_core.timefmt import parse_instant
-from fold_host.agents.baseline_mail import words
+from fold_host.agents.baseline_terms import words
 from fold_host.agents.baseline_plan import BUNDLES
 from fold_host.agents.baseline_rules import heavier, lighter_by_one, line
 
