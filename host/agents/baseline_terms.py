@@ -47,14 +47,22 @@ class Terms:
 
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
-_LAST: list = [None, frozenset()]
+_LAST: tuple = (None, frozenset())
 
 
 def _tokens(text: str) -> frozenset[str]:
-    """The ASCII words of a lower-cased text (the last text's are kept: every term list asks for them)."""
-    if _LAST[0] is not text:
-        _LAST[0], _LAST[1] = text, frozenset(_TOKEN.findall(text))
-    return _LAST[1]
+    """The ASCII words of a lower-cased text (the last text's are kept: every term list asks for them).
+
+    The pair is replaced as one tuple and the words found are returned from a local, so two threads
+    reading different texts never get each other's words.
+    """
+    global _LAST
+    last = _LAST
+    if last[0] is text:
+        return last[1]
+    found = frozenset(_TOKEN.findall(text))
+    _LAST = (text, found)
+    return found
 
 
 def words(*terms: str) -> Terms:
