@@ -22,7 +22,16 @@ from fold_host.evaluation.properties import Run, check
 from fold_host.evaluation.report import Result, build_report, write_reports
 from fold_host.evaluation.scenarios import Scenario, load_scenarios
 
-__all__ = ["evaluate", "run_scenario"]
+__all__ = ["evaluate", "run_scenario", "skill_digest"]
+
+
+def skill_digest(lang: str) -> str:
+    """``sha256:`` and the first 16 hex digits of the skill text's UTF-8 bytes."""
+    import hashlib
+
+    from fold_host.skill import load_skill
+
+    return "sha256:" + hashlib.sha256(load_skill(lang).encode("utf-8")).hexdigest()[:16]
 
 
 def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
@@ -126,7 +135,9 @@ def evaluate(config, scenarios_dir: str, out_dir: str, *, repeat: int = 1, progr
                 progress(f"[{len(results)}/{total}] {scenario.name}: {run.outcome}, {passed}/{len(findings)} "
                          f"properties, {run.attempts} attempt(s)" + (f" — {run.error}" if run.error else ""))
     backend = config.agent.type_name if config.agent is not None else "none"
-    report = build_report(results, backend=backend)
+    model = getattr(config.agent.settings, "model", None) if config.agent is not None else None
+    report = build_report(results, backend=backend, model=model or backend,
+                          skill={lang: skill_digest(lang) for lang in sorted({s.lang for _, s in loaded})})
     md, js = write_reports(report, out_dir)
     report["files"] = {"markdown": str(md), "json": str(js)}
     return report
