@@ -2,7 +2,7 @@
 
 An observation is ``pending`` until a window settles it. The editor's
 disposition makes it ``processed`` — or ``deferred``: then it rides along with
-later windows (``deferred_events``), marked ``{"at": first deferral,
+later windows (``deferred_events``, in turns), marked ``{"at": first deferral,
 "times": N}``, until the editor gives it another disposition or
 ``defer_for`` has passed since its first deferral, when it becomes
 ``expired`` with a why (``expire_deferred``). Every disposition, and the
@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fold_core.observation import Observation
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant_key, parse_instant
 from fold_host.hostdb.inbox import retry_pause
 
 __all__ = ["DispositionTables"]
@@ -106,21 +106,19 @@ class DispositionTables:
     # -- deferred observations ---------------------------------------------------
 
     def deferred_events(self, limit: int, now: datetime) -> list[Observation]:
-        """At most ``limit`` deferred observations to offer again, the earliest deferred first.
+        """At most ``limit`` deferred observations to offer again: the one not seen for the longest first.
 
-        One whose window failed waits like a pending one (1 min, doubling, at most 6 h).
+        "Seen" is the editor's last disposition of it (ties: arrival order), so
+        when more are deferred than a window takes they come back in turn. One
+        whose window failed waits like a pending one (1 min, doubling, at most 6 h).
         """
-        found: list[Observation] = []
         if limit <= 0:
-            return found
-        for body, failures, failed_at in self.connection.execute(
-                "SELECT body, failed_windows, failed_at FROM observations WHERE status = 'deferred' "
-                "ORDER BY deferred_at, seq"):
-            if not _pausing(failures, failed_at, now):
-                found.append(Observation.from_json(body))
-                if len(found) >= limit:
-                    break
-        return found
+            return []
+        rows = [row for row in self.connection.execute(
+            "SELECT body, processed_at, seq, failed_windows, failed_at FROM observations WHERE status = 'deferred'")
+            if not _pausing(row[3], row[4], now)]
+        rows.sort(key=lambda row: (instant_key(row[1]) if row[1] else 0.0, row[2]))
+        return [Observation.from_json(row[0]) for row in rows[:limit]]
 
     def deferral_marks(self, ids: Sequence[str]) -> dict[str, dict]:
         """``{id: {"at": first deferral, "times": N}}`` for those of ``ids`` that are deferred."""
