@@ -250,6 +250,9 @@ class ConsumerContext:
         the host database; e.g. what push has already sent.
     :param coverage: per-source health, as in the §9 signal.
     :param language: the ``[host] language``.
+    :param editor: None while the configured editor answers; else ``{"type", "windows",
+        "since", "error", "fallback"}``: it could not be reached for ``windows`` windows in
+        a row, and ``fallback`` names the editor standing in (``"baseline"``) or is None.
     """
 
     state: StateView
@@ -258,6 +261,7 @@ class ConsumerContext:
     memory: MutableMapping[str, Any] = field(default_factory=dict)
     coverage: Sequence[Mapping[str, Any]] = ()
     language: str = "zh"
+    editor: Mapping[str, Any] | None = None
 
 
 class Consumer(ABC):

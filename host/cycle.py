@@ -28,6 +28,7 @@ from fold_core.errors import ConfigError
 from fold_core.timefmt import compact_duration
 from fold_host.context import build_input
 from fold_host.editor import OUTCOMES, ask_editor
+from fold_host.fallback import editor_status
 from fold_host.hostdb import open_host_db
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
@@ -232,7 +233,7 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
 
     settings = host.config.host
     return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db))
+                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
 
 
 def pause_point(store_dir: str, point: str) -> None:
