@@ -179,9 +179,12 @@ class InboxTables:
         return {item for (related,) in rows for item in json.loads(related) if isinstance(item, str)}
 
     def observations(self, *, status: str | None = None, source: str | None = None,
-                     limit: int = 50) -> list[dict]:
-        """The inbox listing of ``foldctl inbox``, newest first."""
+                     limit: int = 50, ids: Sequence[str] | None = None) -> list[dict]:
+        """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
         clauses, params = [], []
+        if ids is not None:
+            clauses.append(f"id IN ({_marks(ids)})" if ids else "0")
+            params.extend(ids)
         if status is not None:
             clauses.append("status = ?")
             params.append(status)

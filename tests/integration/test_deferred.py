@@ -92,3 +92,19 @@ def test_inbox_show_of_an_unknown_id_is_found_false(tmp_path):
     assert show(ws, "mail:404") == {"found": False, "observation": None}
     code, text, _ = ws.call("inbox", "show", "mail:1", "--format", "text")
     assert code == 0 and "body of mail 1" in text and "used: scripted: tracked" in text
+
+
+def test_inbox_search_finds_words_in_titles_and_texts_in_any_language(tmp_path):
+    ws = Workspace(tmp_path, script=[{"defer": ["mail:2"]}])
+    ws.feed("mail", mail(1, title="签证材料", text="代理确认还缺近 6 个月银行流水。"),
+            mail(2, title="Flight moved", text="Your flight to Berlin now leaves at 10:40."),
+            mail(3, title="周报", text="本周完成了银行对账。"))
+    ws.tick(T1)
+    found = lambda *args: [o["id"] for o in ws.run("inbox", "--search", *args)[1]["observations"]]  # noqa: E731
+    assert found("银行流水") == ["mail:1"]  # three characters or more: the index
+    assert sorted(found("银行")) == ["mail:1", "mail:3"]  # two: a substring scan
+    assert found("berlin LEAVES") == ["mail:2"]  # every word, any case
+    assert found("银行", "--status", "deferred") == [] and found("flight", "--status", "deferred") == ["mail:2"]
+    code, listed, _ = ws.run("inbox", "--search", "对账")
+    assert code == 0 and "银行对账" in listed["observations"][0]["snippet"]
+    assert found('"OR NEAR(') == []  # a query is never FTS syntax
