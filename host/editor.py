@@ -98,9 +98,9 @@ def _attempts(host, db, window: Window, document: dict, now: str, editor: Editor
             reply = editor.backend.propose(request)
         except Exception as error:
             failure = _unavailable(error)
+            result.error = _scrubbed(host, failure.to_error())  # it reaches stderr and doctor: no key in it
             log(request, latency_ms=failure.latency_ms or _ms(started), outcome="unavailable",
-                error=failure.to_error(), stderr=failure.stderr)
-            result.error = failure.to_error()
+                error=result.error, stderr=failure.stderr)
             return result
         if reply.latency_ms is None:
             reply.latency_ms = _ms(started)
@@ -124,7 +124,7 @@ def _attempts(host, db, window: Window, document: dict, now: str, editor: Editor
             receipt = answer.document
         log(request, reply=reply, outcome="invalid" if reply.output is None else "rejected", error=receipt)
         corrections.append(Correction(reply=reply.raw, receipt=receipt))
-        result.error = receipt
+        result.error = _scrubbed(host, receipt)
         if {e.get("code") for e in receipt.get("errors", ())} == {"batch_conflict"}:
             break  # the batch_id is taken: no answer of the editor can fix that (the cycle re-derives it)
     return result
@@ -157,6 +157,11 @@ def log_call(db, host, window: Window, request: AgentRequest, *, editor: Editor,
 def skill_digest(skill: str) -> str:
     """A short digest of the skill text (which version of the instructions an answer was given under)."""
     return hashlib.sha256(skill.encode("utf-8")).hexdigest()[:12]
+
+
+def _scrubbed(host, document: dict) -> dict:
+    """``document`` with the agent's secret values blanked out."""
+    return json.loads(_scrubber(host)(json.dumps(document, ensure_ascii=False)))
 
 
 def _scrubber(host):
