@@ -64,10 +64,15 @@ class Attempts:
         return (self.error or {}).get("code") == "agent_unavailable"
 
 
-def ask_editor(host, db, window: Window, document: dict, now: str) -> Attempts:
-    """The window's attempts with the configured editor; the fallback editor's when that one is out of reach."""
+def ask_editor(host, db, window: Window, document: dict, now: str, *, fallback: bool = True) -> Attempts:
+    """The window's attempts with the configured editor; the fallback editor's when that one is out of reach.
+
+    ``fallback=False`` (the skill evaluation) asks the configured editor only and keeps no count.
+    """
     tools = HostTools(host.store_dir, document["now"])
     result = _attempts(host, db, window, document, now, Editor(host.agent, host.agent_type, host.actor), tools)
+    if not fallback:
+        return result
     if not result.was_unreachable:
         note_reached(db)
         return result
