@@ -20,7 +20,7 @@ from pydantic import Field
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_core.settings import EnvName, ToolSettings
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
-from fold_host.agents.tool_loop import openai_reply, refused_tools, tool_box
+from fold_host.agents.tool_loop import names_tools, openai_reply, refused_tools, tool_box
 
 __all__ = ["OpenAIBackend"]
 
@@ -98,7 +98,7 @@ class OpenAIBackend(SdkBackend):
         try:
             return client.chat.completions.create(**arguments, response_format={"type": "json_object"})
         except Exception as error:
-            if getattr(error, "status_code", None) not in _REFUSED_FORMAT:
+            if getattr(error, "status_code", None) not in _REFUSED_FORMAT or names_tools(error, arguments):
                 raise
         self._json_mode = False  # this server does not take response_format: ask plainly from now on
         return client.chat.completions.create(**arguments)

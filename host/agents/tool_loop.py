@@ -28,8 +28,8 @@ from fold_core.editor_tools import ToolBox
 from fold_core.plugin_api import Reply
 from fold_host.agents.conversation import Clock, read_answer
 
-__all__ = ["Exchange", "anthropic_exchange", "anthropic_reply", "openai_exchange", "openai_reply", "refused_tools",
-           "tool_box"]
+__all__ = ["Exchange", "anthropic_exchange", "anthropic_reply", "names_tools", "openai_exchange", "openai_reply",
+           "refused_tools", "tool_box"]
 
 REFUSED = {400, 404, 415, 422}  # what a server that takes no tools answers a request with them
 
@@ -59,9 +59,15 @@ def tool_box(request, settings) -> ToolBox | None:
     return ToolBox(request.tools, max_calls=limit, max_bytes=settings.max_tool_bytes)
 
 
+def names_tools(error: BaseException, request: dict) -> bool:
+    """Whether a request with tools was refused because of them ("does not support tools", "tools … --jinja")."""
+    return ("tools" in request and getattr(error, "status_code", None) in REFUSED
+            and "tool" in str(getattr(error, "message", None) or error).lower())
+
+
 def refused_tools(error: BaseException, box: ToolBox) -> bool:
-    """Whether a failed first request looks like a server refusing tools (not yet any tool call)."""
-    return getattr(error, "status_code", None) in REFUSED and not box.calls
+    """Whether the first request of an exchange was refused because of its tools (no tool call made yet)."""
+    return not box.calls and names_tools(error, {"tools": True})
 
 
 def reply_of(exchange: Exchange, box: ToolBox, clock: Clock, model: str | None) -> Reply:

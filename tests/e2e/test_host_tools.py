@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.support.host_workspace import Workspace
-from tests.support.llm_servers import LLMServer, respond, text, tool_calls
+from tests.support.llm_servers import LLMServer, respond, status, text, tool_calls
 
 NOW = "2026-10-09T08:00:00+08:00"
 BOTH = pytest.mark.parametrize("api", ["openai", "anthropic"])
@@ -158,3 +158,36 @@ def test_max_tool_calls_zero_offers_no_tools(tmp_path, server, api):
     server.script(respond(lambda request: answer("mail:2", related=()) if "tools" not in request.body
                           else "tools were offered"))
     assert ws.tick("2026-10-09T10:00:00+08:00")["outcome"] == "checked"
+
+
+
+def refuse_tools(request):
+    if "tools" in request.body:
+        return status(400, "registry.ollama.ai/library/tiny:1b does not support tools")
+    return answer("mail:2", related=())
+
+
+def test_a_server_that_refuses_tools_is_asked_without_them(tmp_path, server):
+    ws = workspace(tmp_path, server, "openai")
+    server.script(respond(refuse_tools), respond(refuse_tools))
+    assert ws.tick("2026-10-09T10:00:00+08:00")["outcome"] == "checked"
+    assert ["tools" in request.body for request in server.requests] == [True, False]
+
+
+def test_the_backend_remembers_a_refusal_and_other_errors_do_not_turn_tools_off(tmp_path, server):
+    from fold_core.plugin_api import AgentRequest, AgentUnavailable
+    from fold_host.agents.openai import OpenAIBackend, OpenAISettings
+    from fold_host.agents.tools import HostTools
+
+    request = AgentRequest({"events": []}, "skill", tools=HostTools(tmp_path, NOW))
+    keeps = OpenAIBackend(OpenAISettings(model="m", base_url=server.openai_url))
+    too_long = status(400, "maximum context length exceeded")  # (taken at first for a refused json mode)
+    server.reset().script(too_long, too_long, text(answer("mail:2")))
+    with pytest.raises(AgentUnavailable):
+        keeps.propose(request)
+    assert keeps.propose(request).output is not None
+    assert ["tools" in r.body for r in server.requests] == [True, True, True]
+    refuses = OpenAIBackend(OpenAISettings(model="m", base_url=server.openai_url))
+    server.reset().script(*[respond(refuse_tools)] * 3)
+    assert refuses.propose(request).output is not None and refuses.propose(request).output is not None
+    assert ["tools" in r.body for r in server.requests] == [True, False, False]  # refused once, then never sent
