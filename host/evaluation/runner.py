@@ -66,7 +66,7 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
                             "state": before, "pending_annotations": before["pending_annotations"],
                             "events": events, "signal": signal}
                 started = time.monotonic()
-                result = ask_editor(host, db, window, document, scenario.now)
+                result = ask_editor(host, db, window, document, scenario.now, fallback=False)
                 seconds = time.monotonic() - started
                 calls = list(reversed(db.calls(limit=100, batch_id=window.batch_id)))
             after = host.store.state_document(now=scenario.now, depth=None).document
@@ -79,7 +79,7 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
         declarations = batch.get("declarations") if isinstance(batch, dict) else None
         if isinstance(declarations, list):
             declared.extend(d for d in declarations if isinstance(d, dict))
-            if call.get("outcome") == "accepted":
+            if call.get("outcome") in ACCEPTED:
                 accepted = [d for d in declarations if isinstance(d, dict)]
     return Run(
         outcome=OUTCOMES[result.receipt["type"]] if result.accepted else "failed",
@@ -89,6 +89,9 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
         input_tokens=sum(c.get("input_tokens") or 0 for c in calls),
         output_tokens=sum(c.get("output_tokens") or 0 for c in calls),
         seconds=seconds, error=None if result.accepted else _describe(result.error))
+
+
+ACCEPTED = ("committed", "checked", "acknowledged", "accepted")  # the call log's outcomes of an accepted answer
 
 
 def _for_scenario(config, scenario: Scenario):
