@@ -137,12 +137,9 @@ class PostgresRecorder(Recorder):
 
         try:
             self._check_schema(write)
-            conn = self.connection()
+            conn = self._begin(write)
             if write:
-                conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
                 self.lock(conn)
-            else:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             head = self.read_head(conn)
             if head is None and not write:
                 raise StoreMissing(f"no store {self.location.name!r} in {self.location.display}:"
@@ -164,6 +161,21 @@ class PostgresRecorder(Recorder):
             self._end(rollback=True)
             raise
         self._end(rollback=write)
+
+    def _begin(self, write: bool) -> psycopg.Connection:
+        """BEGIN the session's transaction; a kept connection found dead (the server restarted, an
+        idle timeout) is replaced once — nothing of this session was sent on it yet."""
+        begin = "BEGIN ISOLATION LEVEL READ COMMITTED" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        conn = self.connection()
+        try:
+            conn.execute(begin)
+        except psycopg.OperationalError:
+            if not conn.closed and not conn.broken:
+                raise
+            self._conn = None  # the cached state stays valid: it is checked against the head next
+            conn = self.connection()
+            conn.execute(begin)
+        return conn
 
     def _end(self, *, rollback: bool) -> None:
         conn = self._conn

@@ -127,7 +127,7 @@ class Cluster:
         self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
         self.psql(f"CREATE ROLE {SECRET_ROLE} LOGIN PASSWORD '{SECRET_PASSWORD}'", database="postgres")
         self.psql(f"GRANT ALL ON DATABASE {DATABASE} TO {SECRET_ROLE}; ", database="postgres")
-        self.psql(f"GRANT ALL ON SCHEMA public TO {SECRET_ROLE}")
+        self._grant(DATABASE)
         return self
 
     def stop(self) -> None:
@@ -150,7 +150,16 @@ class Cluster:
         """A new empty database (its URL over the socket)."""
         self.psql(f'CREATE DATABASE "{name}"', database="postgres")
         self.psql(f'GRANT ALL ON DATABASE "{name}" TO {SECRET_ROLE}', database="postgres")
+        self._grant(name)
         return self.url(name)
+
+    def _grant(self, database: str) -> None:
+        """Let the password role use the tables, whichever of the two roles creates them."""
+        for owner in (SUPERUSER, SECRET_ROLE):
+            other = SECRET_ROLE if owner == SUPERUSER else SUPERUSER
+            self.psql(f"ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA public"
+                      f" GRANT ALL ON TABLES TO {other}", database=database)
+        self.psql(f"GRANT ALL ON SCHEMA public TO {SECRET_ROLE}", database=database)
 
     def psql(self, sql: str, *, database: str = DATABASE) -> str:
         done = subprocess.run([str(self.bin / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-At",
