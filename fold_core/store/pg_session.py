@@ -17,7 +17,7 @@ import psycopg
 from fold_core.errors import StoreUnavailable
 from fold_core.state import State, apply_record, resolve_item
 from fold_core.store.base import Session
-from fold_core.store.faults import crash_at, injected
+from fold_core.store.faults import crash_at, fault_is, injected
 from fold_core.store.log import encode_record
 from fold_core.store.pg_state import Head, note_number, parse_record, view_state, whole_state
 from fold_core.timefmt import instant_key
@@ -42,6 +42,13 @@ def _json(value) -> str:
     except UnicodeEncodeError:
         text = json.dumps(value, separators=(",", ":"), allow_nan=False)
     return text
+
+
+def _crash_after_sync(pipeline, point: str) -> None:
+    """The fault point ``point``, after what the pipeline holds has reached the server (tests only)."""
+    if fault_is(point):
+        pipeline.sync()
+        crash_at(point)
 
 
 class PgSession(Session):
@@ -117,33 +124,35 @@ class PgSession(Session):
                 self._reopen(conn, before)
             crash_at("before_append")
             head = self.head if self.head is not None else self._create(conn)
-            conn.execute("INSERT INTO fold_records (store, event_seq, type, batch_id, request_digest, body)"
-                         " VALUES (%s, %s, %s, %s, %s, %s)",
-                         (head.id, event_seq, record["type"], record.get("batch_id"), record.get("request_digest"),
-                          body))
-            crash_at("mid_append")
-            activations = self._write_state(conn, head, record, before, state)
-            conn.execute("UPDATE fold_stores SET event_seq = %s, revision = %s, last_checked_at = %s,"
-                         " item_total = %s, inactive_total = %s, annotation_total = %s, activations = %s"
-                         " WHERE id = %s",
-                         (event_seq, state.revision, state.last_checked_at, len(state.items), state.inactive_total,
-                          len(state.annotations), activations, head.id))
-            crash_at("after_append")
-            failure = injected("enospc_append")
-            if failure is not None:
-                raise failure
+            # One round trip: the rows and the COMMIT go out as one pipeline.
+            with conn.pipeline() as pipeline:
+                conn.execute("INSERT INTO fold_records (store, event_seq, type, batch_id, request_digest, body)"
+                             " VALUES (%s, %s, %s, %s, %s, %s)",
+                             (head.id, event_seq, record["type"], record.get("batch_id"),
+                              record.get("request_digest"), body))
+                _crash_after_sync(pipeline, "mid_append")
+                activations = self._write_state(conn, head, record, before, state)
+                conn.execute("UPDATE fold_stores SET event_seq = %s, revision = %s, last_checked_at = %s,"
+                             " item_total = %s, inactive_total = %s, annotation_total = %s, activations = %s"
+                             " WHERE id = %s",
+                             (event_seq, state.revision, state.last_checked_at, len(state.items),
+                              state.inactive_total, len(state.annotations), activations, head.id))
+                _crash_after_sync(pipeline, "after_append")
+                failure = injected("enospc_append")
+                if failure is not None:
+                    raise failure
+                conn.execute("COMMIT")
         except (psycopg.Error, OSError) as error:
             self._open = False
-            recorder.forget()  # the transaction is rolled back with the connection: nothing written
+            # A connection that broke after the COMMIT went out leaves the outcome unknown; any other
+            # failure aborted the transaction (closing the connection rolls back what is left).
+            unknown = isinstance(error, psycopg.Error) and conn.broken
+            recorder.forget()
+            if unknown:
+                raise StoreUnavailable(f"the connection to {recorder.location.display} broke while committing"
+                                       f" ({error}): the outcome is unknown; retry with the same batch_id") from None
             raise StoreUnavailable(f"cannot write to the store {recorder.location.display}: {error};"
                                    " nothing was written") from None
-        try:
-            conn.execute("COMMIT")
-        except psycopg.Error as error:
-            self._open = False
-            recorder.forget()
-            raise StoreUnavailable(f"the COMMIT to {recorder.location.display} failed ({error}): the outcome is"
-                                   " unknown; retry with the same batch_id") from None
         self._open = False
         crash_at("after_fsync")
         if injected("eio_fsync") is not None:

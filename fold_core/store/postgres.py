@@ -137,10 +137,7 @@ class PostgresRecorder(Recorder):
 
         try:
             self._check_schema(write)
-            conn = self._begin(write)
-            if write:
-                self.lock(conn)
-            head = self.read_head(conn)
+            head = self._begin(write)
             if head is None and not write:
                 raise StoreMissing(f"no store {self.location.name!r} in {self.location.display}:"
                                    " create one with `foldctl init`")
@@ -162,20 +159,51 @@ class PostgresRecorder(Recorder):
             raise
         self._end(rollback=write)
 
-    def _begin(self, write: bool) -> psycopg.Connection:
-        """BEGIN the session's transaction; a kept connection found dead (the server restarted, an
-        idle timeout) is replaced once — nothing of this session was sent on it yet."""
-        begin = "BEGIN ISOLATION LEVEL READ COMMITTED" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    def _begin(self, write: bool) -> Head | None:
+        """Begin the session's transaction (and, to write, take the lock); the head row.
+
+        A kept connection found dead (the server restarted, an idle timeout) is
+        replaced once: nothing of this session was sent on it yet.
+        """
         conn = self.connection()
         try:
-            conn.execute(begin)
-        except psycopg.OperationalError:
-            if not conn.closed and not conn.broken:
+            return self._start(conn, write)
+        except psycopg.OperationalError as error:
+            if isinstance(error, psycopg.errors.LockNotAvailable) or (not conn.closed and not conn.broken):
                 raise
-            self._conn = None  # the cached state stays valid: it is checked against the head next
-            conn = self.connection()
-            conn.execute(begin)
-        return conn
+        self._conn = None  # the cached state stays valid: it is checked against the head
+        return self._start(self.connection(), write)
+
+    def _start(self, conn: psycopg.Connection, write: bool) -> Head | None:
+        """BEGIN, the lock, the head: one round trip (a pipeline; each statement waits for the one before)."""
+        timeout = lock_timeout() if write else 0.0
+        tried = None
+        try:
+            with conn.pipeline():
+                if write:
+                    conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    if timeout > 0:
+                        conn.execute(f"SET LOCAL lock_timeout = {max(1, int(timeout * 1000))}")
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.key,))
+                    else:
+                        tried = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (self.key,))
+                else:
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                # READ COMMITTED: this statement's snapshot is taken after the lock, so it sees
+                # every commit of the writer before.
+                found = conn.execute(f"SELECT {Head.COLUMNS} FROM fold_stores WHERE name = %s",
+                                     (self.location.name,))
+        except psycopg.errors.LockNotAvailable:
+            self._end(rollback=True)
+            raise self._busy(timeout) from None
+        if tried is not None and not tried.fetchone()[0]:
+            self._end(rollback=True)
+            raise self._busy(timeout)
+        row = found.fetchone()
+        return None if row is None else Head(*row)
+
+    def _busy(self, timeout: float) -> StoreUnavailable:
+        return StoreUnavailable(f"the store is busy: {self.location.display} not locked within {timeout:g} s")
 
     def _end(self, *, rollback: bool) -> None:
         conn = self._conn
@@ -221,7 +249,7 @@ class PostgresRecorder(Recorder):
                 taken = False
         if not taken:
             self._end(rollback=True)
-            raise StoreUnavailable(f"the store is busy: {self.location.display} not locked within {timeout:g} s")
+            raise self._busy(timeout)
 
     def read_head(self, conn: psycopg.Connection) -> Head | None:
         row = conn.execute(f"SELECT {Head.COLUMNS} FROM fold_stores WHERE name = %s",
@@ -272,8 +300,12 @@ def postgres_store(location: str | PgLocation, budget: int | None = None) -> Sto
     return Store(PostgresRecorder(location, budget))
 
 
-def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET) -> tuple[dict, bool]:
-    """``init``: migrate the database and create the store unless it exists; ``(meta, created)``."""
+def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET,
+                    created_at: str | None = None) -> tuple[dict, bool]:
+    """``init``: migrate the database and create the store unless it exists; ``(meta, created)``.
+
+    ``created_at`` (default: now) is for a store moved here from elsewhere.
+    """
     if not 8 <= budget <= 4096:
         raise ValueError(f"budget must be 8…4096, got {budget}")
     recorder = PostgresRecorder(location, budget)
@@ -286,7 +318,8 @@ def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET) ->
         if head is not None:
             conn.execute("ROLLBACK")
             return head.meta(), False
-        created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        if created_at is None:
+            created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
         conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s)",
                      (recorder.location.name, budget, created_at))
         conn.execute("COMMIT")
