@@ -129,22 +129,33 @@ def schema_version(conn) -> int:
 
 
 def migrate(conn) -> int:
-    """Apply the missing migrations in one transaction (``conn`` in autocommit mode); the version after."""
-    conn.execute("BEGIN")
+    """Apply the missing migrations in one transaction (``conn`` in autocommit mode); the version after.
+
+    The lock is a session-level advisory lock taken *before* the transaction:
+    a transaction begun after another process's migration committed sees its
+    tables (a lock taken inside the transaction would leave it with the
+    catalog as it was before the wait).
+    """
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        current = schema_version(conn)
-        if current > LATEST:
-            raise SchemaTooNew(f"the database's Fold schema is version {current}; this Fold knows up to {LATEST}:"
-                               " upgrade Fold")
-        for version, name, sql in MIGRATIONS:
-            if version <= current:
-                continue
-            conn.execute(sql)
-            conn.execute("INSERT INTO fold_schema_version (version, name) VALUES (%s, %s)", (version, name))
-            current = version
-        conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        try:
+            current = schema_version(conn)
+            if current > LATEST:
+                raise SchemaTooNew(f"the database's Fold schema is version {current}; this Fold knows up to"
+                                   f" {LATEST}: upgrade Fold")
+            for version, name, sql in MIGRATIONS:
+                if version <= current:
+                    continue
+                conn.execute(sql)
+                conn.execute("INSERT INTO fold_schema_version (version, name) VALUES (%s, %s)", (version, name))
+                current = version
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+            raise
         return current
-    except BaseException:
-        conn.execute("ROLLBACK") if not conn.closed else None
-        raise
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

@@ -228,3 +228,17 @@ def test_url_parsing():
             parse_url(bad)
     with pytest.raises(psycopg.ProgrammingError):
         psycopg.conninfo.conninfo_to_dict("postgresql://h/db?store=alice")  # why Fold strips its own
+
+
+def test_first_writers_of_a_new_database_migrate_once(postgres_cluster):
+    """Six processes write to a database without Fold tables at once: one migrates, all succeed."""
+    for attempt in range(3):
+        database = postgres_cluster.create_database(f"first_writers_{attempt}")
+        environment = {key: value for key, value in os.environ.items() if not key.startswith("FOLD_")}
+        started = [subprocess.Popen([sys.executable, "-m", "fold_core", "--store", f"{database}&store=s{n}", "init"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment)
+                   for n in range(6)]
+        results = [(process.wait(timeout=120), process.stderr.read().decode()) for process in started]
+        assert [code for code, _ in results] == [0] * 6, results
+        rows = postgres_cluster.psql("SELECT count(*) FROM fold_schema_version", database=f"first_writers_{attempt}")
+        assert rows.strip() == "1"
