@@ -9,6 +9,7 @@ result state is used, never recomputed from a clock or by validation.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ from fold_core.timefmt import instant_key
 
 __all__ = ["PgSession"]
 
+_CURSORS = itertools.count(1)  # server-side cursor names: each one unique on its connection
 _UPSERT_ITEM = (
     "INSERT INTO fold_items AS i (store, id, status, parent, merged_into, status_key, active_order, first_seq,"
     " last_seq, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -84,7 +86,7 @@ class PgSession(Session):
         if self.head is None or since >= self.state.event_seq:
             return iter(())
         conn = self._recorder.connection()
-        cursor = conn.cursor(name="fold_records_since")  # server-side: a long history streams
+        cursor = conn.cursor(name=f"fold_records_{next(_CURSORS)}")  # server-side: a long history streams
         cursor.itersize = 500
         cursor.execute("SELECT event_seq, body FROM fold_records WHERE store = %s AND event_seq > %s"
                        " AND event_seq <= %s ORDER BY event_seq", (self.head.id, max(since, 0), self.state.event_seq))
@@ -94,9 +96,12 @@ class PgSession(Session):
                 for event_seq, body in cursor:
                     yield parse_record(event_seq, body)
             finally:
-                if not cursor.closed and not conn.closed and conn.info.transaction_status != \
-                        psycopg.pq.TransactionStatus.INERROR:
-                    cursor.close()
+                if not cursor.closed and not conn.closed and conn.info.transaction_status == \
+                        psycopg.pq.TransactionStatus.INTRANS:
+                    try:
+                        cursor.close()
+                    except psycopg.Error:
+                        pass  # the session is ending anyway: its transaction closes the cursor
 
         return rows()
 
