@@ -188,7 +188,8 @@ class DurableCases(ProtocolCases):
         reader = tmp_path / "reader.py"
         reader.write_text(READER)
         stop = tmp_path / "stop"
-        env = {**os.environ, "PYTHONPATH": ":".join(sys.path)}
+        # A small snapshot bound: file store writers and readers refresh the snapshot while the others run.
+        env = {**os.environ, "PYTHONPATH": ":".join(sys.path), "FOLD_SNAPSHOT_EVERY": "5"}
         readers = [subprocess.Popen([sys.executable, str(reader), location, str(stop)], stdout=subprocess.PIPE,
                                     env=env) for _ in range(2)]
         plans = [("cli", "eio"), ("api", "busy"), ("cli", "busy"), ("api", "eio")]
@@ -227,7 +228,7 @@ WRITER = textwrap.dedent('''
     location, index, mode, trouble, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
     rng = random.Random(index)
     receipts, injected, errors = [], [], []
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_") or k == "FOLD_SNAPSHOT_EVERY"}
     if trouble == "busy":
         env["FOLD_LOCK_TIMEOUT"] = os.environ["FOLD_LOCK_TIMEOUT"] = "0.002"
     if mode == "api":
@@ -274,7 +275,7 @@ WRITER = textwrap.dedent('''
 READER = textwrap.dedent('''
     import json, os, subprocess, sys
     location, stop = sys.argv[1], sys.argv[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_") or k == "FOLD_SNAPSHOT_EVERY"}
     seen = []
     while True:
         final = os.path.exists(stop)
