@@ -23,9 +23,9 @@ import psycopg
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.state import Replayer, empty_state, resolve_item
-from fold_core.store.pg_session import _json
+from fold_core.store.pg_session import json_text
 from fold_core.store.pg_state import note_number
-from fold_core.store.postgres import PostgresRecorder, _unavailable
+from fold_core.store.postgres import PostgresRecorder, unavailable_error
 from fold_core.timefmt import instant_key
 
 __all__ = ["load_records"]
@@ -93,7 +93,7 @@ def load_records(location, budget: int, created_at: str, lines: Iterable[bytes])
         return Head(store, budget, created_at, state.event_seq, state.revision, state.last_checked_at,
                     len(state.items), state.inactive_total, len(state.annotations), books.activations).meta()
     except psycopg.Error as error:
-        raise _unavailable(error, "cannot write the store", recorder.location) from None
+        raise unavailable_error(error, "cannot write the store", recorder.location) from None
     finally:
         recorder.forget()  # closing an unfinished transaction rolls it back
 
@@ -129,13 +129,13 @@ def _copy_state(conn, store: int, state, books: _Bookkeeping) -> None:
         for item_id, image in state.items.items():
             first, last = books.seqs[item_id]
             copy.write_row((store, item_id, image["status"], image["parent"], image["merged_into"],
-                            instant_key(image["status_at"]), books.order.get(item_id), first, last, _json(image)))
+                            instant_key(image["status_at"]), books.order.get(item_id), first, last, json_text(image)))
     with cursor.copy("COPY fold_annotations (store, id, number, item, resolved, status, created_seq, ack_seq, body)"
                      " FROM STDIN") as copy:
         for note_id, note in state.annotations.items():
             created, acked = books.notes[note_id]
             copy.write_row((store, note_id, note_number(note_id), note["item"], resolve_item(state, note["item"]),
-                            note["status"], created, acked, _json(note)))
+                            note["status"], created, acked, json_text(note)))
     with cursor.copy("COPY fold_item_records (store, item, event_seq, image) FROM STDIN") as copy:
         for item_id, event_seq, image in books.index:
             copy.write_row((store, item_id, event_seq, image))

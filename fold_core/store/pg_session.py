@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import psycopg
 
-from fold_core.errors import StoreUnavailable
+from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import State, apply_record, resolve_item
 from fold_core.store.base import Session
 from fold_core.store.faults import crash_at, fault_is, injected
@@ -23,7 +23,7 @@ from fold_core.store.log import encode_record
 from fold_core.store.pg_state import Head, note_number, parse_record, view_state, whole_state
 from fold_core.timefmt import instant_key
 
-__all__ = ["PgSession"]
+__all__ = ["PgSession", "json_text"]
 
 _CURSORS = itertools.count(1)  # server-side cursor names: each one unique on its connection
 _UPSERT_ITEM = (
@@ -36,7 +36,7 @@ _UPSERT_ITEM = (
 )
 
 
-def _json(value) -> str:
+def json_text(value) -> str:
     """Compact JSON text (ASCII escapes only when the value holds what UTF-8 cannot)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
@@ -92,8 +92,13 @@ class PgSession(Session):
                        " AND event_seq <= %s ORDER BY event_seq", (self.head.id, max(since, 0), self.state.event_seq))
 
         def rows() -> Iterator[dict]:
+            expected = max(since, 0)
             try:
                 for event_seq, body in cursor:
+                    expected += 1
+                    if event_seq != expected:
+                        raise StoreCorrupt(f"record {expected} is missing (the next one is {event_seq})",
+                                           line=expected)
                     yield parse_record(event_seq, body)
             finally:
                 if not cursor.closed and not conn.closed and conn.info.transaction_status == \
@@ -104,6 +109,16 @@ class PgSession(Session):
                         pass  # the session is ending anyway: its transaction closes the cursor
 
         return rows()
+
+    def records_about(self, item: str, since: int = 0) -> Iterator[dict]:
+        """From the item index (``fold_item_records``), not a scan of the whole history."""
+        if self.head is None or since >= self.state.event_seq:
+            return iter(())
+        rows = self._query("SELECT r.event_seq, r.body FROM fold_item_records x JOIN fold_records r"
+                           " ON r.store = x.store AND r.event_seq = x.event_seq"
+                           " WHERE x.store = %s AND x.item = %s AND x.event_seq > %s AND x.event_seq <= %s"
+                           " ORDER BY x.event_seq", (self.head.id, item, max(since, 0), self.state.event_seq))
+        return (parse_record(event_seq, body) for event_seq, body in rows)
 
     def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
         if self.head is None:
@@ -204,7 +219,7 @@ class PgSession(Session):
                 "INSERT INTO fold_annotations (store, id, number, item, resolved, status, created_seq, body)"
                 " VALUES (%s, %s, %s, %s, %s, 'saved', %s, %s)",
                 (store, note["id"], note_number(note["id"]), note["item"], resolve_item(state, note["item"]),
-                 event_seq, _json(image)))
+                 event_seq, json_text(image)))
             cursor.execute("INSERT INTO fold_item_records (store, item, event_seq, image) VALUES (%s, %s, %s, false)"
                            " ON CONFLICT DO NOTHING", (store, note["item"], event_seq))
             return activations
@@ -219,7 +234,7 @@ class PgSession(Session):
             if status == "merged":
                 merged.append((image["merged_into"], store, item_id))
             items.append((store, item_id, status, parent, image["merged_into"], instant_key(image["status_at"]),
-                          order, event_seq, event_seq, _json(image)))
+                          order, event_seq, event_seq, json_text(image)))
             index.append((store, item_id, event_seq))
         if items:
             cursor.executemany(_UPSERT_ITEM, items)
@@ -227,7 +242,7 @@ class PgSession(Session):
                                index)
         if merged:
             cursor.executemany("UPDATE fold_annotations SET resolved = %s WHERE store = %s AND resolved = %s", merged)
-        acks = [(event_seq, _json(state.annotations[ack["annotation"]]), store, ack["annotation"])
+        acks = [(event_seq, json_text(state.annotations[ack["annotation"]]), store, ack["annotation"])
                 for ack in record["acks"]]
         if acks:
             cursor.executemany("UPDATE fold_annotations SET status = 'acknowledged', ack_seq = %s, body = %s"

@@ -24,7 +24,7 @@ from fold_core.errors import StoreCorrupt
 from fold_core.state import Replayer, State, empty_state, resolve_item
 from fold_core.store.meta import StoreMissing
 from fold_core.store.pg_state import Head, note_number
-from fold_core.store.postgres import PostgresRecorder, _unavailable
+from fold_core.store.postgres import PostgresRecorder, unavailable_error
 from fold_core.store.verify import _Checker
 from fold_core.timefmt import instant_key
 
@@ -47,7 +47,7 @@ def verify_pg_store(location) -> dict:
             state, expected = _replay(recorder, head)
             _compare(recorder, head, state, expected)
     except psycopg.Error as error:
-        raise _unavailable(error, "cannot read the store", recorder.location) from None
+        raise unavailable_error(error, "cannot read the store", recorder.location) from None
     finally:
         recorder.forget()
     return {

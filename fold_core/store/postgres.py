@@ -56,7 +56,7 @@ from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing
 from fold_core.store.pg_schema import LATEST, SchemaTooNew, migrate, schema_version
 from fold_core.store.pg_state import Head, load_state, parse_record
 
-__all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "postgres_store", "store_key"]
+__all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "postgres_store", "store_key", "unavailable_error"]
 
 CONNECT_TIMEOUT = 10  # seconds, unless the URL gives connect_timeout
 TAIL_RECORDS = 256  # beyond this many new records, a session reloads the head instead of replaying them
@@ -69,7 +69,7 @@ def store_key(name: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _unavailable(error: BaseException, doing: str, location: PgLocation) -> StoreUnavailable:
+def unavailable_error(error: BaseException, doing: str, location: PgLocation) -> StoreUnavailable:
     detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return StoreUnavailable(f"{doing} {location.display}: {detail}")
 
@@ -107,7 +107,7 @@ class PostgresRecorder(Recorder):
         try:
             self._conn = psycopg.connect(location.conninfo, **options)
         except psycopg.Error as error:
-            raise _unavailable(error, "cannot connect to the store", location) from None
+            raise unavailable_error(error, "cannot connect to the store", location) from None
         return self._conn
 
     def query(self, sql: str, params=None):
@@ -144,7 +144,7 @@ class PostgresRecorder(Recorder):
             state = self._sync(head)
         except psycopg.Error as error:
             self.forget()
-            raise _unavailable(error, "cannot read the store", self.location) from None
+            raise unavailable_error(error, "cannot read the store", self.location) from None
         except BaseException:
             self._end(rollback=True)
             raise
@@ -153,7 +153,7 @@ class PostgresRecorder(Recorder):
             yield session
         except psycopg.Error as error:
             self.forget()
-            raise _unavailable(error, "cannot read the store", self.location) from None
+            raise unavailable_error(error, "cannot read the store", self.location) from None
         except BaseException:
             self._end(rollback=True)
             raise
@@ -325,7 +325,7 @@ def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET,
         conn.execute("COMMIT")
         return {"format": "fold-store", "version": 1, "budget": budget, "created_at": created_at}, True
     except psycopg.Error as error:
-        raise _unavailable(error, "cannot create the store", recorder.location) from None
+        raise unavailable_error(error, "cannot create the store", recorder.location) from None
     finally:
         recorder.forget()
 
@@ -349,6 +349,6 @@ def drop_pg_store(location: str | PgLocation) -> bool:
         conn.execute("COMMIT")
         return True
     except psycopg.Error as error:
-        raise _unavailable(error, "cannot drop the store", recorder.location) from None
+        raise unavailable_error(error, "cannot drop the store", recorder.location) from None
     finally:
         recorder.forget()

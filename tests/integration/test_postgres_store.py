@@ -242,3 +242,37 @@ def test_first_writers_of_a_new_database_migrate_once(postgres_cluster):
         assert [code for code, _ in results] == [0] * 6, results
         rows = postgres_cluster.psql("SELECT count(*) FROM fold_schema_version", database=f"first_writers_{attempt}")
         assert rows.strip() == "1"
+
+
+def test_verify_finds_what_was_changed_behind_the_store(postgres_cluster, url):
+    """A record row or a cached-state row changed by hand: ``verify`` exits 4 naming it; reads never skip it."""
+    for n in (1, 2, 3):
+        assert commit(url, batch(f"b{n}", f"i{n}"))[0] == 0
+    assert foldctl(url, "annotate", "--item", "i1", "--text", "看过了", "--now", NOW)[0] == 0
+    assert foldctl(url, "verify")[1]["records"] == 4
+    name = parse_url(url).name
+    store = f"(SELECT id FROM fold_stores WHERE name = '{name}')"
+    original = postgres_cluster.psql(f"SELECT body FROM fold_records WHERE store = {store} AND event_seq = 2").strip()
+    postgres_cluster.psql(f"UPDATE fold_records SET body = 'not json' WHERE store = {store} AND event_seq = 2")
+    code, doc, _ = foldctl(url, "verify")
+    assert code == 4 and doc["errors"][0]["line"] == 2 and doc["errors"][0]["code"] == "store_corrupt"
+    for args in (["history"], ["history", "--batch", "b2"]):
+        code, doc, _ = foldctl(url, *args)
+        assert code == 4 and doc["errors"][0]["line"] == 2  # never "not found", never skipped
+    postgres_cluster.psql(f"UPDATE fold_records SET body = $${original}$$ WHERE store = {store} AND event_seq = 2")
+    assert foldctl(url, "verify")[0] == 0
+    postgres_cluster.psql(f"UPDATE fold_items SET body = replace(body, '\"normal\"', '\"high\"')"
+                          f" WHERE store = {store} AND id = 'i3'")
+    code, doc, err = foldctl(url, "verify")
+    assert code == 4 and "fold_items" in err and "i3" in err
+    postgres_cluster.psql(f"UPDATE fold_items SET body = replace(body, '\"high\"', '\"normal\"')"
+                          f" WHERE store = {store} AND id = 'i3'")
+    postgres_cluster.psql(f"UPDATE fold_annotations SET status = 'acknowledged' WHERE store = {store}")
+    code, doc, err = foldctl(url, "verify")
+    assert code == 4 and "fold_annotations" in err
+    postgres_cluster.psql(f"UPDATE fold_annotations SET status = 'saved' WHERE store = {store}")
+    assert foldctl(url, "verify")[0] == 0
+    postgres_cluster.psql(f"DELETE FROM fold_records WHERE store = {store} AND event_seq = 3")
+    for args in (["verify"], ["history"], ["history", "--since", "1"]):
+        code, doc, err = foldctl(url, *args)
+        assert code == 4 and doc["errors"][0]["line"] == 3 and "missing" in err
