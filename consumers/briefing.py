@@ -1,4 +1,4 @@
-"""The briefing (contract §12, §11.2 ``foldctl brief``; seed 000 §8 "文字简报"; seed 003 §4.2, §8).
+"""The briefing (contract §12, §11.2 ``foldctl brief``).
 
 ``build_briefing`` turns a §8 state document, the records of a "since" window
 and the per-source coverage into the briefing document

@@ -1,4 +1,4 @@
-"""The briefing document laid out as Markdown or plain text (contract §12; seed 000 §8).
+"""The briefing document laid out as Markdown or plain text (contract §12).
 
 Same facts as ``fold.briefing/1``, nothing decided here: entries in rank
 order, children nested, every entry with its id, summaries whole, overdue

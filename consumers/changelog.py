@@ -1,4 +1,4 @@
-"""The change log consumer, type ``log`` (contract §12; seed 000 §8 "整理日志"; seed 002).
+"""The change log consumer, type ``log`` (contract §12).
 
 An append-only, human-readable log of accepted records: one entry per
 record — who, when, what changed (per item: the op and, for a patch, each

@@ -135,8 +135,12 @@ class Config:
 
 
 def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,
-                builtins: tuple[str, ...] | None = None) -> Config:
-    """Read, validate and resolve plugins.toml (or the embedded defaults)."""
+                builtins: tuple[str, ...] = ()) -> Config:
+    """Read, validate and resolve plugins.toml (or the embedded defaults).
+
+    ``builtins`` are the application's own plugin modules, registered first
+    (``fold_host.plugins.load_config`` passes Fold's).
+    """
     from fold_core import plugins
 
     path = path if path is not None else find_config(given)
@@ -150,8 +154,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
                               file=where, field=key)
     modules = tuple(m.module for m in _list(data, "plugins", where, PluginModule, context))
     try:
-        pm = plugins.get_plugin_manager(modules, entry_points=entry_points,
-                                        **({"builtins": builtins} if builtins is not None else {}))
+        pm = plugins.get_plugin_manager(modules, entry_points=entry_points, builtins=builtins)
         registry = plugins.load_types(pm)
     except ConfigError as error:  # say which configuration was being loaded
         if error.file is not None:

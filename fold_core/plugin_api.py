@@ -8,7 +8,9 @@ plugins never reach for clocks, globals, the store or the plugin manager.
 
 * ``Adapter.poll(cursor, now=...) -> Poll`` — never raises for a source
   failure (that is ``Poll.health``); the host keeps observations and cursor
-  together.
+  together. Optionally ``Adapter.watch(notify, stopping)``: a source that can
+  tell when it has news (IMAP IDLE) lets the daemon poll it at once instead
+  of waiting for ``every``.
 * ``AgentBackend.propose(request) -> Reply`` — one call of the editor; a
   transport failure raises ``AgentUnavailable``, an unreadable answer is a
   ``Reply`` with ``output=None`` and ``error``. The host owns retries.
@@ -23,9 +25,9 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -43,6 +45,7 @@ __all__ = [
     "Correction",
     "Reply",
     "StateView",
+    "WatchUnsupported",
     "extract_json",
 ]
 
@@ -71,6 +74,33 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    # An optional capability: news pushed by the source. The daemon (``foldctl run``) calls
+    # ``watch`` on a thread of its own for each instance whose ``watch_delay`` is not None;
+    # ``foldctl tick`` never does. Polling stays the source of truth: ``watch`` only says when.
+
+    def watch_delay(self) -> timedelta | None:
+        """None (the default): the source is only polled. Else how long the daemon gathers news before polling."""
+        return None
+
+    def watch(self, notify: Callable[[str], None], stopping: Any) -> None:
+        """Wait on the source and call ``notify(why)`` whenever a poll would find something new.
+
+        Runs for as long as one connection lives: it returns when ``stopping`` (a
+        ``threading.Event``) is set, raises ``WatchUnsupported`` when the source
+        cannot be watched (the daemon then only polls it), and raises anything else
+        when the connection failed or dropped (the daemon waits, with backoff, and
+        calls it again). It calls ``notify`` once its watch is in place, so that the
+        daemon polls to catch up with what arrived while nobody watched.
+
+        :param notify: thread-safe; returns at once.
+        :param stopping: set when the host stops.
+        """
+        raise WatchUnsupported(f"{self.type_name} sources are polled, not watched")
+
+
+class WatchUnsupported(FoldError):
+    """The source cannot be watched (e.g. the server does not offer IMAP IDLE): it is polled only."""
 
 
 # -- agents --------------------------------------------------------------------
@@ -254,14 +284,36 @@ class ConsumerContext:
 
 
 class Consumer(ABC):
-    """A downstream consumer type (briefing, push, log, …); it never writes back."""
+    """A downstream consumer type (briefing, push, log, …); it never writes back.
+
+    The host's delivery engine calls ``begin`` (once, when an instance is first
+    seen), ``deliver`` and ``close``, all on one worker thread per instance, each
+    waited for at most the instance's ``deliver_timeout`` setting (or the class
+    default below when its settings have none). Two class attributes tune it.
+    """
 
     type_name: ClassVar[str]
     Settings: ClassVar[type[ConsumerSettings]] = ConsumerSettings
+    #: True when ``deliver`` only reads the records it is given: instances then share
+    #: one copy of each chunk instead of getting their own (the built-ins do).
+    shares_records: ClassVar[bool] = False
+    #: True to be called with ``deliver([], context)`` when there is nothing new (to
+    #: send a digest held through quiet hours, to retry what failed).
+    idle_calls: ClassVar[bool] = False
+    #: How long a call may take when the instance's settings have no ``deliver_timeout``.
+    deliver_timeout: ClassVar[timedelta] = timedelta(minutes=2)
 
     def __init__(self, name: str, settings: ConsumerSettings) -> None:
         self.name = name
         self.settings = settings
+
+    def begin(self, context: ConsumerContext) -> None:
+        """Called once, when the instance is first seen, with the state at its starting point.
+
+        To remember what it will later compare with (push: the items already
+        known need no notification). The default does nothing. An error here is
+        recorded and the instance still starts.
+        """
 
     @abstractmethod
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
@@ -271,7 +323,7 @@ class Consumer(ABC):
         """
 
     def close(self) -> None:
-        """Release resources; called when the host stops."""
+        """Release resources; called after each delivery run and when the host stops."""
 
 
 # ``Settings`` and the three settings bases are re-exported for plugin authors.

@@ -1,4 +1,4 @@
-"""The bounded agent input of contract §9 (seed 001 "宿主每轮给你").
+"""The bounded agent input of contract §9.
 
 Its size depends on the budget and ``max_events``, never on the age of the
 store or the length of the inbox backlog:
@@ -10,7 +10,7 @@ store or the length of the inbox backlog:
 * a not-active entry is referenced when an event of this input points at it:
   a feedback or reminder target, or an item that an earlier observation of the
   same thread was related to (so the editor restores it rather than creating
-  a new item, seed 001 "复归优先于新建"), or a pending annotation's item;
+  a new item), or a pending annotation's item;
 * ``pending_annotations`` — as in the state document;
 * ``events`` — the window's observations (at most ``max_events``);
 * long texts are cut with a mark that says how much was left out: event texts
@@ -19,7 +19,6 @@ store or the length of the inbox backlog:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from fold_core.observation import Observation, bound_text
@@ -63,14 +62,7 @@ def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:
                 found.add(link["target"])
         if event.thread:
             threads.add(event.thread)
-    if threads:
-        marks = ",".join("?" * len(threads))
-        rows = db.connection.execute(
-            f"SELECT related FROM observations WHERE thread IN ({marks}) AND related IS NOT NULL "
-            f"ORDER BY seq DESC LIMIT {THREAD_LOOKBACK}", tuple(threads)).fetchall()
-        for (related,) in rows:
-            found.update(item for item in json.loads(related) if isinstance(item, str))
-    return found
+    return found | db.related_in_threads(threads, THREAD_LOOKBACK)
 
 
 def _cut_annotations(state: dict) -> None:

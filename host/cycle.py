@@ -1,4 +1,4 @@
-"""One host cycle (contract §9–§11; seed 002: the host decides when the editor runs).
+"""One host cycle (contract §9–§11).
 
 Read top to bottom, this is the data's path::
 
@@ -9,7 +9,7 @@ Read top to bottom, this is the data's path::
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
     mark the observations processed / deferred      windows.settle
-    hand new records to consumers                   fold_consumers.delivery
+    hand new records to consumers                   fold_host.delivery
 
 ``tick`` is all of it once (``foldctl tick``); the daemon polls each source
 on its own schedule and calls ``run_window`` when there is something to do.
@@ -203,7 +203,7 @@ def _user(host: Host) -> dict:
 def _register_consumers(host: Host, db, now_text: str) -> None:
     """A consumer seen for the first time starts at the event_seq current now, before this cycle's commit."""
     if host.consumers:
-        from fold_consumers.delivery import register_new
+        from fold_host.delivery import register_new
 
         register_new(db, host.store_dir, host.consumers, now=now_text)
 
@@ -211,7 +211,7 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
 def _deliver(host: Host, db, now_text: str) -> list[dict]:
     if not host.consumers:
         return []
-    from fold_consumers.delivery import deliver_all
+    from fold_host.delivery import deliver_all
 
     settings = host.config.host
     return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,

@@ -12,7 +12,6 @@ Doctor only reads: it creates neither a store nor a host database.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
@@ -23,7 +22,7 @@ SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails
 
 def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
     from fold_core.cli.common import resolve_store
-    from fold_core.config import load_config
+    from fold_host.plugins import load_config
 
     config = load_config(config_file)
     store_dir = resolve_store(store_given)
@@ -91,8 +90,8 @@ def _open_db(store_dir: str):
 def _host_db(db, store_dir: str) -> dict:
     if db is None:
         return _check("host database", "warn", f"no host.db in {store_dir} yet: the first cycle creates it")
-    counts = dict(db.connection.execute("SELECT status, count(*) FROM observations GROUP BY status").fetchall())
-    integrity = db.connection.execute("PRAGMA quick_check").fetchone()[0]
+    counts = db.status_counts()
+    integrity = db.integrity()
     detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
               f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
     if integrity != "ok":
@@ -108,9 +107,10 @@ def _daemon(store_dir: str) -> dict:
 
 
 def _sources(db, config) -> list[dict]:
-    from fold_host.sources import source_rows
+    from fold_host.hostdb.sources import last_error as kept_error
 
-    rows = source_rows(db) if db is not None else {}
+    rows = db.source_rows() if db is not None else {}
+    polls = db.last_polls() if db is not None else {}
     checks = []
     for instance in config.adapters:
         name = f"source {instance.name}"
@@ -118,15 +118,20 @@ def _sources(db, config) -> list[dict]:
         if row is None or row["last_poll_at"] is None:
             checks.append(_check(name, "warn", f"type {instance.type_name}: not polled yet"))
             continue
-        error = json.loads(row["last_error"]) if row["last_error"] else None
+        error = kept_error(row["last_error"])
         last_error = f"; last error at {error['at']} ({error['class']}): {error['message']}" if error else ""
         if row["disabled"]:
             checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
                                  "settings in plugins.toml to try again"))
         elif row["failures"]:
-            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER else "warn"
+            # A refused login does not heal by waiting: it fails at once, naming what to fix.
+            refused = (error or {}).get("class") == "auth"
+            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER or refused else "warn"
             checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
                                  f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
+        elif (polls.get(instance.name) or {}).get("message"):  # a part failing while the rest is read
+            checks.append(_check(name, "warn", f"last ok at {row['last_ok_at']}, next poll at "
+                                 f"{row['next_poll_at']}; {polls[instance.name]['message']}"))
         else:
             checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
                                  f"{last_error}"))
@@ -178,15 +183,12 @@ def _consumers(db, config) -> list[dict]:
     checks = []
     for instance in config.consumers:
         name = f"consumer {instance.name}"
-        row = None
-        if db is not None:
-            row = db.connection.execute("SELECT event_seq, failures, next_try_at, last_error, last_error_at "
-                                        "FROM consumers WHERE name = ?", (instance.name,)).fetchone()
+        row = db.consumer_row(instance.name) if db is not None else None
         if row is None:
             checks.append(_check(name, "warn", f"type {instance.type_name}: nothing delivered yet"))
-        elif row[1]:
-            checks.append(_check(name, "warn", f"{row[1]} failed deliveries, next try at {row[2]}; last error at "
-                                 f"{row[4]}: {row[3]}"))
+        elif row["failures"]:
+            checks.append(_check(name, "warn", f"{row['failures']} failed deliveries, next try at "
+                                 f"{row['next_try_at']}; last error at {row['last_error_at']}: {row['last_error']}"))
         else:
-            checks.append(_check(name, "ok", f"delivered up to event {row[0]}"))
+            checks.append(_check(name, "ok", f"delivered up to event {row['event_seq']}"))
     return checks

@@ -105,10 +105,7 @@ def log_call(db, host, window: Window, request: AgentRequest, *, now: str, outco
                 stderr=(reply.stderr if reply is not None else stderr),
                 input_tokens=reply.input_tokens if reply is not None else None,
                 output_tokens=reply.output_tokens if reply is not None else None,
-                outcome=outcome, error=error)
-    with db.transaction() as conn:
-        conn.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) - ? "
-                     "AND request IS NOT NULL", (KEEP_REQUESTS,))
+                outcome=outcome, error=error, keep_requests=KEEP_REQUESTS)
 
 
 def _unavailable(error: Exception) -> AgentUnavailable:

@@ -37,7 +37,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     rejection = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
-    from fold_host.hostdb import HostDB, open_host_db
+    from fold_host.hostdb import open_host_db
 
     feedback = {"target": item, "action": action or meaning, "meaning": meaning, "via": via}
     if value is not None:
@@ -51,13 +51,10 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
                               sender="user", at=now, observed_at=now, title=f"{meaning}: {item}",
                               text=value or "", feedback=feedback)
     reminder = None
-    with open_host_db(store_dir) as db, db.transaction() as conn:
-        HostDB._insert(conn, [observation])
-        if meaning == "snooze":
-            reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until,
-                        "requested_at": now}
-            conn.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
-                         "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+    if meaning == "snooze":
+        reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until, "requested_at": now}
+    with open_host_db(store_dir) as db:
+        db.add_feedback(observation, reminder)
     return {"ok": True, "observation": observation.to_event(), "reminder": reminder}, 0
 
 

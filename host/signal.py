@@ -1,4 +1,4 @@
-"""Why the editor is called now: the §9 ``signal`` (contract §9; seed 001 "时间信号").
+"""Why the editor is called now: the §9 ``signal`` (contract §9).
 
 * ``events`` — pending observations exist (polled mail, feedback, reminders
   that came due). At most ``max_events`` of them, oldest first, go into one

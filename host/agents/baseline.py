@@ -207,7 +207,7 @@ class _Planner:
             self.known.active[item_id]["weight"] if mode == "patch" else None)
         weaker = current is not None and heavier(current, verdict.weight) != verdict.weight
         if weaker and mode == "patch" and item_id not in self.changes:
-            # It only confirms what the item already says: used, but no rewrite and no refresh (seed 001).
+            # It only confirms what the item already says: used, but no rewrite and no refresh.
             self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
             return
         change = self._change(item_id, mode)

@@ -1,4 +1,4 @@
-"""The baseline editor's rules: how an observation reads, and safe text (contract §1, §2, seed 001).
+"""The baseline editor's rules: how an observation reads, and safe text (contract §1, §2).
 
 No model, no clock, no randomness: every function here is a pure function of
 its arguments, so the same input always gives the same batch.

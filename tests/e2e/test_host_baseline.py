@@ -1,4 +1,4 @@
-"""The default editor under a burst (issue 6): 500 observations, several cycles, nothing lost, no failure."""
+"""The default editor under a burst: 500 observations, several cycles, nothing lost, no failure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The whole cycle through the real openai and anthropic SDKs against a scripted local server (issue 6).
+"""The whole cycle through the real openai and anthropic SDKs against a scripted local server.
 
 The server (``tests/support/llm_servers.py``) speaks the OpenAI chat-completions
 and the Anthropic Messages shapes on 127.0.0.1. The root layer is nearly full;

@@ -230,7 +230,7 @@ def test_unusable_snapshot_is_rebuilt(store, damage):
 def test_verify_reports_a_snapshot_that_disagrees_with_the_log(store):
     populate(store, 2, every=1)
     snapshot = store / "snapshot.json"
-    snapshot.write_bytes(snapshot.read_bytes().replace("标题 i1".encode(), b"forged"))  # UTF-8 (issue 11)
+    snapshot.write_bytes(snapshot.read_bytes().replace("标题 i1".encode(), b"forged"))  # UTF-8
     code, doc, err = run(store, "verify")
     assert code == 4 and "snapshot.json" in doc["errors"][0]["message"]
 

@@ -1,4 +1,4 @@
-"""The Pinboard through a real Chromium (contract §12, §13; issue 10).
+"""The Pinboard through a real Chromium (contract §12, §13).
 
 One uvicorn server (in a thread of this process, 127.0.0.1, port 0) over a
 real file store serves the whole module; Chromium (Debian's, through
@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from conftest import missing_component, require_component
-from fold_consumers.pinboard.app import create_app
-from fold_consumers.pinboard.server import Bind, ServerThread
+from fold_host.pinboard.app import create_app
+from fold_host.pinboard.server import Bind, ServerThread
 from fold_core.store.file import file_store
 from tests.support.states import views_and_members
 
@@ -298,7 +298,7 @@ def test_item_text_is_only_ever_text(server, context):
 
 
 def run_foldctl(*args: str, store: Path) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, "-m", "fold_core", "--store", str(store), *args],
+    done = subprocess.run([sys.executable, "-m", "fold_host", "--store", str(store), *args],
                           capture_output=True, text=True, timeout=60)
     return done.returncode, json.loads(done.stdout)
 
@@ -443,7 +443,7 @@ def test_with_a_token_every_request_needs_it(store, context):
 def test_serve_refuses_a_non_loopback_bind_without_a_token(store, tmp_path):
     env = {**os.environ, "FOLD_CONFIG": str(tmp_path / "none.toml")}
     (tmp_path / "none.toml").write_text("")
-    done = subprocess.run([sys.executable, "-m", "fold_core", "serve", "--store", str(store), "--host", "0.0.0.0",
+    done = subprocess.run([sys.executable, "-m", "fold_host", "serve", "--store", str(store), "--host", "0.0.0.0",
                            "--port", "0"], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2
     assert "refusing to listen on 0.0.0.0" in done.stderr and "token_env" in done.stderr
@@ -456,7 +456,7 @@ def test_foldctl_serve_serves_until_terminated(store, tmp_path):
     config = tmp_path / "plugins.toml"
     config.write_text('[pinboard]\nhost = "127.0.0.1"\n')
     env = {**os.environ, "FOLD_CONFIG": str(config)}
-    process = subprocess.Popen([sys.executable, "-m", "fold_core", "serve", "--store", str(store), "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "fold_host", "serve", "--store", str(store), "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = process.stderr.readline()
@@ -523,7 +523,7 @@ def test_foldctl_run_serve_starts_the_daemon_and_the_pinboard_in_one_process(sto
 
     config = tmp_path / "plugins.toml"
     config.write_text(f'[store]\npath = "{store}"\n\n[pinboard]\nport = {free_port()}\n')
-    process = subprocess.Popen([sys.executable, "-m", "fold_core", "run", "--serve", "--config", str(config)],
+    process = subprocess.Popen([sys.executable, "-m", "fold_host", "run", "--serve", "--config", str(config)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in process.stderr:
@@ -541,11 +541,11 @@ def test_foldctl_run_serve_starts_the_daemon_and_the_pinboard_in_one_process(sto
 
 
 def test_the_item_page_reads_the_records_of_the_last_events_unless_asked_for_all(server, store, monkeypatch):
-    from fold_consumers.pinboard import app as pinboard_app
+    from fold_host.pinboard import routes as pinboard_routes
 
     answer = file_store(store).annotate(item="visa", text="最近的一条", author="user", now=NOW)
     last = answer.document["event_seq"]
-    monkeypatch.setattr(pinboard_app, "HISTORY_WINDOW", 1)
+    monkeypatch.setattr(pinboard_routes, "HISTORY_WINDOW", 1)
     recent = httpx.get(server.url + "item/visa").text
     assert f"(1 record after event {last - 1})" in recent and "?history=all#history" in recent
     assert "最近的一条" in recent and "<strong>created</strong>" not in recent

@@ -1,4 +1,4 @@
-"""Deliberate bugs the suite must catch (issue 14). Not part of CI: run it by hand.
+"""Deliberate bugs the suite must catch. Not part of CI: run it by hand.
 
     .venv/bin/python tests/mutations/mutate.py              # every mutation, its targeted tests
     .venv/bin/python tests/mutations/mutate.py --full       # every mutation, the whole suite

@@ -1,0 +1,115 @@
+"""The parsing policy of the mail adapters: the modern ``EmailMessage`` model at the old parser's speed.
+
+``email.policy.default`` gives ``EmailMessage`` (``get_body``,
+``iter_parts``, ``is_attachment``, ``get_filename``,
+``get_payload(decode=True)``) but builds a header object through the header
+registry on every ``get()``; finding the body and the attachments asks for
+``Content-Type`` about 25 times per message, and those parses cost several
+times the parse of the whole message. Its decoding also cannot use the
+message's own charset hints.
+
+``parser_policy()`` keeps the modern message model and changes only where
+header values come from: each header is stored as the parser found it (a
+plain ``str``, 8-bit bytes as surrogates) and handed back as it is. The
+message methods above only need strings; the headers a person reads are
+decoded by ``fold_adapters.text.clean.header_text`` instead. ``MailMessage``
+remembers its content type, which ``get_body`` and the walk ask for again
+and again, indexes its header fields by name for ``get``, and keeps the
+parameters of header texts it has parsed (a mailbox repeats a handful of
+Content-Type values); a message is never changed after it is parsed.
+"""
+
+from __future__ import annotations
+
+__all__ = ["parser_policy"]
+
+_POLICY = None
+_PARAMS: dict = {}  # header text → its parameters, as ``Message._get_params_preserve`` finds them
+_PARAMS_LIMIT = 512  # texts kept at most (then forgotten all at once)
+_PARAMS_TEXT = 256  # longer header texts are not kept: at most about half a megabyte, whatever mail arrives
+
+
+def parser_policy():
+    """The shared policy instance (built on first use: ``email`` is imported only when mail is read)."""
+    global _POLICY
+    if _POLICY is None:
+        _POLICY = _build()
+    return _POLICY
+
+
+def _build():
+    from email.message import EmailMessage
+    from email.policy import EmailPolicy
+
+    class Disposition(str):
+        """``Content-Disposition`` as ``EmailMessage.is_attachment`` reads it."""
+
+        __slots__ = ()
+
+        @property
+        def content_disposition(self) -> str | None:
+            return self.split(";", 1)[0].strip().lower() or None
+
+    class MailMessage(EmailMessage):
+        _type = None  # (the header list, its length, default type, content type) when last asked
+        _fields = None  # (the header list, its length, {lower-case name: its first (name, value)})
+
+        def first_fields(self) -> dict:
+            """``{lower-case name: (name, value)}`` of each header's first field (what ``get`` returns)."""
+            headers, known = self._headers, self._fields
+            if known is not None and known[0] is headers and known[1] == len(headers):
+                return known[2]
+            first: dict = {}
+            for field in headers:
+                first.setdefault(field[0].lower(), field)
+            self._fields = (headers, len(headers), first)
+            return first
+
+        def get(self, name, failobj=None):
+            # The stdlib scans every field, lower-casing each name, on every call (the parser and the
+            # body search call it ~10 times per part); a message's fields are indexed once instead.
+            field = self.first_fields().get(name.lower())
+            return failobj if field is None else self.policy.header_fetch_parse(*field)
+
+        def replace_header(self, _name, _value):
+            self._fields = self._type = None  # the one change made in place (same list, same length)
+            super().replace_header(_name, _value)
+
+        def _get_params_preserve(self, failobj, header):
+            # Parameters depend only on the header's text, and a mailbox repeats a few Content-Type
+            # texts ("text/plain; charset=UTF-8"): parsed once each, then copied from memory.
+            field = self.first_fields().get(header.lower())
+            if field is None:
+                return failobj
+            value = field[1]
+            if len(value) > _PARAMS_TEXT:  # an odd, long header text: parsed each time, never kept
+                return super()._get_params_preserve(failobj, header)
+            params = _PARAMS.get(value)
+            if params is None:
+                params = super()._get_params_preserve(failobj, header)
+                if len(_PARAMS) >= _PARAMS_LIMIT:
+                    _PARAMS.clear()
+                _PARAMS[str(value)] = params
+            return list(params)
+
+        def get_content_type(self) -> str:
+            headers, known = self._headers, self._type
+            if (known is not None and known[0] is headers and known[1] == len(headers)
+                    and known[2] == self._default_type):
+                return known[3]
+            found = super().get_content_type()
+            self._type = (headers, len(headers), self._default_type, found)
+            return found
+
+    class MailPolicy(EmailPolicy):
+        def header_source_parse(self, sourcelines):
+            name, value = sourcelines[0].split(":", 1)
+            value = value.lstrip(" \t") + "".join(sourcelines[1:])
+            return name, value.rstrip("\r\n")
+
+        def header_fetch_parse(self, name, value):
+            if len(name) == 19 and name.lower() == "content-disposition":
+                return Disposition(value)
+            return value
+
+    return MailPolicy(message_factory=MailMessage)

@@ -1,0 +1,39 @@
+"""The host database: ``host.db`` in the store directory (contract §9–§11), and its only owner.
+
+No SQL on host.db is written anywhere else (a test holds this). What it keeps
+(the store keeps the state; this keeps the host's work):
+
+* ``observations`` — the inbox, deduplicated by id, in arrival order, each
+  pending / processed / deferred with its disposition and why;
+  ``cursors``, ``polls``; ``reminders`` (``inbox``);
+* ``sources`` — per-source health and backoff (``sources``);
+* ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory
+  (``consumers``);
+* ``agent_calls`` — every editor call (``calls``);
+* ``host_meta`` — small facts such as the last window (``connection``).
+
+The schema and its ordered migrations are in ``schema``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from fold_host.hostdb.calls import CallTables
+from fold_host.hostdb.connection import Connection
+from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
+from fold_host.hostdb.inbox import InboxTables, retry_pause
+from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
+from fold_host.hostdb.sources import SourceTables
+
+__all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
+
+
+class HostDB(InboxTables, SourceTables, ConsumerTables, CallTables, Connection):
+    """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
+
+
+def open_host_db(store_dir: str | os.PathLike) -> HostDB:
+    """Open (creating and migrating as needed) ``host.db`` in the store directory."""
+    os.makedirs(store_dir, exist_ok=True)
+    return HostDB(os.path.join(store_dir, FILE_NAME))
