@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from fold_core.errors import StoreCorrupt, StoreUnavailable
+from fold_core.errors import StoreCorrupt, StoreUnavailable, UsageError
 from fold_core.state import Replayer, State, empty_state
 from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.location import PgLocation, parse_url
@@ -98,7 +98,7 @@ class PostgresRecorder(Recorder):
         try:
             given = pg_conninfo.conninfo_to_dict(location.conninfo)
         except psycopg.ProgrammingError as error:
-            raise StoreUnavailable(f"cannot read the store URL {location.display}: {error}") from None
+            raise UsageError(f"the store URL {location.display} is not a valid libpq URI: {str(error).strip()}") from None
         if "connect_timeout" not in given:
             options["connect_timeout"] = CONNECT_TIMEOUT
         password = location.password()
