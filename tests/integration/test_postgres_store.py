@@ -207,10 +207,14 @@ def test_state_on_a_directory_never_imports_psycopg(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "False"
 
 
-def test_a_store_url_where_a_directory_is_needed_is_a_usage_error(url):
-    code, doc, err = foldctl(url, "inbox")
-    assert code == 2 and "needs a store directory" in err
-    assert not os.path.exists("postgresql:")
+def test_a_store_url_where_a_directory_is_needed_is_a_usage_error(url, tmp_path):
+    """The host's commands keep their state beside a store directory: a URL is refused, never a relative path."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("FOLD_")}
+    for args in (["--store", url, "inbox"], ["inbox"]):
+        done = subprocess.run([sys.executable, "-m", "fold_host", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env={**environment, "FOLD_STORE": url}, timeout=120)
+        assert done.returncode == 2 and "needs a store directory" in done.stderr, done.stderr
+    assert os.listdir(tmp_path) == []
 
 
 def test_url_parsing():
