@@ -155,12 +155,13 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
 
 def _finish_interrupted_commit(host: Host, db, now_text: str) -> CycleReport | None:
     """A previous cycle kept an accepted answer but died before marking: commit it (again) and settle."""
-    intent, window = load_intent(db), load_window(db)
+    window = load_window(db)
+    intent = load_intent(db, window) if window is not None else None
     if intent is None or window is None or intent["batch_id"] != window.batch_id:
         return None
     answer = host.store.commit(intent["batch"], actor=intent["actor"], now=intent["now"], batch_id=window.batch_id)
     if answer.exit_code != 0:  # not accepted after all (the state moved on): ask the editor again
-        drop_intent(db)
+        drop_intent(db, window)
         return None
     settle(db, window, intent["dispositions"], receipt=answer.document, now=now_text)
     return CycleReport(window.signal, 0, OUTCOMES[answer.document["type"]], answer.document)
@@ -172,15 +173,22 @@ def _window(host: Host, db, now: datetime, now_text: str):
     if window is not None and still_pending(db, window) and (window.event_ids or db.pending_count() == 0):
         return window, events_of(db, window)
     if window is not None:
-        drop_window(db)
+        drop_window(db, window)
     settings = host.config.host
-    decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
-                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db),
-                            max_deferred=settings.max_deferred)
-    if decided is None:
-        return None
-    signal, events = decided
-    window = open_window(db, signal, [event.id for event in events], now_text)
+    with db.claiming():  # several hosts: the window's observations are claimed as they are chosen
+        seen = last_window(db)
+        decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
+                                max_events=settings.max_events, coverage=host.coverage(db), last_window=seen,
+                                max_deferred=settings.max_deferred)
+        if decided is None:
+            return None
+        signal, events = decided
+        window = open_window(db, signal, [event.id for event in events], now_text)
+        if window is None:
+            return None  # another host is doing this review
+        if db.shared and signal["type"] == "review" and last_window(db) != seen:
+            drop_window(db, window)  # another host settled a window meanwhile: no review is due
+            return None
     return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 
@@ -190,7 +198,8 @@ def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
     result = ask_editor(host, db, window, document, now_text)
     if result.error and _codes(result.error) == {"batch_conflict"}:
         # host.db lost track of an accepted window: the derived id is taken, so derive a fresh one.
-        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1)
+        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1,
+                             replaces=window.batch_id)
         document["batch_id"] = window.batch_id
         result = ask_editor(host, db, window, document, now_text)
     if result.accepted:

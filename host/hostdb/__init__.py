@@ -26,6 +26,7 @@ from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
+from fold_host.hostdb.open_window import OneOpenWindow
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
 from fold_host.hostdb.search import SearchTables
 from fold_host.hostdb.sources import SourceTables
@@ -33,7 +34,8 @@ from fold_host.hostdb.sources import SourceTables
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, Connection):
+class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, OneOpenWindow,
+             Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 

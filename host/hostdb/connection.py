@@ -2,7 +2,10 @@
 
 SQLite in WAL mode, so the daemon, ``foldctl feedback`` and the Pinboard can
 write beside each other; ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` write
-transactions. The table-specific parts of ``HostDB`` build on this class.
+transactions. The table-specific parts of ``HostDB`` build on this class; their
+SQL is shared with the PostgreSQL connection (``pg_connection``), and the few
+places where the two dialects differ read the attributes set here
+(``_unclaimed``, ``_skip_locked``, ``_distinct``, ``_insert_seq``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from fold_core.errors import StoreUnavailable
@@ -23,6 +26,12 @@ __all__ = ["Connection"]
 
 class Connection:
     """One connection to host.db; use from one thread (open one per thread)."""
+
+    # One host per store directory (``hostlock``): nothing is shared, nothing is claimed.
+    shared = False
+    _unclaimed = ""  # PostgreSQL: observations a live window of another host holds are left out
+    _skip_locked = ""  # PostgreSQL: FOR UPDATE SKIP LOCKED on the rows a window takes
+    _distinct = "IS NOT"  # null-safe inequality
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
@@ -84,6 +93,16 @@ class Connection:
             raise
         else:
             self.connection.execute("COMMIT")
+
+    def claiming(self):
+        """The transaction a window is chosen and claimed in (SQLite: none is needed; one host)."""
+        return nullcontext()
+
+    @staticmethod
+    def _insert_seq(db, sql: str, params: Iterable[Any]) -> int | None:
+        """Run an INSERT into a table keyed by ``seq``; the new row's seq (None when nothing was inserted)."""
+        cursor = db.execute(sql, tuple(params))
+        return cursor.lastrowid if cursor.rowcount else None
 
     def _migrate(self) -> None:
         version = self.connection.execute("PRAGMA user_version").fetchone()[0]
