@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from datetime import timezone
 
 from fold_core.timefmt import parse_instant
-from fold_host.hostdb.open_window import INTENT_KEY, WINDOW_KEY
+from fold_host.hostdb.one_host import INTENT_KEY, WINDOW_KEY
 
 __all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of", "last_failure", "last_window", "load_intent", "load_window",
            "note_failure", "open_window", "save_intent", "settle", "still_pending"]
@@ -136,7 +136,7 @@ def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) ->
     failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
                "events": len(window.event_ids), "error": error}
     db.fail_window(window.event_ids, count=error.get("code") != "agent_unavailable", now=now,
-                   drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure))
+                   drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure), batch_id=window.batch_id)
 
 
 def last_failure(db) -> dict | None:

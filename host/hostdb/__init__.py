@@ -12,34 +12,55 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 * ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
-* ``host_meta`` — small facts such as the last window (``connection``).
+* ``host_meta`` — small facts such as the last window (``connection``);
+  the open window and its commit intent (``one_host``).
 
-The schema and its ordered migrations are in ``schema``.
+The schema and its ordered migrations are in ``schema``. When the store is
+in PostgreSQL, the same tables (and those several hosts share the work
+through) live in the store's database: ``PgHostDB`` (``pg``), opened by the
+same ``open_host_db`` given the store's URL.
 """
 
 from __future__ import annotations
 
 import os
 
+from fold_core.store.location import is_url
 from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
-from fold_host.hostdb.open_window import OneOpenWindow
+from fold_host.hostdb.one_host import OneHost
+from fold_host.hostdb.pg_shared import ClaimLost
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
 from fold_host.hostdb.search import SearchTables
 from fold_host.hostdb.sources import SourceTables
 
-__all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
+__all__ = ["FILE_NAME", "MIGRATIONS", "ClaimLost", "ConsumerMemory", "HostDB", "host_db_exists", "open_host_db",
+           "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, OneOpenWindow,
+class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, OneHost,
              Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 
-def open_host_db(store_dir: str | os.PathLike) -> HostDB:
-    """Open (creating and migrating as needed) ``host.db`` in the store directory."""
-    os.makedirs(store_dir, exist_ok=True)
-    return HostDB(os.path.join(store_dir, FILE_NAME))
+def open_host_db(location: str | os.PathLike):
+    """Open (creating and migrating as needed) the host database of a store: its directory's ``host.db``,
+    or its tables in the store's PostgreSQL database (a ``PgHostDB``)."""
+    if is_url(location):
+        from fold_host.hostdb.pg import open_pg_host_db
+
+        return open_pg_host_db(location)
+    os.makedirs(location, exist_ok=True)
+    return HostDB(os.path.join(location, FILE_NAME))
+
+
+def host_db_exists(location: str | os.PathLike) -> bool:
+    """Whether the store at ``location`` has a host database yet (nothing is created)."""
+    if is_url(location):
+        from fold_host.hostdb.pg import pg_host_db_exists
+
+        return pg_host_db_exists(location)
+    return os.path.exists(os.path.join(location, FILE_NAME))

@@ -21,10 +21,44 @@ from typing import Any
 from fold_core.errors import StoreUnavailable
 from fold_host.hostdb.schema import MIGRATIONS, OPEN_TIMEOUT, statements
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "Facts"]
 
 
-class Connection:
+class Facts:
+    """Rows as dicts and the ``host_meta`` facts: the same SQL on SQLite and on PostgreSQL."""
+
+    connection: Any
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict]:
+        cursor = self.connection.execute(sql, tuple(params))
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    # -- host_meta: small facts (the last window, the open window, the last briefing) --
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.connection.execute("SELECT value FROM host_meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row is not None else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self.transaction() as db:
+            self._set_meta_in(db, key, value)
+
+    def drop_meta(self, *keys: str) -> None:
+        with self.transaction() as db:
+            self._drop_meta_in(db, *keys)
+
+    @staticmethod
+    def _set_meta_in(db: sqlite3.Connection, key: str, value: Any) -> None:
+        db.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                   "value = excluded.value", (key, json.dumps(value, ensure_ascii=False)))
+
+    @staticmethod
+    def _drop_meta_in(db: sqlite3.Connection, *keys: str) -> None:
+        db.execute(f"DELETE FROM host_meta WHERE key IN ({','.join('?' * len(keys))})", keys)
+
+
+class Connection(Facts):
     """One connection to host.db; use from one thread (open one per thread)."""
 
     # One host per store directory (``hostlock``): nothing is shared, nothing is claimed.
@@ -124,31 +158,3 @@ class Connection:
     def integrity(self) -> str:
         """SQLite's ``quick_check``: ``"ok"`` or what it found."""
         return self.connection.execute("PRAGMA quick_check").fetchone()[0]
-
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict]:
-        cursor = self.connection.execute(sql, tuple(params))
-        names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
-
-    # -- host_meta: small facts (the last window, the open window, the last briefing) --
-
-    def meta(self, key: str, default: Any = None) -> Any:
-        row = self.connection.execute("SELECT value FROM host_meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row is not None else default
-
-    def set_meta(self, key: str, value: Any) -> None:
-        with self.transaction() as db:
-            self._set_meta_in(db, key, value)
-
-    def drop_meta(self, *keys: str) -> None:
-        with self.transaction() as db:
-            self._drop_meta_in(db, *keys)
-
-    @staticmethod
-    def _set_meta_in(db: sqlite3.Connection, key: str, value: Any) -> None:
-        db.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                   "value = excluded.value", (key, json.dumps(value, ensure_ascii=False)))
-
-    @staticmethod
-    def _drop_meta_in(db: sqlite3.Connection, *keys: str) -> None:
-        db.execute(f"DELETE FROM host_meta WHERE key IN ({','.join('?' * len(keys))})", keys)

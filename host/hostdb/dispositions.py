@@ -89,7 +89,7 @@ class DispositionTables:
             self._set_meta_in(db, *note)
 
     def fail_window(self, ids: Sequence[str], *, count: bool, now: str, drop: Sequence[str],
-                    note: tuple[str, Any]) -> None:
+                    note: tuple[str, Any], batch_id: str | None = None) -> None:
         """A window the editor could not settle: (``count``: its observations' failures grow), one transaction."""
         with self.transaction() as db:
             if ids and count:

@@ -1,23 +1,24 @@
-"""The open window and its commit intent in a store directory's host.db (``HostDB`` part).
+"""One host per store directory: the open window and its commit intent, and leases (``HostDB`` part).
 
 One host works on a store directory (``hostlock``), so there is at most one
-open window: it and its commit intent are two ``host_meta`` facts. The
-PostgreSQL host database keeps one row per window instead, claimed by the
-host working on it (``pg_windows``); ``fold_host.windows`` uses the same
-methods on both.
+open window: it and its commit intent are two ``host_meta`` facts, and every
+lease is granted at once. The PostgreSQL host database, shared by several
+hosts, keeps one claimed row per window and real leases instead
+(``pg_shared``); ``fold_host.windows``, the poller and the delivery use the
+same methods on both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["INTENT_KEY", "OneOpenWindow", "WINDOW_KEY"]
+__all__ = ["INTENT_KEY", "OneHost", "WINDOW_KEY"]
 
 WINDOW_KEY, INTENT_KEY = "open_window", "commit_intent"
 
 
-class OneOpenWindow:
-    """``open_window`` and ``commit_intent`` in ``host_meta``."""
+class OneHost:
+    """``open_window`` and ``commit_intent`` in ``host_meta``; leases always granted."""
 
     def window_row(self) -> dict | None:
         """The window left open (by a cycle that died or failed before settling), or None."""
@@ -43,3 +44,12 @@ class OneOpenWindow:
     def drop_window_row(self, batch_id: str) -> None:
         """Forget the window and its intent (its observations stay as they are)."""
         self.drop_meta(WINDOW_KEY, INTENT_KEY)
+
+    # -- leases: one host holds them all ------------------------------------------------
+
+    def take_lease(self, name: str) -> bool:
+        """Whether this host may do the work ``name`` (a source's poll) now: always, alone on a directory."""
+        return True
+
+    def release_lease(self, name: str) -> None:
+        """Nothing to release."""
