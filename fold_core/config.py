@@ -69,6 +69,14 @@ class HostSection(_Section):
     max_events: int = Field(default=50, ge=1, le=1000)
     max_deferred: int = Field(default=20, ge=0, le=1000)
     defer_for: Duration = Field(default=timedelta(days=7))
+    lease: Duration = Field(default=timedelta(seconds=30))  # several hosts (PostgreSQL): leases and claims expire
+
+    @field_validator("lease")
+    @classmethod
+    def _lease(cls, value: timedelta) -> timedelta:
+        if not timedelta(seconds=3) <= value <= timedelta(hours=1):
+            raise ValueError(f"expected a duration from 3s to 1h, found {int(value.total_seconds())}s")
+        return value
 
     @field_validator("timezone")
     @classmethod

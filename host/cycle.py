@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fold_core.errors import ConfigError
+from fold_core.store.location import is_url
 from fold_core.timefmt import compact_duration
 from fold_host.context import build_input
 from fold_host.editor import OUTCOMES, ask_editor
 from fold_host.fallback import editor_status
-from fold_host.hostdb import open_host_db
+from fold_host.hostdb import ClaimLost, open_host_db
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -44,16 +45,22 @@ __all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "t
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, store_dir: str) -> None:
-        from fold_core.store.file import create_store, file_store
+    def __init__(self, config, location: str, *, holder: str | None = None) -> None:
+        from fold_core.store.locate import create, open_store
+        from fold_core.store.meta import DEFAULT_BUDGET
 
         if config.agent is None:
             where = str(config.path) if config.path else "(embedded defaults)"
             raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
                               "baseline editor is installed", file=where, instance="agent", field="type")
-        self.config, self.store_dir = config, store_dir
-        create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
-        self.store = file_store(store_dir)
+        self.config, self.location, self.holder = config, location, holder
+        create(location, DEFAULT_BUDGET)  # a cycle writes: like commit, it creates the store on first use
+        self.store = open_store(location)
+        self._pool = None
+        if is_url(location):  # the host's tables are in the store's database, shared with other hosts
+            from fold_host.hostdb.pg import PgHostPool
+
+            self._pool = PgHostPool(location, holder=holder, lease=config.host.lease.total_seconds())
         self.adapters = [(instance, _build(instance)) for instance in config.adapters]
         self.consumers = config.consumers
         self.agent = _build(config.agent)
@@ -65,7 +72,7 @@ class Host:
         self.poller = Poller()
 
     def open_db(self):
-        return open_host_db(self.store_dir)
+        return self._pool.open() if self._pool is not None else open_host_db(self.location)
 
     def describe_agent(self) -> str:
         text = getattr(self.agent, "describe", lambda: self.agent_type)()
@@ -88,6 +95,8 @@ class Host:
                 pass
         if refresh_snapshot:
             self.store.recorder.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 @dataclass
@@ -103,6 +112,7 @@ class CycleReport:
     deliveries: list = field(default_factory=list)
     fallback: bool = False  # the baseline editor settled the window in the configured one's place
     unreachable: int = 0  # windows in a row the configured editor could not be reached
+    lost: str | None = None  # several hosts: why this host gave its window up (another one took it over)
 
     def to_json(self) -> dict:
         return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
@@ -118,6 +128,8 @@ class CycleReport:
         if self.outcome == "failed":
             lines.append(f"the editor's window failed after {self.attempts} attempt(s); its observations stay "
                          f"pending for the next cycle: {describe_error(self.error)}")
+        if self.lost:
+            lines.append(self.lost)
         lines += [f"consumer {d.get('consumer')} failed: {d.get('error')}"
                   for d in self.deliveries if d.get("status") == "failed"]
         return lines
@@ -143,12 +155,15 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     """Reminders → signal → context → editor → commit → mark → consumers."""
     fire_due(db, now, now_text)
     _register_consumers(host, db, now_text)
-    report = _finish_interrupted_commit(host, db, now_text)
-    if report is None:
-        settings = host.config.host
-        db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
-        found = _window(host, db, now, now_text)
-        report = _edit(host, db, *found, now_text) if found else CycleReport()
+    try:
+        report = _finish_interrupted_commit(host, db, now_text)
+        if report is None:
+            settings = host.config.host
+            db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
+            found = _window(host, db, now, now_text)
+            report = _edit(host, db, *found, now_text) if found else CycleReport()
+    except ClaimLost as lost:  # several hosts: the one that took the window over finishes it
+        report = CycleReport(lost=str(lost))
     report.deliveries = _deliver(host, db, now_text)
     return report
 
@@ -203,7 +218,7 @@ def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
         document["batch_id"] = window.batch_id
         result = ask_editor(host, db, window, document, now_text)
     if result.accepted:
-        pause_point(host.store_dir, "after_commit")
+        pause_point(host.location, "after_commit")
         settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
         return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt,
                            fallback=result.fallback, unreachable=result.unreachable)
@@ -232,7 +247,7 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
     if host.consumers:
         from fold_host.delivery import register_new
 
-        register_new(db, host.store_dir, host.consumers, now=now_text)
+        register_new(db, host.location, host.consumers, now=now_text)
 
 
 def _deliver(host: Host, db, now_text: str) -> list[dict]:
@@ -241,14 +256,18 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
     from fold_host.delivery import deliver_all
 
     settings = host.config.host
-    return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
+    return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
 
 
-def pause_point(store_dir: str, point: str) -> None:
-    """Tests only: with ``FOLD_HOST_PAUSE=<point>`` the host stops here (and says so in a file) until killed."""
+def pause_point(location: str, point: str) -> None:
+    """Tests only: with ``FOLD_HOST_PAUSE=<point>`` the host stops here (and says so in a file) until killed.
+
+    The file is in the store directory, or (a store in PostgreSQL) in ``$FOLD_HOST_PAUSE_DIR``.
+    """
     if os.environ.get("FOLD_HOST_PAUSE") == point:
-        with open(os.path.join(store_dir, f"paused.{point}"), "w") as marker:
+        folder = os.environ.get("FOLD_HOST_PAUSE_DIR") or location
+        with open(os.path.join(folder, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
 

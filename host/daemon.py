@@ -19,8 +19,14 @@ APScheduler 3 (``BackgroundScheduler``) runs:
   starts a cycle when it finds something. Two polls of one source never run
   at once (a lock per source).
 
-One daemon per store (``hostlock``): a second start is refused with a clear
-message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
+One daemon per store directory (``hostlock``): a second start is refused
+with a clear message (exit 3). On a store in PostgreSQL any number of daemons
+(on any number of machines) share the work (``presence``, ``hostdb.pg_shared``):
+a source is polled by one host at a time (a poll that finds another host
+polling leaves the source to it; a watched source's news is tried again
+``watch_delay`` later), windows are claimed, each consumer delivers from one
+host at a time; the watch job also notices windows another host let expire
+and consumers left behind the store's head, and starts a cycle for them. SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
 because every step is durable (host.db transactions, the store's commit
 protocol, the commit intent) and the next start resumes it. Logs: one line
@@ -40,7 +46,8 @@ from zoneinfo import ZoneInfo
 
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
-from fold_host.hostlock import HostLock
+from fold_core.store.locate import describe
+from fold_host.presence import presence
 from fold_host.reminders import unfired
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
@@ -78,11 +85,11 @@ def _shown(value) -> str:
     return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
 
 
-def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]:
+def run(config, location: str, *, log_format: str = "text") -> tuple[dict, int]:
     """Run until SIGTERM / SIGINT; the final document and exit code."""
     log = EventLog(log_format)
-    with HostLock(store_dir, "run"):
-        daemon = Daemon(Host(config, store_dir), log)
+    with presence(location, "run", config.host.lease.total_seconds(), log) as holder:
+        daemon = Daemon(Host(config, location, holder=holder), log)
         stop = threading.Event()
         received: list[str] = []
 
@@ -129,6 +136,7 @@ class Daemon:
         self._stopping = threading.Event()
         self._watchers: list = []
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
+        self._reader = None  # a store reader for the watch job (several hosts)
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -148,7 +156,7 @@ class Daemon:
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
         self.scheduler.start()
         self._start_watchers()
-        self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
+        self.log("start", store=describe(self.host.location), host=self.host.holder, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
 
@@ -194,6 +202,8 @@ class Daemon:
         with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
             outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
+            if force:  # another host is polling it: this news may have come after that poll began
+                self._news(instance, adapter, "the source was busy (another host polled it)")
             return
         health = outcome.health
         self.log("poll", source=instance.name, status=outcome.status, new=outcome.observations,
@@ -237,6 +247,7 @@ class Daemon:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
+            behind = self._deliveries_behind(db)
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -244,11 +255,26 @@ class Daemon:
                                        run_date=datetime.fromisoformat(reminder["due_at"]),
                                        id=f"reminder:{reminder['id']}", replace_existing=True)
                 self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
-        if pending and time.monotonic() >= self._agent_retry_at:
+        if (pending and time.monotonic() >= self._agent_retry_at) or behind:
             with self._flags:
                 idle = not self._cycling
             if idle:
-                self.request_cycle(f"{pending} pending observation(s)")
+                self.request_cycle(f"{pending} pending observation(s)" if pending else
+                                   f"consumer(s) behind the store: {', '.join(behind)}")
+
+    def _deliveries_behind(self, db) -> list[str]:
+        """Several hosts: consumers (not waiting after a failure) behind the store's last record."""
+        if not db.shared or not self.host.consumers:
+            return []
+        from fold_core.store.locate import open_store
+        from fold_core.timefmt import parse_instant
+
+        if self._reader is None:  # the watch's own reader: the cycle's store is not shared between threads
+            self._reader = open_store(self.host.location)
+        head = self._reader.state().event_seq
+        now = self.clock()[0]
+        return [row["name"] for row in db.lagging_consumers(head, [c.name for c in self.host.consumers])
+                if not row["next_try_at"] or parse_instant(row["next_try_at"]) <= now]
 
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""

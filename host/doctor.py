@@ -3,7 +3,8 @@
 ``{"ok": bool, "checks": [{"name", "status": "ok"|"warn"|"fail", "detail"}]}``
 — ``ok`` is false when a check fails (exit 1). Checks, in order: the
 configuration and its file permissions, the store, the host database (with
-the inbox backlog), the daemon, every source (health, last error, backoff),
+the inbox backlog), the daemon (on a store in PostgreSQL: every host sharing
+the work, with its last heartbeat), every source (health, last error, backoff),
 the editor (which backend, the default baseline announced as such, the last
 failed window) and every consumer. A plugins.toml that does not load is not a
 failed check but a configuration error (exit 2), like for every command.
@@ -15,9 +16,12 @@ from __future__ import annotations
 import os
 import stat
 
+from fold_core.store.location import is_url
+
 __all__ = ["diagnose"]
 
 SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails (before: warn)
+GONE_SHOWN = 5  # hosts no longer running that doctor still lists
 
 
 def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
@@ -30,7 +34,7 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
     db = _open_db(store_dir)
     try:
         checks.append(_host_db(db, store_dir))
-        checks.append(_daemon(store_dir))
+        checks.extend(_hosts(db) if is_url(store_dir) else [_daemon(store_dir)])
         checks.extend(_sources(db, config))
         checks.append(_agent(db, config))
         checks.extend(_consumers(db, config))
@@ -65,31 +69,38 @@ def _store(store_dir: str, now: str | None) -> dict:
     from datetime import datetime, timezone
 
     from fold_core.errors import StoreError
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import describe, open_store
+    from fold_core.store.meta import StoreMissing
 
-    if not os.path.exists(os.path.join(store_dir, "meta.json")):
+    where = describe(store_dir)
+    if not is_url(store_dir) and not os.path.exists(os.path.join(store_dir, "meta.json")):
         return _check("store", "warn", f"no store at {store_dir} yet: the first `foldctl tick` creates it")
     moment = now or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
-        document = file_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
+        document = open_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
+    except StoreMissing as error:
+        return _check("store", "warn", f"{error}; the first `foldctl tick` creates it")
     except StoreError as error:
-        return _check("store", "fail", f"{store_dir}: {error}")
+        return _check("store", "fail", f"{where}: {error}")
     root = document["root"]
-    return _check("store", "ok", f"{store_dir}: revision {document['revision']}, event {document['event_seq']}, "
+    return _check("store", "ok", f"{where}: revision {document['revision']}, event {document['event_seq']}, "
                   f"root {root['used']}/{root['budget']} used by {root['count']} item(s)")
 
 
 def _open_db(store_dir: str):
-    from fold_host.hostdb import FILE_NAME, open_host_db
+    from fold_core.errors import StoreError
+    from fold_host.hostdb import host_db_exists, open_host_db
 
-    if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
+    try:
+        return open_host_db(store_dir) if host_db_exists(store_dir) else None
+    except StoreError:  # the store check says why
         return None
-    return open_host_db(store_dir)
 
 
 def _host_db(db, store_dir: str) -> dict:
     if db is None:
-        return _check("host database", "warn", f"no host.db in {store_dir} yet: the first cycle creates it")
+        where = "the database" if is_url(store_dir) else store_dir
+        return _check("host database", "warn", f"no host database in {where} yet: the first cycle creates it")
     counts = db.status_counts()
     integrity = db.integrity()
     detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
@@ -104,6 +115,26 @@ def _daemon(store_dir: str) -> dict:
 
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
     return _check("daemon", "ok", f"running ({holder})" if holder else "not running")
+
+
+def _hosts(db) -> list[dict]:
+    """Several hosts (PostgreSQL): one check per host running, and the last few that stopped or went silent."""
+    hosts = db.hosts() if db is not None else []
+    running = [host for host in hosts if host["alive"]]
+    checks = [_check("daemon", "ok", f"{len(running)} host(s) running" if running else "not running")]
+    for host in running + [host for host in hosts if not host["alive"]][:GONE_SHOWN]:
+        where = f"{host['command']} on {host['hostname']}, pid {host['pid']}, since {host['started_at']}"
+        if host["alive"]:
+            checks.append(_check(f"host {host['id']}", "ok", f"{where}; last heartbeat {host['silent_seconds']:g}s "
+                                 f"ago ({host['heartbeat_at']}); {host['windows']} window(s)"))
+        elif host["stopped_at"] is not None:
+            checks.append(_check(f"host {host['id']}", "ok", f"{where}; stopped at {host['stopped_at']}"))
+        else:
+            status = "warn" if host["windows"] else "ok"
+            checks.append(_check(f"host {host['id']}", status, f"{where}; silent since {host['heartbeat_at']} "
+                                 f"(stopped without saying so); {host['windows']} window(s) still held until their "
+                                 "lease expires, then another host takes them over"))
+    return checks
 
 
 def _sources(db, config) -> list[dict]:

@@ -76,9 +76,9 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
 
 def _check_item(store_dir: str, item: str, now: str) -> dict | None:
     """None when feedback may target ``item`` (active or withdrawn); else the rejection."""
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
-    answer = file_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
+    answer = open_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
     if answer.exit_code == 0:
         return None
     codes = {error.get("code") for error in answer.document.get("errors", ())}

@@ -115,34 +115,29 @@ def config_given() -> str | None:
     return _CONFIG
 
 
-def resolve_store(given: str | None, *, url_ok: bool = False) -> str:
-    """The store (a directory, or with ``url_ok`` a ``postgresql://`` URL) by the contract's precedence.
-
-    A command that needs a directory (``url_ok`` false) refuses a URL with a
-    usage error rather than taking it for a relative path.
-    """
+def resolve_store(given: str | None) -> str:
+    """The store — a directory, or a ``postgresql://`` URL (checked here) — by the contract's precedence."""
     if given:
-        return _store_location(os.path.expanduser(given), url_ok, "--store")
+        return _store_location(os.path.expanduser(given))
     from_env = os.environ.get("FOLD_STORE")
     if from_env:
-        return _store_location(os.path.expanduser(from_env), url_ok, "$FOLD_STORE")
+        return _store_location(os.path.expanduser(from_env))
     from fold_core.configfile import store_path
 
     from_config = store_path(_CONFIG)
     if from_config:
-        return _store_location(from_config, url_ok, "[store] in plugins.toml")
+        return _store_location(from_config)
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data_home, "fold", "store")
 
 
-def _store_location(location: str, url_ok: bool, source: str) -> str:
+def _store_location(location: str) -> str:
     from fold_core.store.location import is_url
 
-    if is_url(location) and not url_ok:
+    if is_url(location):
         from fold_core.store.location import parse_url
 
-        raise UsageError(f"{source} names a PostgreSQL store ({parse_url(location).display}); this command needs"
-                         " a store directory (init, state, commit, annotate, history and verify take either)")
+        parse_url(location)  # a malformed URL is a usage error here, before anything is opened
     return location
 
 

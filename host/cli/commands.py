@@ -79,13 +79,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
     from fold_host.cycle import Host, tick
-    from fold_host.hostlock import HostLock
+    from fold_host.presence import presence
 
     config = load_config(config_given())
-    store_dir = resolve_store(args.store)
+    location = resolve_store(args.store)
     now, now_text = host_clock(config, args.now)
-    with HostLock(store_dir, "tick"):
-        host = Host(config, store_dir)
+    with presence(location, "tick", config.host.lease.total_seconds()) as holder:
+        host = Host(config, location, holder=holder)
         try:
             explain(f"foldctl tick: editor: {host.describe_agent()}")
             report = tick(host, now, now_text)
@@ -171,14 +171,21 @@ def host_clock(config, given: str | None):
 
 
 def _existing_store(given: str | None) -> str:
+    """The store named (a directory or a URL); ``StoreMissing`` (exit 3) when there is none yet."""
     import os
 
+    from fold_core.store.location import is_url
     from fold_core.store.meta import StoreMissing
 
-    store_dir = resolve_store(given)
-    if not os.path.exists(os.path.join(store_dir, "meta.json")):
-        raise StoreMissing(f"no store at {store_dir} (no meta.json): `foldctl tick` or `foldctl init` creates one")
-    return store_dir
+    location = resolve_store(given)
+    if is_url(location):
+        from fold_core.store.locate import open_store
+
+        with open_store(location).recorder.session(write=False):  # StoreMissing when the database has none
+            return location
+    if not os.path.exists(os.path.join(location, "meta.json")):
+        raise StoreMissing(f"no store at {location} (no meta.json): `foldctl tick` or `foldctl init` creates one")
+    return location
 
 
 # -- text views ----------------------------------------------------------------------
