@@ -55,6 +55,8 @@ class Facts:
 
     @staticmethod
     def _drop_meta_in(db: sqlite3.Connection, *keys: str) -> None:
+        if not keys:
+            return
         db.execute(f"DELETE FROM host_meta WHERE key IN ({','.join('?' * len(keys))})", keys)
 
 

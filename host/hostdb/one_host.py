@@ -2,7 +2,7 @@
 
 One host works on a store directory (``hostlock``), so there is at most one
 open window: it and its commit intent are two ``host_meta`` facts, and every
-lease is granted at once. The PostgreSQL host database, shared by several
+lease is granted at once, every consumer's turn is this host's. The PostgreSQL host database, shared by several
 hosts, keeps one claimed row per window and real leases instead
 (``pg_shared``); ``fold_host.windows``, the poller and the delivery use the
 same methods on both.
@@ -10,7 +10,8 @@ same methods on both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 __all__ = ["INTENT_KEY", "OneHost", "WINDOW_KEY"]
 
@@ -53,3 +54,8 @@ class OneHost:
 
     def release_lease(self, name: str) -> None:
         """Nothing to release."""
+
+    @contextmanager
+    def consumer_turn(self, name: str) -> Iterator[dict | None]:
+        """The consumer's row for one delivery (alone on a directory: nothing to lock)."""
+        yield self.consumer_row(name)

@@ -182,11 +182,14 @@ class SharedWork:
             db.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, self._holder()))
 
     def record_poll(self, source: str, poll, *, now: str) -> int:
-        """Keep a poll's observations and cursor — only while this host still holds the source's lease."""
+        """Keep a poll's observations and cursor — only while this host still holds the source's lease.
+
+        (A connection that is no host's, such as a tool's, holds no lease and is not checked.)
+        """
         with self.transaction() as db:
-            held = db.execute("SELECT 1 FROM leases WHERE name = ? AND holder = ? FOR UPDATE",
-                              (f"source:{source}", self._holder())).fetchone()
-            if held is None:
+            held = self.holder is None or db.execute("SELECT 1 FROM leases WHERE name = ? AND holder = ? FOR UPDATE",
+                                                     (f"source:{source}", self.holder)).fetchone()
+            if not held:
                 raise ClaimLost(f"the lease of source {source} was taken over by another host during the poll; "
                                 "nothing of this poll was kept")
             return super().record_poll(source, poll, now=now)
