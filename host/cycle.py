@@ -156,11 +156,12 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     fire_due(db, now, now_text)
     _register_consumers(host, db, now_text)
     try:
-        report = _finish_interrupted_commit(host, db, now_text)
+        window = load_window(db)  # left open by a cycle that died or failed (several hosts: or taken over)
+        report = _finish_interrupted_commit(host, db, window, now_text)
         if report is None:
             settings = host.config.host
             db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
-            found = _window(host, db, now, now_text)
+            found = _window(host, db, window, now, now_text)
             report = _edit(host, db, *found, now_text) if found else CycleReport()
     except ClaimLost as lost:  # several hosts: the one that took the window over finishes it
         report = CycleReport(lost=str(lost))
@@ -168,9 +169,8 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     return report
 
 
-def _finish_interrupted_commit(host: Host, db, now_text: str) -> CycleReport | None:
+def _finish_interrupted_commit(host: Host, db, window, now_text: str) -> CycleReport | None:
     """A previous cycle kept an accepted answer but died before marking: commit it (again) and settle."""
-    window = load_window(db)
     intent = load_intent(db, window) if window is not None else None
     if intent is None or window is None or intent["batch_id"] != window.batch_id:
         return None
@@ -182,9 +182,8 @@ def _finish_interrupted_commit(host: Host, db, now_text: str) -> CycleReport | N
     return CycleReport(window.signal, 0, OUTCOMES[answer.document["type"]], answer.document)
 
 
-def _window(host: Host, db, now: datetime, now_text: str):
-    """``(window, events)`` to work on — the one left open, else a new one — or None."""
-    window = load_window(db)
+def _window(host: Host, db, window, now: datetime, now_text: str):
+    """``(window, events)`` to work on — the one left open (``window``), else a new one — or None."""
     if window is not None and still_pending(db, window) and (window.event_ids or db.pending_count() == 0):
         return window, events_of(db, window)
     if window is not None:
@@ -247,7 +246,7 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
     if host.consumers:
         from fold_host.delivery import register_new
 
-        register_new(db, host.location, host.consumers, now=now_text)
+        register_new(db, host.location, host.consumers, now=now_text, store=host.store)
 
 
 def _deliver(host: Host, db, now_text: str) -> list[dict]:
@@ -257,7 +256,8 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
 
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
+                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config),
+                       store=host.store)
 
 
 def pause_point(location: str, point: str) -> None:

@@ -66,7 +66,8 @@ def retry_wait(failures: int) -> timedelta:
     return backoff(failures, BACKOFF_BASE, BACKOFF_CAP)
 
 
-def register_new(db, location: str, instances: Sequence[Any], *, now: str | None = None) -> list[str]:
+def register_new(db, location: str, instances: Sequence[Any], *, now: str | None = None,
+                 store=None) -> list[str]:
     """Give every instance without a cursor its starting event_seq; the names registered.
 
     ``from = "now"`` (default): the store's current event_seq; ``"start"``: 0.
@@ -78,18 +79,23 @@ def register_new(db, location: str, instances: Sequence[Any], *, now: str | None
     if not new:
         return []
     now = now or _clock()
-    document = _document(_store(location), now)
+    document = _document(store or _store(location), now)
     _register(db, new, document, now)
     return [instance.name for instance in new]
 
 
 def deliver_all(db, location: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
-                coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None) -> list[dict]:
-    """Hand every consumer the records after its cursor; one result per instance (see module doc)."""
+                coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None,
+                store=None) -> list[dict]:
+    """Hand every consumer the records after its cursor; one result per instance (see module doc).
+
+    ``store``: an open ``Store`` of ``location`` to read through (a daemon's, kept between cycles);
+    by default one is opened for this call. Only its read API is used.
+    """
     if not instances:
         return []
     store_dir = location  # the hung calls' key
-    store = _store(location)
+    store = store or _store(location)
     try:
         document = _document(store, now)
     except StoreError as error:

@@ -3,7 +3,8 @@
 When the store is a ``postgresql://`` URL, the host database is the store's
 own database: the store's host schema (``pg_schema``). ``PgHostDB`` is made
 of the same table parts as ``HostDB`` (the SQL written once, see
-``pg_connection``), with search by ``ILIKE`` (``pg_search``) and the parts
+``pg_connection``), with search by ``ILIKE`` and marks in one round trip
+(``pg_dialect``) and the parts
 several hosts need (``pg_shared``, ``pg_hosts``).
 
 A host keeps its connections in a ``PgHostPool`` (the daemon opens one per
@@ -24,7 +25,7 @@ from fold_host.hostdb.inbox import InboxTables
 from fold_host.hostdb.pg_connection import PgConnection, PgLink, host_schema_version
 from fold_host.hostdb.pg_hosts import HostRows
 from fold_host.hostdb.pg_schema import schema_name
-from fold_host.hostdb.pg_search import PgSearchTables
+from fold_host.hostdb.pg_dialect import PgDialect
 from fold_host.hostdb.pg_shared import SharedWork
 from fold_host.hostdb.sources import SourceTables
 
@@ -33,7 +34,7 @@ __all__ = ["PgHostDB", "PgHostPool", "open_pg_host_db", "pg_host_db_exists"]
 POOL_SIZE = 4  # idle connections a host keeps
 
 
-class PgHostDB(SharedWork, HostRows, PgSearchTables, InboxTables, DispositionTables, SourceTables, ConsumerTables,
+class PgHostDB(SharedWork, HostRows, PgDialect, InboxTables, DispositionTables, SourceTables, ConsumerTables,
                CallTables, PgConnection):
     """One connection to a store's host tables in PostgreSQL, with every table's operations."""
 

@@ -59,17 +59,37 @@ class PgLink:
 
     def __init__(self, raw: psycopg.Connection, where: str) -> None:
         self.raw, self.where = raw, where
+        self.begin_pending = False  # a transaction was begun: BEGIN goes out with its first statement
 
     def execute(self, statement: str, params: Iterable[Any] = ()):
-        try:
-            return self.raw.execute(translate(statement), tuple(params))
-        except (psycopg.OperationalError, psycopg.InterfaceError) as error:
-            raise unavailable(error, self.where) from None
+        return self._send(translate(statement), tuple(params))
 
     def run(self, statement: str | pg_sql.Composable):
         """A statement without parameters (a migration's, a SET)."""
+        return self._send(statement, None)
+
+    def executemany(self, statement: str, rows: Iterable[Iterable[Any]]) -> None:
+        """One statement for many rows, sent together (psycopg's pipeline): one round trip."""
+        rows = [tuple(row) for row in rows]
+        if not rows:
+            return
         try:
-            return self.raw.execute(statement)
+            if self.begin_pending:
+                self.begin_pending = False
+                self.raw.execute("BEGIN")
+            self.raw.cursor().executemany(translate(statement), rows)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+            raise unavailable(error, self.where) from None
+
+    def _send(self, statement, params):
+        try:
+            if not self.begin_pending:
+                return self.raw.execute(statement, params)
+            self.begin_pending = False
+            with self.raw.pipeline():  # BEGIN and the first statement in one round trip
+                self.raw.execute("BEGIN")
+                cursor = self.raw.execute(statement, params)
+            return cursor
         except (psycopg.OperationalError, psycopg.InterfaceError) as error:
             raise unavailable(error, self.where) from None
 
@@ -167,13 +187,19 @@ class PgConnection(Facts):
             if not outer:
                 yield self.connection
                 return
-            self.connection.run("BEGIN")
+            link = self.connection
+            link.begin_pending = True
             try:
-                yield self.connection
+                yield link
             except BaseException:
-                self._rollback()
+                if not link.begin_pending:
+                    self._rollback()
+                link.begin_pending = False
                 raise
-            self.connection.run("COMMIT")
+            if link.begin_pending:  # nothing was said inside: nothing to commit
+                link.begin_pending = False
+            else:
+                link.run("COMMIT")
         finally:
             with self._depth_lock:
                 self._depth -= 1

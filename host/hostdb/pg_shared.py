@@ -62,17 +62,11 @@ class SharedWork:
     def window_row(self) -> dict | None:
         """The window this host holds — else one whose holder let it expire, taken over — or None."""
         holder = self._holder()
-        with self.transaction() as db:
-            row = db.execute("SELECT body FROM windows WHERE holder = ? ORDER BY opened_at LIMIT 1",
-                             (holder,)).fetchone()
-            if row is None:
-                row = db.execute("SELECT body, batch_id FROM windows WHERE expires_at < clock_timestamp() "
-                                 "ORDER BY opened_at LIMIT 1 FOR UPDATE SKIP LOCKED").fetchone()
-                if row is None:
-                    return None
-                db.execute(f"UPDATE windows SET holder = ?, expires_at = {_UNTIL} WHERE batch_id = ?",
-                           (holder, self.lease, row[1]))
-        return json.loads(row[0])
+        row = self.connection.execute(
+            f"UPDATE windows SET holder = ?, expires_at = {_UNTIL} WHERE batch_id = (SELECT batch_id FROM windows "
+            "WHERE holder = ? OR expires_at < clock_timestamp() ORDER BY holder = ? DESC, opened_at LIMIT 1 "
+            "FOR UPDATE SKIP LOCKED) RETURNING body", (holder, self.lease, holder, holder)).fetchone()
+        return json.loads(row[0]) if row is not None else None
 
     def open_window_row(self, data: dict, event_ids: Sequence[str], *, replaces: str | None = None,
                         review: bool = False) -> bool:
