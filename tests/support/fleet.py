@@ -72,9 +72,16 @@ class Fleet:
     # -- what comes in -----------------------------------------------------------------
 
     def add(self, count: int) -> None:
-        """``count`` more observations, spread over the sources in turn (mail as files, entries in the feeds)."""
+        """``count`` more observations, spread over the sources in turn, arriving at once.
+
+        Mail is written to a staging folder first and then moved into the
+        maildirs' ``new/`` (as a delivery agent does); the feeds change their
+        documents in one step.
+        """
         sources = list(self.boxes) + list(self.feeds)
-        changed = set()
+        staging = self.root / "staging"
+        staging.mkdir(exist_ok=True)
+        moves, changed = [], set()
         for _ in range(count):
             name = sources[self.sent % len(sources)]
             self.sent += 1
@@ -84,15 +91,20 @@ class Fleet:
                 message["Subject"], message["Message-ID"] = f"mail {self.sent}", f"<m{self.sent}@example.org>"
                 message["Date"] = "Fri, 09 Oct 2026 08:00:00 +0800"
                 message.set_content(f"Message number {self.sent}.")
-                mailbox.Maildir(str(self.boxes[name]), create=False).add(message)
+                key = f"{int(time.time())}.M{self.sent}P{os.getpid()}.fleet"
+                (staging / key).write_bytes(message.as_bytes())
+                moves.append((staging / key, self.boxes[name] / "new" / key))
             else:
                 self.entries[name].append({"title": f"entry {self.sent}", "guid": f"urn:entry:{self.sent}",
                                            "link": f"http://example.org/{self.sent}",
                                            "description": f"Entry number {self.sent}.",
                                            "pubDate": "Fri, 09 Oct 2026 08:00:00 +0800"})
                 changed.add(name)
-        for name in changed:
-            self.server.route(self.feeds[name], rss2(self.entries[name], title=name))
+        documents = {name: rss2(self.entries[name], title=name) for name in changed}
+        for source, target in moves:
+            os.rename(source, target)
+        for name, document in documents.items():
+            self.server.route(self.feeds[name], document)
 
     # -- the hosts -----------------------------------------------------------------------
 
@@ -154,6 +166,34 @@ class Fleet:
                 assert process.poll() is None, f"host {index} exited {process.returncode}\n{self.logs()[-3000:]}"
             time.sleep(0.1)
         return time.monotonic() - started
+
+    def ready(self, hosts: int) -> bool:
+        """Whether ``hosts`` hosts are running and every source was polled once."""
+        from fold_core.errors import StoreError
+        from fold_host.hostdb import host_db_exists, open_host_db
+
+        try:
+            if not host_db_exists(self.url):
+                return False
+            with open_host_db(self.url) as db:
+                running = sum(host["alive"] for host in db.hosts())
+                return running == hosts and len(db.source_rows()) == len(self.boxes) + len(self.feeds)
+        except StoreError:
+            return False
+
+    def wait_delivered(self, timeout: float) -> None:
+        """Until the log consumer's cursor reaches the store's last record (a host delivers what another left)."""
+        from fold_core.store.locate import open_store
+        from fold_host.hostdb import open_host_db
+
+        started = time.monotonic()
+        last = open_store(self.url).state().event_seq
+        while True:
+            with open_host_db(self.url) as db:
+                if db.consumer_cursor("changes") == last:
+                    return
+            assert time.monotonic() - started < timeout, f"changes not delivered up to {last}\n{self.logs()[-3000:]}"
+            time.sleep(0.1)
 
     def audit(self) -> dict:
         """The findings (see the module doc); every list empty and ``verify`` ok when all went right."""
