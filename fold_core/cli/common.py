@@ -32,6 +32,7 @@ __all__ = [
     "positive",
     "resolve_now",
     "resolve_store",
+    "store_location",
     "use_config",
     "wants_json",
 ]
@@ -118,26 +119,27 @@ def config_given() -> str | None:
 def resolve_store(given: str | None) -> str:
     """The store — a directory, or a ``postgresql://`` URL (checked here) — by the contract's precedence."""
     if given:
-        return _store_location(os.path.expanduser(given))
+        return store_location(os.path.expanduser(given))
     from_env = os.environ.get("FOLD_STORE")
     if from_env:
-        return _store_location(os.path.expanduser(from_env))
+        return store_location(os.path.expanduser(from_env))
     from fold_core.configfile import store_path
 
     from_config = store_path(_CONFIG)
     if from_config:
-        return _store_location(from_config)
+        return store_location(from_config)
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data_home, "fold", "store")
 
 
-def _store_location(location: str) -> str:
+def store_location(location: str) -> str:
+    """``location`` as a store: a directory path, or a URL checked here (a malformed one is a usage error)."""
     from fold_core.store.location import is_url
 
     if is_url(location):
         from fold_core.store.location import parse_url
 
-        parse_url(location)  # a malformed URL is a usage error here, before anything is opened
+        parse_url(location)  # before anything is opened
     return location
 
 

@@ -140,6 +140,10 @@ class Connection(Facts):
         cursor = db.execute(sql, tuple(params))
         return cursor.lastrowid if cursor.rowcount else None
 
+    @staticmethod
+    def _reseed(db, tables) -> None:
+        """After rows came in with their own seq: nothing to do (AUTOINCREMENT follows the largest)."""
+
     def _migrate(self) -> None:
         version = self.connection.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):

@@ -46,6 +46,17 @@ class OneHost:
         """Forget the window and its intent (its observations stay as they are)."""
         self.drop_meta(WINDOW_KEY, INTENT_KEY)
 
+    def open_windows(self) -> list[tuple[dict, dict | None]]:
+        """Every open window with its kept answer (here at most one): what a move carries over."""
+        window = self.meta(WINDOW_KEY)
+        return [(window, self.meta(INTENT_KEY))] if window else []
+
+    def adopt_window(self, db, window: dict, intent: dict | None) -> None:
+        """Keep a window moved here from another store (inside the move's transaction)."""
+        self._set_meta_in(db, WINDOW_KEY, window)
+        if intent is not None:
+            self._set_meta_in(db, INTENT_KEY, intent)
+
     # -- leases: one host holds them all ------------------------------------------------
 
     def take_lease(self, name: str) -> bool:

@@ -219,6 +219,13 @@ class PgConnection(Facts):
         row = db.execute(statement + " RETURNING seq", params).fetchone()
         return row[0] if row is not None else None
 
+    @staticmethod
+    def _reseed(db: PgLink, tables) -> None:
+        """After rows came in with their own seq, the next one given is after the largest."""
+        for table in tables:
+            db.execute(f"SELECT setval(pg_get_serial_sequence(?, 'seq'), coalesce((SELECT max(seq) FROM {table}), 0) "
+                       "+ 1, false)", (table,))
+
     @property
     def schema_version(self) -> int:
         return host_schema_version(self.connection, self.schema)

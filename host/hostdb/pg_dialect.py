@@ -56,6 +56,10 @@ class PgDialect:
     def _index_text(db, seq: int, title: str | None, text: str | None) -> None:
         db.execute("INSERT INTO observation_text (seq, title, text) VALUES (?, ?, ?)", (seq, title or "", text or ""))
 
+    @staticmethod
+    def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
+        db.executemany("INSERT INTO observation_text (seq, title, text) VALUES (?, ?, ?)", rows)
+
     def search_observations(self, query: str, limit: int) -> list[dict]:
         """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""
         terms = query.split()[:MAX_TERMS]

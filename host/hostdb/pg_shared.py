@@ -40,6 +40,7 @@ from fold_core.errors import FoldError
 __all__ = ["ClaimLost", "SharedWork"]
 
 _UNTIL = "clock_timestamp() + ? * interval '1 second'"
+MOVED = "moved"  # the holder of a window that came with a moved store
 
 
 class ClaimLost(FoldError):
@@ -128,6 +129,22 @@ class SharedWork:
             super().fail_window(ids, count=count, now=now, drop=drop, note=note)
             if batch_id is not None:
                 self._release(db, batch_id)
+
+    def open_windows(self) -> list[tuple[dict, dict | None]]:
+        """Every open window with its kept answer, the oldest first (what a move carries over)."""
+        rows = self.connection.execute("SELECT body, intent FROM windows ORDER BY opened_at, batch_id").fetchall()
+        return [(json.loads(body), json.loads(intent) if intent is not None else None) for body, intent in rows]
+
+    def adopt_window(self, db, window: dict, intent: dict | None) -> None:
+        """A window moved here: held by no host and already expired, so the first host to look finishes it."""
+        db.execute("INSERT INTO windows (batch_id, holder, expires_at, review, body, intent) VALUES "
+                   "(?, ?, clock_timestamp(), ?, ?, ?)",
+                   (window["batch_id"], MOVED, window["signal"]["type"] == "review", json.dumps(window, ensure_ascii=False),
+                    json.dumps(intent, ensure_ascii=False) if intent is not None else None))
+        ids = list(window["event_ids"])
+        if ids:
+            db.execute(f"UPDATE observations SET claim = ? WHERE id IN ({','.join('?' * len(ids))})",
+                       (window["batch_id"], *ids))
 
     def ready_count(self, now: datetime) -> int:
         """Observations a window could take now, plus windows whose holder let them expire (to take over)."""

@@ -53,6 +53,11 @@ class SearchTables:
         db.execute("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)",
                    (seq, title or "", text or ""))
 
+    @staticmethod
+    def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
+        """Index many observations' ``(seq, title, text)`` at once (a move)."""
+        db.executemany("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", rows)
+
     def search_observations(self, query: str, limit: int) -> list[dict]:
         """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""
         terms = query.split()[:MAX_TERMS]

@@ -82,3 +82,5 @@ def test_one_host_killed_twenty_times_loses_nothing_and_doubles_nothing(fleet):
     fleet.wait_delivered(timeout=120)
     assert fleet.stop() == [0, 0, 0]
     assert findings(fleet) == CLEAN
+    # The killed host held work: windows whose kept answer another host committed and settled.
+    assert fleet.logs().count("attempts=0") >= 1
