@@ -1,4 +1,9 @@
-"""What PostgreSQL does its own way (``PgHostDB`` part): search, and marking a window in one round trip.
+"""What PostgreSQL does its own way (``PgHostDB`` part): search, and few round trips for many rows.
+
+**New observations** go in with one multi-row ``INSERT … ON CONFLICT DO
+NOTHING RETURNING`` per ``INSERT_CHUNK`` (a poll may bring hundreds), their
+search rows with one more: the same rule as ``inbox._insert`` (an id already
+kept is not kept again; arrival order is the order given).
 
 **Marks.** A window's dispositions are one statement per observation (the
 update and its ``dispositions`` row together, a data-modifying ``WITH``),
@@ -24,6 +29,9 @@ from fold_host.hostdb.search import MAX_TERMS, like_pattern, snippet
 
 __all__ = ["PgDialect"]
 
+INSERT_CHUNK = 500
+_COLUMNS = "(id, source, channel, at, observed_at, body, thread)"
+
 _MARK = (
     "WITH changed AS (UPDATE observations SET "
     "status = CASE WHEN ? THEN 'deferred' ELSE 'processed' END, disposition = ?, why = ?, related = ?, "
@@ -40,6 +48,21 @@ _MARK = (
 
 class PgDialect:
     """``_mark_in`` in one round trip; ``search_observations`` over ``observation_text`` with ``ILIKE``."""
+
+    def _insert(self, db, observations: Iterable) -> int:
+        observations = list(observations)
+        added = 0
+        for start in range(0, len(observations), INSERT_CHUNK):
+            chunk = observations[start:start + INSERT_CHUNK]
+            params = [value for o in chunk for value in (o.id, o.source, o.channel, o.at, o.observed_at, o.to_json(),
+                                                         o.thread)]
+            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+            kept = db.execute(f"INSERT INTO observations {_COLUMNS} VALUES {values} ON CONFLICT DO NOTHING "
+                              f"RETURNING seq, id", params).fetchall()
+            by_id = {o.id: o for o in chunk}
+            self._index_texts(db, sorted((seq, by_id[i].title or "", by_id[i].text or "") for seq, i in kept))
+            added += len(kept)
+        return added
 
     def _mark_in(self, db, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
         rows = []

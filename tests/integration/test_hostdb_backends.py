@@ -48,11 +48,13 @@ def test_the_inbox_keeps_observations_once_in_arrival_order(location):
     with open_host_db(location) as db:
         assert db.add_observations([observation(n) for n in range(5)]) == 5
         assert db.add_observations([observation(n) for n in range(3, 7)]) == 2
-        assert [o.id for o in db.pending()] == [f"mail:{n}" for n in range(7)]
+        assert db.add_observations([observation(9), observation(8), observation(9)]) == 2
+        assert db.add_observations([]) == 0
+        assert [o.id for o in db.pending()] == [f"mail:{n}" for n in range(7)] + ["mail:9", "mail:8"]
         assert [o.id for o in db.window_events(3, parse_instant(NOW))] == ["mail:0", "mail:1", "mail:2"]
-        assert db.pending_count() == db.ready_count(parse_instant(NOW)) == 7
+        assert db.pending_count() == db.ready_count(parse_instant(NOW)) == 9
         listed = db.observations(limit=2)
-        assert [row["id"] for row in listed] == ["mail:6", "mail:5"] and listed[0]["status"] == "pending"
+        assert [row["id"] for row in listed] == ["mail:8", "mail:9"] and listed[0]["status"] == "pending"
         assert db.observations(ids=[]) == []
         assert db.all_pending(["mail:1", "mail:2"]) and not db.all_pending(["mail:1", "mail:99"])
 
