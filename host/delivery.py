@@ -100,9 +100,11 @@ def deliver_all(db, location: str, instances: Sequence[Any], *, now: str, timezo
         document = _document(store, now)
     except StoreError as error:
         return [_result(instance.name, "failed", 0, f"the store cannot be read: {error}") for instance in instances]
-    known = {row["name"] for row in db.consumer_rows()}
-    _register(db, [instance for instance in instances if instance.name not in known], document, now)
     rows = {row["name"]: row for row in db.consumer_rows()}
+    new = [instance for instance in instances if instance.name not in rows]
+    if new:
+        _register(db, new, document, now)
+        rows = {row["name"]: row for row in db.consumer_rows()}
     current = document["event_seq"] if document is not None else 0
     view = StateView(document) if document is not None else None
     runs: list[_Run] = []
@@ -272,7 +274,7 @@ def _turn(db, store, run: _Run, row: dict, current: int, now: str) -> bool:
         return True
     if not run.consumer_class.shares_records:
         records = json.loads(json.dumps(records, ensure_ascii=False))
-    return not run.call(db, records, now)
+    return not run.call(db, records, now) or run.cursor >= current
 
 
 def _idle_call_in_turn(db, run: _Run, now: str) -> None:

@@ -56,7 +56,7 @@ class Fleet:
         self.config.write_text(self._config(lease, max_events, delay_ms, every), encoding="utf-8")
 
     def _config(self, lease: str, max_events: int, delay_ms: int, every: str) -> str:
-        editor = json.dumps([sys.executable, str(EDITOR), "digest", str(delay_ms)])
+        editor = json.dumps([sys.executable, "-S", str(EDITOR), "digest", str(delay_ms)])  # -S: the standard library only
         parts = [f'[store]\nurl = "{self.url}"\n',
                  f'[host]\nlease = "{lease}"\nmax_events = {max_events}\nreview_every = "30d"\n',
                  f'[agent]\ntype = "command"\ncommand = {editor}\ntimeout = "120s"\n',
