@@ -210,9 +210,16 @@ class PgConnection(Facts):
         except psycopg.Error:
             pass  # a broken connection: the server rolls back by itself
 
+    @contextmanager
+    def replayable(self) -> Iterator[PgLink]:
+        """A transaction that commits without waiting for its WAL flush (see ``pg_shared``: what may do so)."""
+        with self.transaction() as db:
+            db.run("SET LOCAL synchronous_commit = off")
+            yield db
+
     def claiming(self):
         """The transaction in which a window's observations are chosen (``FOR UPDATE SKIP LOCKED``) and claimed."""
-        return self.transaction()
+        return self.replayable()
 
     @staticmethod
     def _insert_seq(db: PgLink, statement: str, params: Iterable[Any]) -> int | None:

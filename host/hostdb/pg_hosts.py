@@ -38,7 +38,7 @@ class HostRows:
     def heartbeat(self) -> int:
         """Renew this host's row, leases and windows; the number of windows it holds."""
         holder = self._holder()
-        with self.transaction() as db:
+        with self.replayable() as db:
             db.execute("UPDATE hosts SET heartbeat_at = clock_timestamp() WHERE id = ?", (holder,))
             db.execute(f"UPDATE leases SET expires_at = {_UNTIL} WHERE holder = ?", (self.lease, holder))
             return db.execute(f"UPDATE windows SET expires_at = {_UNTIL} WHERE holder = ?",

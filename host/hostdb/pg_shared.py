@@ -25,6 +25,17 @@ hosts on machines whose clocks disagree still agree on who holds what.
   consumer's turn — its cursor row locked (``FOR UPDATE SKIP LOCKED``: a host
   finding it locked leaves that consumer to the host delivering), the cursor
   read again under the lock and moved in the same transaction.
+
+**Durability.** What the steps above write is redone by a later step if a
+server crash loses it — a claim or a kept answer lost with it (the window is
+asked again), marks (the kept answer is committed again: the store replays
+its receipt), a consumer's cursor (the records are handed over again: at
+least once), a lease, a call-log row — so those transactions commit without
+waiting for their WAL flush (``replayable``: ``synchronous_commit = off``).
+Nothing is lost by it: WAL is flushed in order, and the store's commit —
+always synchronous — flushes everything written before it, the kept answer
+included. A poll's new observations and its cursor, feedback and reminders
+are kept synchronously: a source may not give them twice.
 """
 
 from __future__ import annotations
@@ -74,7 +85,7 @@ class SharedWork:
         """Claim a new window and its observations; False when another host holds one like it (a review)."""
         holder = self._holder()
         batch_id = data["batch_id"]
-        with self.transaction() as db:
+        with self.replayable() as db:
             if replaces is not None:
                 self._fence(db, replaces)
                 db.execute("DELETE FROM windows WHERE batch_id = ?", (replaces,))
@@ -110,20 +121,20 @@ class SharedWork:
 
     def drop_window_row(self, batch_id: str) -> None:
         """Give the window up: its observations are free again (nothing happens to a window another host holds)."""
-        with self.transaction() as db:
+        with self.replayable() as db:
             if self._holds(db, batch_id):
                 self._release(db, batch_id)
 
     def settle_window(self, dispositions: Iterable[dict], *, batch_id: str, now: str, drop: Sequence[str],
                       note: tuple[str, Any]) -> None:
-        with self.transaction() as db:
+        with self.replayable() as db:
             self._fence(db, batch_id)
             super().settle_window(dispositions, batch_id=batch_id, now=now, drop=drop, note=note)
             self._release(db, batch_id)
 
     def fail_window(self, ids: Sequence[str], *, count: bool, now: str, drop: Sequence[str],
                     note: tuple[str, Any], batch_id: str | None = None) -> None:
-        with self.transaction() as db:
+        with self.replayable() as db:
             if batch_id is not None:
                 self._fence(db, batch_id)
             super().fail_window(ids, count=count, now=now, drop=drop, note=note)
@@ -162,7 +173,7 @@ class SharedWork:
                             "in time); that host finishes it")
 
     def _held_update(self, statement: str, params: tuple, batch_id: str) -> None:
-        with self.transaction() as db:
+        with self.replayable() as db:
             if db.execute(statement, params).rowcount == 0:
                 raise ClaimLost(f"the window {batch_id} was taken over by another host; that host finishes it")
 
@@ -180,7 +191,7 @@ class SharedWork:
 
     def take_lease(self, name: str) -> bool:
         """Take (or keep) the lease ``name``; False while another host holds it unexpired."""
-        with self.transaction() as db:
+        with self.replayable() as db:
             row = db.execute(f"INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, {_UNTIL}) "
                              "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
                              "expires_at = excluded.expires_at WHERE leases.expires_at < clock_timestamp() "
@@ -189,7 +200,7 @@ class SharedWork:
         return row is not None
 
     def release_lease(self, name: str) -> None:
-        with self.transaction() as db:
+        with self.replayable() as db:
             db.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, self._holder()))
 
     def record_poll(self, source: str, poll, *, now: str) -> int:
@@ -198,6 +209,8 @@ class SharedWork:
         (A connection that is no host's, such as a tool's, holds no lease and is not checked.)
         """
         with self.transaction() as db:
+            if not poll.observations:  # nothing a source might not give again: a lost cursor is read again
+                db.run("SET LOCAL synchronous_commit = off")
             held = self.holder is None or db.execute("SELECT 1 FROM leases WHERE name = ? AND holder = ? FOR UPDATE",
                                                      (f"source:{source}", self.holder)).fetchone()
             if not held:
@@ -205,12 +218,16 @@ class SharedWork:
                                 "nothing of this poll was kept")
             return super().record_poll(source, poll, now=now)
 
+    def save_poll_outcome(self, source: str, **fields) -> int:
+        with self.replayable():  # a source's health and next poll: the next poll writes them again
+            return super().save_poll_outcome(source, **fields)
+
     # -- consumers -----------------------------------------------------------------------------
 
     @contextmanager
     def consumer_turn(self, name: str) -> Iterator[dict | None]:
         """The consumer's row, locked for this delivery (None: another host is delivering to it)."""
-        with self.transaction():
+        with self.replayable():
             rows = self._rows("SELECT name, event_seq, failures, next_try_at, last_error, last_error_at, "
                               "updated_at FROM consumers WHERE name = ? FOR UPDATE SKIP LOCKED", (name,))
             yield rows[0] if rows else None
