@@ -31,8 +31,9 @@ class Facts:
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict]:
         cursor = self.connection.execute(sql, tuple(params))
+        rows = cursor.fetchall()
         names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row)) for row in rows]
 
     # -- host_meta: small facts (the last window, the open window, the last briefing) --
 

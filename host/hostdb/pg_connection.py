@@ -55,11 +55,17 @@ def translate(statement: str) -> str:
 
 
 class PgLink:
-    """A psycopg connection that takes the table parts' statements (``execute`` as sqlite3's)."""
+    """A psycopg connection that takes the table parts' statements (``execute`` as sqlite3's).
+
+    Inside a transaction the statements go out in psycopg's pipeline: they
+    are sent when a result is asked for (``Queued``), so the writes that
+    follow one another — and the COMMIT — travel together.
+    """
 
     def __init__(self, raw: psycopg.Connection, where: str) -> None:
         self.raw, self.where = raw, where
-        self.begin_pending = False  # a transaction was begun: BEGIN goes out with its first statement
+        self.pipeline = None  # the open transaction's pipeline
+        self.begin_pending = False  # BEGIN goes out with the transaction's first statement
 
     def execute(self, statement: str, params: Iterable[Any] = ()):
         return self._send(translate(statement), tuple(params))
@@ -69,27 +75,28 @@ class PgLink:
         return self._send(statement, None)
 
     def executemany(self, statement: str, rows: Iterable[Iterable[Any]]) -> None:
-        """One statement for many rows, sent together (psycopg's pipeline): one round trip."""
+        """One statement for many rows, sent together (psycopg's pipeline)."""
         rows = [tuple(row) for row in rows]
-        if not rows:
-            return
-        try:
-            if self.begin_pending:
-                self.begin_pending = False
-                self.raw.execute("BEGIN")
-            self.raw.cursor().executemany(translate(statement), rows)
-        except (psycopg.OperationalError, psycopg.InterfaceError) as error:
-            raise unavailable(error, self.where) from None
+        if rows:
+            self.guard(lambda: self._begin() or self.raw.cursor().executemany(translate(statement), rows))
 
     def _send(self, statement, params):
-        try:
-            if not self.begin_pending:
-                return self.raw.execute(statement, params)
+        cursor = self.guard(lambda: self._begin() or self.raw.execute(statement, params))
+        return cursor if self.pipeline is None else Queued(cursor, self)
+
+    def _begin(self) -> None:
+        if self.begin_pending:
             self.begin_pending = False
-            with self.raw.pipeline():  # BEGIN and the first statement in one round trip
-                self.raw.execute("BEGIN")
-                cursor = self.raw.execute(statement, params)
-            return cursor
+            self.raw.execute("BEGIN")
+
+    def sync(self) -> None:
+        """Send what is queued and read every answer."""
+        if self.pipeline is not None:
+            self.guard(self.pipeline.sync)
+
+    def guard(self, action):
+        try:
+            return action()
         except (psycopg.OperationalError, psycopg.InterfaceError) as error:
             raise unavailable(error, self.where) from None
 
@@ -99,6 +106,34 @@ class PgLink:
         raw = self.raw
         return not raw.closed and not raw.broken and \
             raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+class Queued:
+    """A statement sent in a transaction's pipeline: reading its answer sends what is queued and waits."""
+
+    __slots__ = ("cursor", "link")
+
+    def __init__(self, cursor, link: PgLink) -> None:
+        self.cursor, self.link = cursor, link
+
+    def fetchone(self):
+        return self.link.guard(self.cursor.fetchone)
+
+    def fetchall(self):
+        return self.link.guard(self.cursor.fetchall)
+
+    def __iter__(self):
+        return iter(self.fetchall())
+
+    @property
+    def rowcount(self) -> int:
+        self.link.sync()
+        return self.cursor.rowcount
+
+    @property
+    def description(self):
+        self.link.sync()
+        return self.cursor.description
 
 
 def unavailable(error: BaseException, where: str) -> StoreUnavailable:
@@ -179,30 +214,42 @@ class PgConnection(Facts):
 
     @contextmanager
     def transaction(self) -> Iterator[PgLink]:
-        """A write transaction; inside another one it is part of that one."""
+        """A write transaction (in one pipeline, see ``PgLink``); inside another one it is part of that one."""
         with self._depth_lock:
             self._depth += 1
             outer = self._depth == 1
+        link = self.connection
         try:
             if not outer:
-                yield self.connection
+                yield link
                 return
-            link = self.connection
-            link.begin_pending = True
+            opened = link.raw.pipeline()
+            link.pipeline, link.begin_pending = opened.__enter__(), True
             try:
                 yield link
-            except BaseException:
-                if not link.begin_pending:
-                    self._rollback()
-                link.begin_pending = False
+                if not link.begin_pending:  # something was said: commit it
+                    link.run("COMMIT")
+                link.sync()
+            except BaseException as error:
+                self._abandon(opened, error)
                 raise
-            if link.begin_pending:  # nothing was said inside: nothing to commit
-                link.begin_pending = False
-            else:
-                link.run("COMMIT")
+            opened.__exit__(None, None, None)
         finally:
+            if outer:
+                link.pipeline, link.begin_pending = None, False
             with self._depth_lock:
                 self._depth -= 1
+
+    def _abandon(self, opened, error: BaseException) -> None:
+        """Leave the pipeline and roll back whatever the transaction did (errors on the way are the same error)."""
+        link = self.connection
+        link.pipeline = None
+        try:
+            opened.__exit__(type(error), error, error.__traceback__)
+        except Exception:
+            pass
+        if not link.begin_pending:
+            self._rollback()
 
     def _rollback(self) -> None:
         try:
