@@ -7,7 +7,7 @@ final disposition, with ``foldctl run`` processes sharing one configuration
 and one store in PostgreSQL. The editor is the ``command`` type running
 ``tests/fixtures/command_editor.py digest 50``: a fixed 50 ms delay, then
 every event used (the item ``digest`` gets the window's events as its
-sources). ``[host] max_events = 10`` (200 windows), sources every 1 s. The
+sources). ``[host] max_events = 10`` (200 windows), sources every 2 s. The
 hosts are started and have polled every source once before the clock starts
 (a process's start is not what is measured). Baseline: the same with one
 host, in the same run; the rounds alternate the order (1, 3, then 3, 1, …)
@@ -44,12 +44,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 
+EVERY = "2s"  # how often each source is polled
+
+
 def run_hosts(url: str, hosts: int, observations: int, root: str) -> dict:
     """One measured run: ``hosts`` hosts, ``observations`` arriving at once; seconds and the audit."""
     from tests.support.fleet import Fleet
 
     fleet = Fleet(tempfile.mkdtemp(prefix=f"hosts-{hosts}-", dir=root), url, lease="30s", max_events=10,
-                  delay_ms=50, every="1s")
+                  delay_ms=50, every=EVERY)
     try:
         for index in range(hosts):
             fleet.start(index)
@@ -166,7 +169,7 @@ def sections(result: dict) -> tuple[str | None, str | None]:
             " every run on a new store of one database. The hosts are real `foldctl run` processes on one"
             " plugins.toml (`tests/support/fleet.py`): maildirs written in a staging folder and moved into `new/`"
             " at once, RSS documents served on 127.0.0.1 changed in one step; `[host] max_events = 10`, every"
-            " source every 1 s, the `command` editor `tests/fixtures/command_editor.py digest 50` (a fixed 50 ms,"
+            f" source every {EVERY}, the `command` editor `tests/fixtures/command_editor.py digest 50` (a fixed 50 ms,"
             " then every event used), a `log` consumer. The clock starts when the observations arrive (the hosts"
             " are up and have polled every source once) and stops when the last one is processed; every run is"
             " then audited — each observation disposed once and named by exactly one record, that of its batch;"
