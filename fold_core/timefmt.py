@@ -35,6 +35,7 @@ def _parse_text(text: str) -> datetime | None:
     return moment
 
 
+@lru_cache(maxsize=4096)  # ranking a layer asks for the due and update times of every item, on every read
 def instant_key(text: str) -> float:
     """A sort key for a stored (valid) instant: seconds since the epoch."""
     moment = parse_instant(text)
@@ -47,6 +48,11 @@ def duration_between(later: str | None, earlier: str | None) -> str | None:
     """``later − earlier`` as a compact duration, or None when either is missing."""
     if later is None or earlier is None:
         return None
+    return _duration(later, earlier)
+
+
+@lru_cache(maxsize=4096)  # a state read asks for four per item, most of them the same from read to read
+def _duration(later: str, earlier: str) -> str | None:
     a, b = parse_instant(later), parse_instant(earlier)
     if a is None or b is None:
         return None
