@@ -35,7 +35,6 @@ def _parse_text(text: str) -> datetime | None:
     return moment
 
 
-@lru_cache(maxsize=4096)  # ranking a layer asks for the due and update times of every item, on every read
 def instant_key(text: str) -> float:
     """A sort key for a stored (valid) instant: seconds since the epoch."""
     moment = parse_instant(text)

@@ -82,47 +82,50 @@ class Fragments:
     def __init__(self, environment, *, card_href: str = "/item/", limit: int = 4096) -> None:
         self._environment, self._card_href = environment, card_href
         self._modules: dict[int, tuple] = {}  # budget -> (boxes module, parts module)
-        self._parts = _Kept(limit)  # one box or one list entry
-        self._wholes = _Kept(max(2, limit // 32))  # a whole rectangle, all the entries of a list
+        self._parts = _Kept(limit)  # one box or one list entry, by its key
+        self._last = _Kept(max(2, limit // 16))  # per rectangle and list: what it was drawn from, its markup
         self.rendered = 0  # parts rendered from the templates (the rest were kept ones)
 
     def rectangle(self, layer, canvas: str, marked, budget: int):
         """A layer's budget rectangle on ``canvas`` (what ``rectangle(layer, canvas, marked)`` renders)."""
         from markupsafe import Markup
 
-        prefix = f"{layer.key}-{canvas[0]}"
-        keys = tuple((box.id in marked, box_key(box)) for box in layer.boxes)
-        whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget, keys)
-        html = self._wholes.get(whole)
-        if html is None:
-            boxes, parts = self._macros(budget)[0].box_of, []
-            for index, (box, key) in enumerate(zip(layer.boxes, keys)):
-                name = f"{prefix}{index}"
-                part = self._parts.get((name, budget, key))
-                parts.append(part if part is not None else self._render((name, budget, key), boxes, box, name, marked))
-            html = str(self._macros(budget)[1].rectangle(layer, canvas, marked, Markup("".join(parts))))
-            self._wholes.put(whole, html)
+        # The last drawing of this rectangle is reused when it was drawn from equal boxes (a Box compares
+        # every field; boxes of unchanged cards are the same objects, so the comparison is mostly identity).
+        drawn = (layer.boxes, tuple([box.id in marked for box in layer.boxes]), layer.width, layer.height, budget)
+        slot = ("rectangle", canvas, layer.key)
+        last = self._last.get(slot)
+        if last is not None and last[0] == drawn:
+            return Markup(last[1])
+        prefix, macros, parts = f"{layer.key}-{canvas[0]}", self._macros(budget), []
+        for index, box in enumerate(layer.boxes):
+            name = f"{prefix}{index}"
+            key = (name, box.id in marked, budget, box_key(box))
+            part = self._parts.get(key)
+            parts.append(part if part is not None else self._render(key, macros[0].box_of, box, name, marked))
+        html = str(macros[1].rectangle(layer, canvas, marked, Markup("".join(parts))))
+        self._last.put(slot, (drawn, html))
         return Markup(html)
 
-    def entries(self, entries, budget: int):
+    def entries(self, layer_key: str, entries, budget: int):
         """The list items of a layer (what ``entry_line`` renders for each)."""
         from markupsafe import Markup
 
-        keys = tuple((card_facts(entry["view"]), entry["badges"],
-                      None if entry["children"] is None else tuple(entry["children"].items())) for entry in entries)
-        whole = ("entries", budget, keys)
-        html = self._wholes.get(whole)
-        if html is None:
-            parts = []
-            for entry, key in zip(entries, keys):
-                part = self._parts.get(("entry", budget, key))
-                if part is None:
-                    shown = {"view": dict(zip(CARD_FIELDS, key[0])), "badges": entry["badges"],
-                             "children": entry["children"]}
-                    part = self._render(("entry", budget, key), self._macros(budget)[1].entry_line, shown)
-                parts.append(part)
-            html = "".join(parts)
-            self._wholes.put(whole, html)
+        facts = [(card_facts(entry["view"]), entry["badges"], entry["children"]) for entry in entries]
+        slot = ("entries", layer_key)
+        last = self._last.get(slot)
+        if last is not None and last[0] == (facts, budget):
+            return Markup(last[1])
+        macros, parts = self._macros(budget), []
+        for values, badges, children in facts:
+            key = ("entry", budget, values, badges, None if children is None else tuple(children.items()))
+            part = self._parts.get(key)
+            if part is None:
+                shown = {"view": dict(zip(CARD_FIELDS, values)), "badges": badges, "children": children}
+                part = self._render(key, macros[1].entry_line, shown)
+            parts.append(part)
+        html = "".join(parts)
+        self._last.put(slot, ((facts, budget), html))
         return Markup(html)
 
     def _macros(self, budget: int) -> tuple:

@@ -54,8 +54,7 @@ ITEMS = [
 
 def forget() -> None:
     """Every part kept in this process (card plans, boxes, tiles, foldings, durations)."""
-    for kept in (cardtext._plan, layout._card_box, treemap._tiles, board_module._folded, timefmt._duration,
-                 timefmt.instant_key):
+    for kept in (cardtext._plan, layout._card_box, treemap._tiles, board_module._folded, timefmt._duration):
         kept.cache_clear()
     board_module._FOLDS.clear()
 
@@ -174,7 +173,7 @@ def test_kept_markup_is_what_the_templates_render(pinboard):
             assert str(pages.fragments.rectangle(view.layers[index], name, marked, state.budget)) == direct
             assert str(pages.fragments.rectangle(view.layers[index], name, marked, state.budget)) == direct
         direct = "".join(str(parts.entry_line(entry)) for entry in layer["entries"])
-        assert str(pages.fragments.entries(layer["entries"], state.budget)) == direct
+        assert str(pages.fragments.entries(layer["key"], layer["entries"], state.budget)) == direct
     assert any(drawn.details.values())  # some cards are marked, so the marked path is compared too
 
 
