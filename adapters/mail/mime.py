@@ -37,7 +37,7 @@ from typing import Any
 
 from fold_adapters.text.html import html_to_text
 from fold_adapters.mail.headers import addresses, fingerprint, first_id, message_date
-from fold_adapters.mail.policy import parser_policy
+from fold_adapters.mail.policy import parse
 from fold_adapters.text.clean import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
@@ -85,10 +85,8 @@ class Mail:
 def read_mail(raw: bytes) -> Mail:
     """The ``Mail`` in ``raw`` (RFC 5322 bytes); never raises."""
     try:
-        from email.parser import BytesParser
-
         bounded, cut = _bound_headers(raw)
-        message = BytesParser(policy=parser_policy()).parsebytes(bounded)
+        message = parse(bounded)
         mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
         if cut:
             mail.notes.append(cut)
