@@ -34,7 +34,10 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from common import SCRATCH, pair_result
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from timing import SCRATCH, pair_result
 from doc_sections import replace_block
 from mail_corpus import KINDS, build_maildir
 
@@ -75,42 +78,63 @@ def bare_parse(path: str) -> int:
     return parsed
 
 
-def per_kind(count: int) -> list[dict]:
+def per_kind(count: int, rounds: int = 7) -> list[dict]:
+    """Per message kind, in memory: parse and observation vs a bare parse, alternated, ``rounds`` timed rounds.
+
+    Times are CPU time of this thread (``time.thread_time``: waiting for a core is not counted); the ratio is
+    the ratio of the medians, with the lowest and highest per-round ratio.
+    """
     rows = []
     rng = random.Random(11)
     for share, make in KINDS:
         raws = [make(rng, n).encode("ascii") for n in range(count)]
         ours, base = [], []
-        for _ in range(3):
-            started = time.perf_counter()
+        for round_ in range(rounds + 1):
+            started = time.thread_time()
             for n, raw in enumerate(raws):
                 mail_observations(read_mail(raw), source="bench", native_id=str(n), observed_at=NOW)
-            ours.append(time.perf_counter() - started)
-            started = time.perf_counter()
+            elapsed = time.thread_time() - started
+            started = time.thread_time()
             for raw in raws:
                 email.message_from_bytes(raw)
-            base.append(time.perf_counter() - started)
-        result = pair_result(ours[1:], base[1:])
+            if round_:  # the first round warms caches and imports
+                ours.append(elapsed)
+                base.append(time.thread_time() - started)
+        result = pair_result(ours, base)
+        per_round = sorted(b / a for a, b in zip(ours, base))
         rows.append({"kind": make.__name__.strip("_"), "share": share, "bytes": sum(map(len, raws)) // count,
                      "ours_ms": result["subject"]["median"] / count * 1000,
                      "base_ms": result["baseline"]["median"] / count * 1000,
-                     "ratio": result["baseline"]["median"] / result["subject"]["median"]})
+                     "ratio": result["baseline"]["median"] / result["subject"]["median"],
+                     "ratio_min": per_round[0], "ratio_max": per_round[-1], "rounds": rounds})
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--per-kind", type=int, default=200)
-    parser.add_argument("--doc", help="replace the mail section of this Markdown file")
-    args = parser.parse_args(argv)
-    path, size = corpus(args.messages)
-    load_start = os.getloadavg()
+def compare_kinds(before: str, rounds: int, count: int) -> dict:
+    """Rounds of the per-kind table with the code at ``before`` and with this code, each in a new process."""
+    from timing import code_at, run_json, spread
+
+    repo = os.path.dirname(HERE)
+    runs: dict = {"before": [], "after": []}
+    for round_ in range(rounds):
+        for label, code in (("before", code_at(before, repo)), ("after", None)):
+            print(f"round {round_ + 1}/{rounds}: {label}…", file=sys.stderr, flush=True)
+            runs[label].append(run_json([sys.executable, os.path.abspath(__file__), "--kinds-only",
+                                         "--per-kind", str(count)], code, cwd=repo)["kinds"])
+    table = {}
+    for label, results in runs.items():
+        for index, row in enumerate(results[0]):
+            table.setdefault(row["kind"], {})[label] = spread([result[index]["ratio"] for result in results])
+    return {"before_code": before, "rounds": rounds, "kinds": table}
+
+
+def poll_pairs(messages: int, repeats: int) -> dict:
+    """One poll of the whole Maildir alternated with the bare parse of the same files."""
+    path, size = corpus(messages)
     ours, base, ours_cpu, base_cpu, observed = [], [], [], [], 0
-    for round_ in range(args.repeats + 1):
+    for round_ in range(repeats + 1):
         started, cpu = time.perf_counter(), time.process_time()
-        observed = adapter_poll(path, args.messages)
+        observed = adapter_poll(path, messages)
         elapsed, cpu_elapsed = time.perf_counter() - started, time.process_time() - cpu
         started, cpu = time.perf_counter(), time.process_time()
         parsed = bare_parse(path)
@@ -122,15 +146,34 @@ def main(argv: list[str] | None = None) -> int:
             base_cpu.append(base_cpu_elapsed)
     result = pair_result(ours, base)
     result["cpu"] = pair_result(ours_cpu, base_cpu)
-    result.update({
-        "messages": args.messages, "observations": observed, "parsed": parsed, "bytes": size,
-        "obs_per_s": observed / result["subject"]["median"], "msg_per_s": parsed / result["baseline"]["median"],
-        "kinds": per_kind(args.per_kind),
-        "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "loadavg_start": load_start,
-                    "loadavg_end": os.getloadavg()},
-    })
+    result.update({"messages": messages, "observations": observed, "parsed": parsed, "bytes": size,
+                   "obs_per_s": observed / result["subject"]["median"],
+                   "msg_per_s": parsed / result["baseline"]["median"]})
     result["throughput_ratio"] = result["obs_per_s"] / result["msg_per_s"]
     result["cpu_ratio"] = (observed / result["cpu"]["subject"]["median"]) / (parsed / result["cpu"]["baseline"]["median"])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--per-kind", type=int, default=200)
+    parser.add_argument("--kinds-only", action="store_true", help="only the per-kind table (as JSON)")
+    parser.add_argument("--before", help="also the per-kind table of the code at this commit, in alternating rounds")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--doc", help="replace the mail section of this Markdown file")
+    args = parser.parse_args(argv)
+    if args.kinds_only:
+        print(json.dumps({"kinds": per_kind(args.per_kind)}))
+        return 0
+    load_start = os.getloadavg()
+    result = poll_pairs(args.messages, args.repeats)
+    result["kinds"] = per_kind(args.per_kind)
+    if args.before:
+        result["compare"] = compare_kinds(args.before, args.rounds, args.per_kind)
+    result["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(), "loadavg_start": load_start,
+                         "loadavg_end": os.getloadavg()}
     print(json.dumps(result))
     if args.doc:
         write_section(args.doc, result)

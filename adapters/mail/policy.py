@@ -37,10 +37,10 @@ _POLICY = None
 _PARAMS: dict = {}  # header text → its parameters, as ``Message._get_params_preserve`` finds them
 _PARAMS_LIMIT = 512  # texts kept at most (then forgotten all at once)
 _PARAMS_TEXT = 256  # longer header texts are not kept: at most about half a megabyte, whatever mail arrives
-_NAME = r"[\041-\071\073-\176]+"  # the field name of ``email.feedparser.headerRE`` (printable ASCII but ':')
-_HEADER_BLOCK = re.compile(rf"{_NAME}:[^\n]*(?:\n(?:{_NAME}:|[ \t])[^\n]*)*")
+_NAME = r"[\041-\071\073-\176]++"  # the field name of ``email.feedparser.headerRE`` (printable ASCII but ':')
+_HEADER_BLOCK = re.compile(rf"{_NAME}:[^\n]*+(?:\n(?:{_NAME}:|[ \t])[^\n]*+)*+")
 # One field and its line end: in a block that ``_HEADER_BLOCK`` accepts, each match starts where the last ended.
-_FIELD = re.compile(rf"({_NAME}):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)\n?")
+_FIELD = re.compile(rf"({_NAME}):[ \t]*+([^\n]*+(?:\n[ \t][^\n]*+)*+)\n?")
 
 
 def parse(raw: bytes):
@@ -110,11 +110,13 @@ def _build():
             headers, known = self._headers, self._fields
             if known is not None and known[0] is headers and known[1] == len(headers):
                 return known[2]
-            first: dict = {}
-            for field in headers:
-                first.setdefault(field[0].lower(), field)
+            first = {field[0].lower(): field for field in reversed(headers)}  # the first of a name wins
             self._fields = (headers, len(headers), first)
             return first
+
+        def __contains__(self, name):
+            # ``get_param`` (so ``get_content_charset``) asks first; the stdlib lower-cases every name to answer.
+            return name.lower() in self.first_fields()
 
         def get(self, name, failobj=None):
             # The stdlib scans every field, lower-casing each name, on every call (the parser and the

@@ -74,7 +74,9 @@ MUTATIONS = (
 
 
 BOARD_TESTS = ("tests/unit/test_pinboard_fragments.py",)
-# The parts of the board kept between requests (a key that misses an input serves an old card).
+MAIL_PARSE_TESTS = ("tests/unit/test_mail_parse.py",)
+# The parts of the board kept between requests (a key that misses an input serves an old card), and the
+# mail parser's direct path for one-part messages (a message it builds unlike the feed parser).
 MUTATIONS += (
     Mutation("kept-rectangle-ignores-its-boxes", "host/pinboard/fragments.py",
              'whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget, keys)',
@@ -87,6 +89,13 @@ MUTATIONS += (
              'None) for entry in entries)', BOARD_TESTS),
     Mutation("box-key-skips-lines", "host/pinboard/fragments.py",
              'if field.name != "children")', 'if field.name not in ("children", "lines"))', BOARD_TESTS),
+    Mutation("direct-parse-allows-space-in-names", "adapters/mail/policy.py",
+             '_NAME = r"[\\041-\\071\\073-\\176]++"', '_NAME = r"[\\040-\\071\\073-\\176]++"', MAIL_PARSE_TESTS),
+    Mutation("direct-parse-keeps-leading-tabs", "adapters/mail/policy.py",
+             '_FIELD = re.compile(rf"({_NAME}):[ \\t]*+', '_FIELD = re.compile(rf"({_NAME}): *+', MAIL_PARSE_TESTS),
+    Mutation("direct-parse-takes-multipart", "adapters/mail/policy.py",
+             'if message.get_content_maintype() in ("multipart", "message"):',
+             'if message.get_content_maintype() in ("message",):', MAIL_PARSE_TESTS),
     Mutation("card-facts-without-due", "consumers/overview/cardtext.py",
              "        return _FACTS(view)  # a §8 item view has them all",
              "        return _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
