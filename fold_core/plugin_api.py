@@ -14,6 +14,8 @@ plugins never reach for clocks, globals, the store or the plugin manager.
 * ``AgentBackend.propose(request) -> Reply`` — one call of the editor; a
   transport failure raises ``AgentUnavailable``, an unreadable answer is a
   ``Reply`` with ``output=None`` and ``error``. The host owns retries.
+  ``request.tools`` (``EditorTools``, read-only) is there for a backend that
+  lets its model look things up; wrap it in a bounded ``ToolBox``.
 * ``Consumer.deliver(records, context) -> None`` — accepted records in
   event_seq order, at least once; raising means "retry later". The context
   holds a read-only ``StateView`` and the instance's own small durable memory;
@@ -31,9 +33,10 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from fold_core.editor_tools import EditorTools, ToolBox
 from fold_core.errors import FoldError
 from fold_core.observation import Poll
-from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings
+from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings, ToolSettings
 
 __all__ = [
     "Adapter",
@@ -43,8 +46,10 @@ __all__ = [
     "Consumer",
     "ConsumerContext",
     "Correction",
+    "EditorTools",
     "Reply",
     "StateView",
+    "ToolBox",
     "WatchUnsupported",
     "extract_json",
 ]
@@ -137,6 +142,7 @@ class AgentRequest:
     attempt: int = 1
     corrections: tuple[Correction, ...] = ()
     output_schema: Mapping[str, Any] | None = None  # JSON Schema of the §9 output, for servers that take one
+    tools: EditorTools | None = None  # read-only lookups for backends that speak a tool-calling protocol
 
 
 @dataclass
@@ -151,6 +157,7 @@ class Reply:
     latency_ms: float | None = None
     stderr: str | None = None
     model: str | None = None
+    tools: list[dict] = field(default_factory=list)  # the tool calls made (``ToolBox.calls``), for the call log
 
 
 class AgentBackend(ABC):
@@ -273,6 +280,9 @@ class ConsumerContext:
         the host database; e.g. what push has already sent.
     :param coverage: per-source health, as in the §9 signal.
     :param language: the ``[host] language``.
+    :param editor: None while the configured editor answers; else ``{"type", "windows",
+        "since", "error", "fallback"}``: it could not be reached for ``windows`` windows in
+        a row, and ``fallback`` names the editor standing in (``"baseline"``) or is None.
     """
 
     state: StateView
@@ -281,6 +291,7 @@ class ConsumerContext:
     memory: MutableMapping[str, Any] = field(default_factory=dict)
     coverage: Sequence[Mapping[str, Any]] = ()
     language: str = "zh"
+    editor: Mapping[str, Any] | None = None
 
 
 class Consumer(ABC):
@@ -327,4 +338,4 @@ class Consumer(ABC):
 
 
 # ``Settings`` and the three settings bases are re-exported for plugin authors.
-__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings"]
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings", "ToolSettings"]

@@ -162,9 +162,23 @@ def _agent(db, config) -> dict:
     calls = db.calls(limit=1) if db is not None else []
     if calls:
         described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    standing_in = _standing_in(db, config)
+    if standing_in:
+        return _check("agent", "warn", described + standing_in + held)
     if held:
         return _check("agent", "warn", described + held)
     return _check("agent", status, described)
+
+
+def _standing_in(db, config) -> str:
+    """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
+    from fold_host.fallback import editor_status
+
+    status = editor_status(db, config) if db is not None else None
+    if not status or not status["fallback"]:
+        return ""
+    return (f"; it could not be reached in {status['windows']} window(s) in a row since {status['since']} "
+            f"({status['error']}): the baseline editor stands in until it answers")
 
 
 def _held_back(db) -> str:
