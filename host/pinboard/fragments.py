@@ -9,24 +9,26 @@ the template reads:
 * a box of a budget rectangle (``box_of`` in ``boxes.html.j2``): every field
   of the immutable ``Box`` (role, geometry, lines, marks, children), its DOM
   name, whether its card is marked as continuing in the list, the budget;
-  and the whole rectangle (``rectangle`` in ``parts.html.j2``): its boxes'
-  keys, the layer's name and size, the canvas;
+  and the last drawing of each rectangle (``rectangle`` in
+  ``parts.html.j2``), reused when it was drawn from equal boxes (a ``Box``
+  compares every field), marks, size and budget;
 * an entry of the list under a rectangle (``entry_line`` in
   ``parts.html.j2``): the item's ``CARD_FIELDS`` (id, title, summary,
   weight, kind, share, due and stale times), its badges and children, the
   budget. The macro is handed a view made of those facts only, so it cannot
-  read a field the key leaves out (it would fail loudly instead).
+  read a field the key leaves out (it would fail loudly instead); and the
+  last list of each layer, reused for equal facts.
 
 The templates' own words (and the environment's filters and globals) are
 fixed per environment, which is fixed per app. A changed item, a new minute
 that changes a due time, another filter or budget: another key, rendered
-once from the same macros. Least recently used markup goes first.
+once from the same macros. What no board used for a while goes first (two
+generations, bounded).
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import fields
 from operator import attrgetter
 
