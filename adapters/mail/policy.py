@@ -46,7 +46,12 @@ _FIELD = re.compile(rf"({_NAME}):[ \t]*+([^\n]*+(?:\n[ \t][^\n]*+)*+)\n?")
 def parse(raw: bytes):
     """The ``MailMessage`` in ``raw`` (the same object the standard library's parser would build)."""
     policy = parser_policy()
-    message = _one_part(raw, policy) if b"\r" not in raw else None  # (a CR is a line end too: the parser's case)
+    message = None
+    # A CR is a line end too (the parser's case); a header block that names a multipart or message/* type
+    # anywhere goes straight to the parser (cheap byte searches: a hint, the direct path checks the type).
+    end = raw.find(b"\n\n")
+    if end > 0 and b"\r" not in raw and raw.find(b"ultipart/", 0, end) < 0 and raw.find(b"essage/", 0, end) < 0:
+        message = _one_part(raw, policy)
     if message is None:
         from email.parser import BytesParser
 
