@@ -299,8 +299,9 @@ code, each in a new process. Python {result['machine']['python']},
 
 Reading. One-part messages (replies, newsletters, Chinese and Japanese mail) are built without the
 standard library's feed parser: their header lines and body are cut directly, into the same message
-object (`policy.parse`), at about a third of the parser's cost. That lifts Chinese and Japanese mail over
-the target; what is left per message is fixed work the baseline does not do — decoding the subject and
+object (`policy.parse`), at about a third of the parser's cost; multipart mail (a header block that
+names a multipart type) goes to the parser as before. That lifts Chinese and Japanese mail over the
+target (barely: a round may fall under it); what is left per message is fixed work the baseline does not do — decoding the subject and
 names (RFC 2047, GB18030/Big5/ISO-2022-JP), the date, the fingerprint, the body's charset and a validated
 `Observation`. An HTML-only newsletter stays under the target: libxml2's parse of its HTML alone costs
 about half a bare parse of the whole message, and the converter's passes over the tree (hidden elements,

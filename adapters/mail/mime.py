@@ -208,7 +208,8 @@ def _read_body(message: Any, mail: Mail, hints: _Hints, depth: int, budget: list
         mail.embedded.append(embedded)
         texts.append(f"[forwarded message: {embedded.subject or '(no subject)'} — from {embedded.sender or '?'}]")
     mail.text = clean_text("\n\n".join(t for t in texts if t.strip()))
-    defects = sorted({type(d).__name__ for part in message.walk() for d in getattr(part, "defects", ())})
+    parts = message.walk() if message.is_multipart() else (message,)  # what walk() yields for one part
+    defects = sorted({type(d).__name__ for part in parts for d in getattr(part, "defects", ())})
     if defects:
         mail.notes.append("malformed MIME: " + ", ".join(defects[:8]))
     if body is None and not mail.text:
