@@ -16,7 +16,9 @@ input). What it does:
   without new facts is ``duplicate``, a message older than the item's last
   update never overrides it; a withdrawn item is restored under its old id, a
   merged one followed to its successor;
-* feedback, reminders, annotations and reviews: ``baseline_attention``;
+* feedback, reminders, annotations and reviews: ``baseline_attention``; the
+  user's habits with a sender or thread (``user.learned``) move a message one
+  step (``baseline_learned``), said in the reason;
 * every layer it touches fits its budget (``baseline_plan.fit_budget``):
   finished and fyi items give way first, new items that do not fit share a
   bundle parent, a needs-you item due within 7 days stays at high or above;
@@ -34,11 +36,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_attention import Attention, clean_sources
+from fold_host.agents.baseline_learned import Learned
 from fold_host.agents.baseline_output import Output
 from fold_host.agents.baseline_mail import judge, own_words, plain_claims, read_message
 from fold_host.agents.baseline_match import matter_of, news_in, same_matter
@@ -101,6 +105,8 @@ class _Planner(Attention, Output):
                     self.refused.append(code)
                 if code == "annotation_not_found":
                     self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
+        self.learned = Learned(self.user.get("learned"))
+        self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
         self.changes: dict[str, Change] = {}
         self.dispositions: dict[str, dict] = {}
         self._matters: dict[str, Any] | None = None
@@ -226,6 +232,10 @@ class _Planner(Attention, Output):
 
     def _message(self, event: Mapping[str, Any]) -> None:
         verdict = judge(read_message(event, now=self.now, user=self.user))
+        lean = None if verdict.noise else self.learned.lean(event)
+        if lean is not None and lean.apply(verdict.weight) != verdict.weight:
+            verdict = replace(verdict, weight=lean.apply(verdict.weight))
+            self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
         thread_id = thread_item_id(dict(event))
         target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
             self.resolve(thread_id, restore=True)
@@ -275,7 +285,7 @@ class _Planner(Attention, Output):
         if verdict.kind in ("in-progress", "needs-you"):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
-        change.reason = self._reason("new", verdict)
+        change.reason = self._reason("new", verdict, event)
         self.cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
@@ -308,19 +318,22 @@ class _Planner(Attention, Output):
             if change.title and change.kind in ("in-progress", "needs-you"):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
-        change.reason = self._reason(key, verdict)
+        change.reason = self._reason(key, verdict, event)
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
-    def _reason(self, key: str, verdict) -> str:
+    def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)
         due = parse_instant(verdict.due_at) if verdict.due_at else None
         if due is not None and self.moment is not None and key in ("new", "update"):
-            return self.words(f"{key}_due", rule=rule, due=self.words.when(due, self.moment),
+            said = self.words(f"{key}_due", rule=rule, due=self.words.when(due, self.moment),
                               left=self.words.left(due, self.moment))
-        return self.words(key, rule=rule)
+        else:
+            said = self.words(key, rule=rule)
+        habit = self.habits.get(event["id"])
+        return line(f"{said} {habit}", 200) if habit else said
 
 
 def _errors(receipt: Any) -> list[dict]:

@@ -205,13 +205,23 @@ class InboxTables:
 
     # -- reminders -------------------------------------------------------------
 
-    def add_feedback(self, observation: Observation, reminder: dict | None) -> None:
-        """A feedback observation and, for a snooze, its reminder: one transaction."""
+    def add_feedback(self, observation: Observation, reminder: dict | None, learning: dict | None = None) -> None:
+        """A feedback observation, for a snooze its reminder, and what it teaches: one transaction.
+
+        ``learning`` is ``{"at": UTC text, "item", "meaning", "keys": [(by, key)], "forget": bool}``: the
+        keys are noted (``feedback_learning``), or their counts cleared when ``forget``.
+        """
         with self.transaction() as db:
-            self._insert(db, [observation])
+            added = self._insert(db, [observation])
             if reminder is not None:
                 db.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
                            "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+            if learning is not None and added:
+                if learning["forget"]:
+                    self._forget_learning_in(db, learning["keys"])
+                else:
+                    self._note_learning_in(db, feedback=observation.id, at=learning["at"], item=learning["item"],
+                                           meaning=learning["meaning"], keys=learning["keys"])
 
     def unfired_reminders(self) -> list[dict]:
         """Reminders that have not fired yet (in no particular order)."""
