@@ -46,7 +46,7 @@ from fold_host.agents.baseline_learned import Learned
 from fold_host.agents.baseline_output import Output
 from fold_host.agents.baseline_mail import judge, own_words, plain_claims, read_message
 from fold_host.agents.baseline_match import matter_of, news_in, same_matter
-from fold_host.agents.baseline_plan import BUNDLES, Change, Known, fit_budget
+from fold_host.agents.baseline_plan import BUNDLE_IDS, Change, Known, fit_budget
 from fold_host.agents.baseline_rules import heavier, line, quote, summary_line, thread_item_id, title_line
 from fold_host.agents.baseline_words import Words
 from fold_host.agents.conversation import Clock, skill_language
@@ -209,11 +209,12 @@ class _Planner(Attention, Output):
             change.new_sources.append({"channel": source["channel"], "ref": url})
 
     def _same_matter(self, event: Mapping[str, Any]) -> tuple[str, str] | None:
-        """An active or withdrawn item about the same matter as an event outside its threads."""
+        """An item about the same matter as an event outside its threads: active, withdrawn, or new in this
+        batch (a forward read in the same window as its original)."""
         if self._matters is None:
             self._matters = {}
             for item_id, view in self.known.active.items():
-                if item_id not in BUNDLES.values():
+                if item_id not in BUNDLE_IDS:
                     quotes = " ".join(str(s.get("quote") or "") for s in view.get("sources") or ())
                     self._matters[item_id] = (matter_of(view.get("title")), matter_of(view.get("summary"), quotes))
             for item_id, entry in self.known.not_active.items():
@@ -226,6 +227,14 @@ class _Planner(Attention, Output):
                 target = self.resolve(item_id, restore=True)
                 if target is not None:
                     return target
+        # An item of this batch: only by a shared identifier or the same subject (a forward, a re-send).
+        subject = title_line(event.get("title"), 24)
+        for change in self.changes.values():
+            if change.mode == "new" and change.bundle is None and (
+                    subject and subject == change.title
+                    or found.keys & matter_of(change.title, change.summary, *(
+                        str(s.get("quote") or "") for s in change.new_sources)).keys):
+                return change.id, "new"
         return None
 
     # -- messages -------------------------------------------------------------------------
@@ -249,28 +258,34 @@ class _Planner(Attention, Output):
             self._new(event, verdict, thread_id)
             return
         item_id, mode = target
-        if mode == "patch" and self._settled(event, verdict, item_id, by_thread):
+        if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
-        """Dispose of an event that changes nothing on its active item (duplicate, late); True when done."""
-        view = self.known.active[item_id]
+        """Dispose of an event that changes nothing on its item (duplicate, late); True when done.
+
+        The item is an active one (its stored view and what this batch plans for it) or one this batch
+        creates."""
+        view = self.known.active.get(item_id, {})
+        change = self.changes.get(item_id)
+        sources = clean_sources(view.get("sources")) + (change.new_sources if change else [])
+        kind = change.kind if change and change.kind else view.get("kind")
         ref = f"event:{event['id']}"
         if any(s["ref"] == ref for s in clean_sources(view.get("sources"))):
             self._dispose(event["id"], "duplicate", self.words("duplicate"), [item_id])
             return True
-        said = " ".join([str(view.get("title") or ""), str(view.get("summary") or ""), str(view.get("due_at") or "")]
-                        + [str(s.get("quote") or "") for s in view.get("sources") or ()])
+        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary"), view.get("due_at")]
+                        + ([change.title, change.summary, change.due_at] if change else [])
+                        + [s.get("quote") for s in sources])
         own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
-        if not by_thread and item_id not in self.changes and not news_in(own, said) and (
-                not verdict.explicit_kind or verdict.kind == view["kind"]):
+        if not by_thread and not news_in(own, said) and (not verdict.explicit_kind or verdict.kind == kind):
             self._dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
             return True
-        seen = [parse_instant(s.get("observed_at")) for s in view.get("sources") or ()]
+        seen = [parse_instant(s.get("observed_at")) for s in sources]
         seen = [t for t in seen if t is not None]
         sent, basis = parse_instant(event.get("at")), max(seen) if seen else parse_instant(view.get("updated_at"))
-        if sent is not None and basis is not None and sent < basis and verdict.kind != view["kind"]:
+        if sent is not None and basis is not None and sent < basis and verdict.kind != kind:
             self._dispose(event["id"], "used", self.words("late", item=item_id), [item_id])
             return True
         return False

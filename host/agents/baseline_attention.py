@@ -28,7 +28,7 @@ from typing import Any
 
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_terms import words
-from fold_host.agents.baseline_plan import BUNDLES
+from fold_host.agents.baseline_plan import BUNDLE_IDS
 from fold_host.agents.baseline_rules import heavier, lighter_by_one, line
 
 __all__ = ["Attention", "clean_sources", "merge_sources"]
@@ -134,7 +134,7 @@ class Attention:
         if self.moment is None:
             return
         for item_id, view in self.known.active.items():
-            if item_id in self.changes or item_id in BUNDLES.values():
+            if item_id in self.changes or item_id in BUNDLE_IDS:
                 continue
             summary = str(view.get("summary") or view.get("title") or "")
             stale = parse_instant(view.get("stale_after"))

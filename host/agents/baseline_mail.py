@@ -208,7 +208,7 @@ def judge(r: Reading) -> Verdict:
         return _incident(r, due_at)
     if r.asks and not r.partial and r.sender != "feed":
         return _request(r, due_at)
-    local = r.addressed or r.sender in ("worklog", "person")
+    local = r.addressed or r.sender == "worklog"  # "尊敬的客户" is not written to the user personally
     if r.partial:
         return Verdict(False, "normal" if local else "low", "in-progress", "partial", True, due_at)
     if r.autopay and not r.pay_failed:
