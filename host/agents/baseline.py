@@ -328,7 +328,7 @@ class _Planner(Attention, Output):
             summary = line(plain_claims(summary), 60)
         if summary:
             change.summary = summary
-        if moved_on and mode == "patch" and event.get("title"):  # the old title no longer says where it stands
+        if moved_on and mode in ("patch", "new") and event.get("title"):  # the old title no longer says where it stands
             change.title = title_line(event.get("title"), 24) or None
             if change.title and change.kind in ("in-progress", "needs-you"):
                 change.title = line(plain_claims(change.title), 24) or change.title
