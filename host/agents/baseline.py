@@ -222,8 +222,9 @@ class _Planner(Attention, Output):
         found = matter_of(event.get("title"), own_words(str(event.get("text") or ""))[:300])
         heading = matter_of(_REPLY_OR_FORWARD.sub("", str(event.get("title") or ""))) if event.get("title") else None
         for item_id, (title, more) in self._matters.items():
-            whole = type(title)(title.keys | more.keys, title.topic)
-            if (found.keys & whole.keys or found.topic & whole.topic) and same_matter(found, whole, heading):
+            whole = type(title)(title.keys | more.keys, title.topic, title.amounts | more.amounts)
+            if (found.keys & whole.keys or found.amounts & whole.amounts or found.topic & whole.topic) and \
+                    same_matter(found, whole, heading):
                 target = self.resolve(item_id, restore=True)
                 if target is not None:
                     return target

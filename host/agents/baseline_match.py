@@ -6,7 +6,8 @@ what identifies a matter in a text:
 
 * identifiers — letter-and-digit codes and numbers of three digits or more
   ("VS2026-104417", "MU5101", "#128", "3310048812"), not years, dates,
-  times, decimals or percentages;
+  times, decimals or percentages; and amounts of money ("6,500.00 元",
+  "¥3,482.16": four digits or more, or cents);
 * topic — Chinese character pairs and English words of four letters or more,
   without common function words.
 
@@ -27,6 +28,9 @@ __all__ = ["Matter", "matter_of", "news_in", "same_matter"]
 
 _ID = re.compile(r"(?<![\w.,:/-])#?([A-Za-z]{0,8}-?\d[\dA-Za-z-]{2,})(?![\w%]|[.,:]\d)")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# An amount of money names a matter too ("6,500.00 元", "¥3,482.16", "EUR 1,450"): four digits or more, or cents.
+_AMOUNT = re.compile(r"(?:[¥￥$€£]|\b(?:rmb|cny|usd|eur|gbp)\s?)\s*(\d{1,3}(?:,\d{3})+|\d+)(\.\d{1,2})?"
+                     r"|(\d{1,3}(?:,\d{3})+|\d+)(\.\d{1,2})?\s*(?:元|块|(?:rmb|cny|usd|eur|gbp)\b)", re.IGNORECASE)
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 _STOP_BIGRAMS = frozenset(
@@ -43,12 +47,14 @@ _STOP_WORDS = frozenset(
 class Matter:
     keys: frozenset[str]
     topic: frozenset[str]
+    amounts: frozenset[str] = frozenset()  # a shared amount names the same matter; different ones do not conflict
 
 
 def matter_of(*texts: str | None) -> Matter:
     """The identifiers and topic terms of some texts (a title first, then a summary or a body)."""
     keys: set[str] = set()
     topic: set[str] = set()
+    amounts: set[str] = set()
     for text in texts:
         if not text:
             continue
@@ -58,16 +64,21 @@ def matter_of(*texts: str | None) -> Matter:
             if digits >= 3 and not re.fullmatch(r"(?:19|20)\d\d", key) and not re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?",
                                                                                           key):
                 keys.add(key)
+        for found in _AMOUNT.finditer(text):
+            whole, cents = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+            digits = whole.replace(",", "")
+            if len(digits) >= 4 or (cents and cents.strip(".0")):
+                amounts.add(f"{int(digits)}{cents if cents and cents.strip('.0') else ''}")
         for run in _CJK_RUN.findall(text):
             topic.update(run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in _STOP_BIGRAMS)
         topic.update(w.lower() for w in _EN_WORD.findall(text) if w.lower() not in _STOP_WORDS)
-    return Matter(frozenset(keys), frozenset(topic))
+    return Matter(frozenset(keys), frozenset(topic), frozenset(amounts))
 
 
 def same_matter(event: Matter, item: Matter, title: Matter | None = None) -> bool:
     """Whether an event's matter is the item's (see the module text); ``title``: the event title's own terms,
     half of which the item must share too (two different "weekly status" mails are different matters)."""
-    if event.keys & item.keys:
+    if event.keys & item.keys or event.amounts & item.amounts:
         return True
     if event.keys and item.keys:
         return False  # both name their objects, and the names differ

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASK", "ASKS_YOU", "AUTOMATED_LOCAL", "AUTOMATED_TEXT", "AUTOPAY", "CONSEQUENCE", "FAILURE", "GENERIC_GREETING", "GROUP_GREETING", "GROUP_LOCAL", "IMPACT", "INCIDENT", "MY_LEAVE", "NEWSLETTER", "NO_ACTION", "ON_DUTY", "ON_LEAVE", "PARTIAL", "PAY_FAILED", "PHISHING", "PRODUCTION", "PROMO_STRONG", "PROMO_WEAK", "QUESTION", "QUOTE_START", "REPLY", "RESULT", "SOFT_ASK", "STAGING", "Terms", "URGENT", "WAITING", "words"]
+__all__ = ["ASK", "ASKS_YOU", "AUTOMATED_LOCAL", "AUTOMATED_TEXT", "AUTOPAY", "CONSEQUENCE", "FAILURE", "GENERIC_GREETING", "GROUP_GREETING", "GROUP_LOCAL", "IMPACT", "INCIDENT", "NEWSLETTER", "NO_ACTION", "ON_DUTY", "ON_LEAVE", "PARTIAL", "PAY_FAILED", "PHISHING", "PROD_DONE", "PRODUCTION", "PROMO_STRONG", "PROMO_WEAK", "QUESTION", "QUOTE_START", "REPLY", "RESULT", "SOFT_ASK", "STAGING", "Terms", "URGENT", "WAITING", "words"]
 
 
 class Terms:
@@ -118,14 +118,16 @@ NO_ACTION = words("无需操作", "无需处理", "无需回复", "无需任何�
                    "r:for your (?:information|records|reference)", "fyi only", "you can ignore this",
                    "r:[如若](?:非|不是|果不是|果非)本人(?:操作)?", "r:if (?:this|it) (?:wasn't|was not) you",
                    "r:if you did(?:n't| not) (?:make|request|do|change|authori[sz]e)")
-AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "代扣", "autopay", "auto-pay", "automatic payment",
+AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "自动转账", "自动付款", "代扣", "autopay", "auto-pay",
+                 "automatic payment", "automatic transfer", "standing order",
                  "direct debit", "r:(?:will be |is )?(?:automatically|auto) ?(?:debited|charged|paid|deducted)",
                  "r:will be (?:debited|charged|deducted) (?:automatically|from your)")
 PAY_FAILED = words("扣款失败", "支付失败", "还款失败", "缴费失败", "payment failed", "r:could not be (?:charged|processed)",
                     "card was declined", "payment was declined", "被退回", "退回", "驳回", "rejected", "returned")
 RESULT = words("已合并", "合并到", "已完成", "已办结", "已发布", "已上线", "已部署", "已解决", "已送达", "已签收", "已妥投",
                 "已到账", "到账成功", "付款成功", "支付成功", "还款成功", "缴费成功", "已批准", "审批通过", "已通过", "已生成",
-                "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "已接受",
+                "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "已接受", "已入账",
+                "入账成功", "r:已于[^。；\n]{0,24}(?:到账|入账|送达|签收|完成|发放|办结)",
                 "接受了", "accepted", "merged",
                 "completed", "resolved", "released", "delivered", "payment received", "paid", "succeeded",
                 "successfully", "approved", "is ready", "are ready", "now available", "passed", "deployed", "published",
@@ -140,6 +142,8 @@ PARTIAL = words("r:(?:还没有?|尚未|未|暂未|仍未|还未|待)(?:验证|�
                  "r:only (?:on|in) staging", "staging only", "r:(?:仅|只)(?:在|于)?[^。；\\n]{0,12}(?:验证|测试)",
                  "r:(?:生产|线上|production)[^。；\\n]{0,8}(?:还没|尚未|未|还未|暂未|not yet)",
                  "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)")
+PROD_DONE = words("r:(?:生产|线上|正式)环境?[^。；，\n]{0,6}(?:已|验证通过|确认|恢复)", "已上线", "已全量", "已发布到生产",
+                   "r:(?:deployed|released|rolled out|live) (?:to|in|on) production", "r:production[^.;\n]{0,12}(?:verified|confirmed)")
 FAILURE = words("告警", "报警", "故障", "宕机", "不可用", "错误率", "失败", "出错", "中断", "崩溃", "outage", "alert",
                  "alarm", "incident", "error rate", "failed", "failure", "failing", "degraded", "unavailable", "crashed",
                  "r:\\bdown\\b")
@@ -169,8 +173,8 @@ QUOTE_START = re.compile(r"^(?:on .{0,200}wrote:|在.{0,100}写道[:：]|-{2,}\s
                           r"|from:.{0,200}\n\s*sent:|发件人[:：])", re.IGNORECASE | re.MULTILINE)
 ON_DUTY = words("值班", "轮值", "on-call", "on call", "oncall", "on duty")
 ON_LEAVE = words("休假", "请假", "年假", "不值班", "不在值班", "on leave", "on vacation", "out of office", "ooo", "pto",
+                  "r:\\bi(?:'m| am) away",
                   "off duty", "not on call", "off-call", "on holiday")
-MY_LEAVE = words("r:我[^，。,.]{0,4}(?:休假|请假|年假|不值班)", "r:\\bI(?:'m| am) (?:on leave|on vacation|out of office|off duty|not on call)")
 INCIDENT = words("告警", "报警", "故障", "宕机", "outage", "alert", "alarm", "incident", "pagerduty", "sev1", "sev2", "p0", "p1")
 REPLY = re.compile(r"^\s*(?:re|aw|答复|回复)\s*(?:\[\d+\])?\s*[:：]", re.IGNORECASE)
 SOFT_ASK = words("最好看一下", "最好先看", "建议先看", "有空看", "有空的话", "when you get a chance", "if you have time",
