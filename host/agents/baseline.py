@@ -45,7 +45,7 @@ from fold_host.agents.baseline_attention import Attention, clean_sources
 from fold_host.agents.baseline_learned import Learned
 from fold_host.agents.baseline_output import Output
 from fold_host.agents.baseline_mail import judge, own_words, plain_claims, read_message
-from fold_host.agents.baseline_match import matter_of, news_in, same_matter
+from fold_host.agents.baseline_match import matter_of, news_in, resent, same_matter
 from fold_host.agents.baseline_plan import BUNDLE_IDS, Change, Known, fit_budget
 from fold_host.agents.baseline_rules import heavier, line, quote, summary_line, thread_item_id, title_line
 from fold_host.agents.baseline_words import Words
@@ -280,7 +280,8 @@ class _Planner(Attention, Output):
                         + ([change.title, change.summary, change.due_at] if change else [])
                         + [s.get("quote") for s in sources])
         own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
-        if not by_thread and not news_in(own, said) and (not verdict.explicit_kind or verdict.kind == kind):
+        if not by_thread and not news_in(own, said) and resent(str(event.get("title") or ""), own, said) and (
+                not verdict.explicit_kind or verdict.kind == kind):
             self._dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
             return True
         seen = [parse_instant(s.get("observed_at")) for s in sources]

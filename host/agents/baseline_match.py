@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Matter", "matter_of", "news_in", "same_matter"]
+__all__ = ["Matter", "matter_of", "news_in", "resent", "same_matter"]
 
 _ID = re.compile(r"(?<![\w.,:/-])#?([A-Za-z]{0,8}-?\d[\dA-Za-z-]{2,})(?![\w%]|[.,:]\d)")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -95,3 +95,16 @@ def news_in(event_text: str, item_text: str) -> bool:
     """Whether the event states a number the item's text does not (a new time, amount or count)."""
     known = {n.lstrip("0") or "0" for n in _NUMBER.findall(item_text)}
     return any((n.lstrip("0") or "0") not in known for n in _NUMBER.findall(event_text))
+
+
+_FORWARDED = re.compile(r"^\s*(?:fwd?|fw|转发|wg)\s*[:：]|转发的邮件|forwarded message|begin forwarded message|原始邮件",
+                        re.IGNORECASE | re.MULTILINE)
+
+
+def resent(title: str, own_text: str, item_text: str) -> bool:
+    """Whether a message passes on what an item already says: a forward, or a re-send whose own words are
+    mostly the item's (a reply in its own words, "回执收到了，费用还没交", is news even without a new number)."""
+    if _FORWARDED.search(title) or _FORWARDED.search(own_text):
+        return True
+    own = matter_of(own_text).topic
+    return bool(own) and 5 * len(own & matter_of(item_text).topic) >= 3 * len(own)

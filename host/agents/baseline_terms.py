@@ -141,7 +141,9 @@ PARTIAL = words("r:(?:还没有?|尚未|未|暂未|仍未|还未|待)(?:验证|�
                  "r:not (?:been )?(?:verified|tested)", "untested", "r:yet to be (?:verified|tested|deployed)",
                  "r:only (?:on|in) staging", "staging only", "r:(?:仅|只)(?:在|于)?[^。；\\n]{0,12}(?:验证|测试)",
                  "r:(?:生产|线上|production)[^。；\\n]{0,8}(?:还没|尚未|未|还未|暂未|not yet)",
-                 "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)")
+                 "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)",
+                 "r:(?:还没有?|尚未|未|没有)[^。；\n]{0,4}(?:全量|全面上线|全部上线|全面发布|全部发布)",
+                 "r:not (?:yet )?(?:fully|widely) (?:rolled out|released|deployed)", "r:(?:only|still) (?:on|in) (?:canary|beta)")
 PROD_DONE = words("r:(?:生产|线上|正式)环境?[^。；，\n]{0,6}(?:已|验证通过|确认|恢复)", "已上线", "已全量", "已发布到生产",
                    "r:(?:deployed|released|rolled out|live) (?:to|in|on) production", "r:production[^.;\n]{0,12}(?:verified|confirmed)")
 FAILURE = words("告警", "报警", "故障", "宕机", "不可用", "错误率", "失败", "出错", "中断", "崩溃", "outage", "alert",
