@@ -36,7 +36,8 @@ _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 _STOP_BIGRAMS = frozenset(
     "我们 你们 您的 你的 我的 请于 请在 已经 提醒 通知 邮件 您好 你好 谢谢 感谢 如下 以下 以上 可以 需要 是否 如果 因为 所以 但是 "
     "还是 或者 以及 进行 相关 有关 关于 这个 那个 一个 今天 明天 时间 日期 附件 回复 转发 系统 自动 发送 请勿 直接 先生 女士 尊敬 "
-    "客户 用户 您于 已于 中心 服务 处理 确认 提交 完成".split())
+    "客户 用户 您于 已于 中心 服务 处理 确认 提交 完成 日前 号前 之前 以前 截止 前处 前交 前提 前回 前完 前发 前给 事项 "
+    "项请".split())  # the words of any deadline ("12 日前处理") name no matter
 _STOP_WORDS = frozenset(
     "this that with from your have will been about there their would could should please thanks regards dear "
     "hello here what when which while into also only just more some than then them they were what your yours "

@@ -118,7 +118,8 @@ NO_ACTION = words("无需操作", "无需处理", "无需回复", "无需任何�
                    "r:for your (?:information|records|reference)", "fyi only", "you can ignore this",
                    "r:[如若](?:非|不是|果不是|果非)本人(?:操作)?", "r:if (?:this|it) (?:wasn't|was not) you",
                    "r:if you did(?:n't| not) (?:make|request|do|change|authori[sz]e)")
-AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "自动转账", "自动付款", "代扣", "autopay", "auto-pay",
+AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "自动转账", "自动付款", "自动扣除", "自动划扣", "自动划款", "代扣",
+                 "代缴", "托收", "autopay", "auto-pay",
                  "automatic payment", "automatic transfer", "standing order",
                  "direct debit", "r:(?:will be |is )?(?:automatically|auto) ?(?:debited|charged|paid|deducted)",
                  "r:will be (?:debited|charged|deducted) (?:automatically|from your)")
