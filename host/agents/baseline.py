@@ -21,7 +21,8 @@ input). What it does:
   step (``baseline_learned``), said in the reason;
 * every layer it touches fits its budget (``baseline_plan.fit_budget``):
   finished and fyi items give way first, new items that do not fit share a
-  bundle parent, a needs-you item due within 7 days stays at high or above;
+  bundle parent (and a bundle inside it when that is full), a needs-you item
+  due within 7 days stays at high or above;
 * on a receipt: ``item_exists`` (an id older than the not-active window)
   becomes a restore, ``item_merged`` follows ``merged_into``; any other error,
   or the same error again, gives the safe minimal batch (no declarations,

@@ -13,7 +13,9 @@
   2. at the root, new items that do not fit go into a **bundle**, an item whose
      children layer has its own budget: "更多待你处理" (needs-you) or "其他动态"
      (everything else) — several pressing matters share a parent rather than
-     push each other out;
+     push each other out; a bundle's layer that does not fit moves its least
+     pressing new items into a bundle of the same kind inside it (at most
+     ``MAX_LEVEL`` deep);
   3. items still in progress and requests without a near deadline are lowered
      to low, then withdrawn;
   4. a needs-you item due within 7 days (or overdue) is *protected*: lowered
