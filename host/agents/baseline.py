@@ -234,7 +234,7 @@ class _Planner(Attention, Output):
         for change in self.changes.values():
             if change.mode == "new" and change.bundle is None and (
                     subject and subject == change.title
-                    or found.keys & matter_of(change.title, change.summary, *(
+                    or found.keys and found.keys & matter_of(change.title, change.summary, *(
                         str(s.get("quote") or "") for s in change.new_sources)).keys):
                 return change.id, "new"
         return None
@@ -279,7 +279,7 @@ class _Planner(Attention, Output):
             return True
         said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary"), view.get("due_at")]
                         + ([change.title, change.summary, change.due_at] if change else [])
-                        + [s.get("quote") for s in sources])
+                        + [s.get("quote") for s in sources[-8:]])  # the latest sources say what is known now
         own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
         if not by_thread and not news_in(own, said) and resent(str(event.get("title") or ""), own, said) and (
                 not verdict.explicit_kind or verdict.kind == kind):
