@@ -59,10 +59,14 @@ def learning_for(db, item: str, refs, meaning: str, now: str) -> dict | None:
             keys[("thread", thread)] = None
     if not keys:
         return None
-    return {"at": _utc(now), "item": item, "meaning": meaning, "keys": list(keys), "forget": meaning == "input"}
+    return {"at": _utc(now), "before": _since(now), "item": item, "meaning": meaning, "keys": list(keys),
+            "forget": meaning == "input"}
+
+
+def _since(now: str) -> str:
+    return (parse_instant(now) - timedelta(days=LEARN_DAYS)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def learned_for(db, now: str) -> list[dict]:
     """``user.learned`` at ``now``: the counts of the last ``LEARN_DAYS`` days (older feedback is dropped)."""
-    since = (parse_instant(now) - timedelta(days=LEARN_DAYS)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return db.learned(since, MAX_LEARNED)
+    return db.learned(_since(now), MAX_LEARNED)

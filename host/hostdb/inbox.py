@@ -231,8 +231,9 @@ class InboxTables:
     def add_feedback(self, observation: Observation, reminder: dict | None, learning: dict | None = None) -> None:
         """A feedback observation, for a snooze its reminder, and what it teaches: one transaction.
 
-        ``learning`` is ``{"at": UTC text, "item", "meaning", "keys": [(by, key)], "forget": bool}``: the
-        keys are noted (``feedback_learning``), or their counts cleared when ``forget``.
+        ``learning`` is ``{"at", "before": UTC texts, "item", "meaning", "keys": [(by, key)], "forget": bool}``:
+        the keys are noted (``feedback_learning``), or their counts cleared when ``forget``; what is older
+        than ``before`` is forgotten.
         """
         with self.transaction() as db:
             added = self._insert(db, [observation])
@@ -240,6 +241,7 @@ class InboxTables:
                 db.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
                            "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
             if learning is not None and added:
+                self._prune_learning_in(db, learning["before"])
                 if learning["forget"]:
                     self._forget_learning_in(db, learning["keys"])
                 else:

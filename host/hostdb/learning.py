@@ -56,10 +56,10 @@ class LearningTables:
             removed += db.execute("DELETE FROM feedback_learning WHERE by = ? AND key = ?", (by, key)).rowcount
         return removed
 
-    def prune_learning(self, before: str) -> None:
-        """Forget feedback older than ``before`` (a UTC instant text)."""
-        with self.transaction() as db:
-            db.execute("DELETE FROM feedback_learning WHERE at < ?", (before,))
+    @staticmethod
+    def _prune_learning_in(db: sqlite3.Connection, before: str) -> None:
+        """Forget feedback older than ``before`` (a UTC instant text): it no longer counts."""
+        db.execute("DELETE FROM feedback_learning WHERE at < ?", (before,))
 
     def learned(self, since: str, limit: int) -> list[dict]:
         """Per sender and thread since ``since`` (UTC text): ``snoozed``, ``acknowledged`` (neither followed

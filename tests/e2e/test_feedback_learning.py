@@ -104,3 +104,17 @@ def test_the_editor_is_handed_the_counts_and_a_thread_counts_on_its_own(tmp_path
     learned = shown["call"]["request"]["input"]["user"]["learned"]
     assert {"sender": "li.na@work.example", "snoozed": 3, "acknowledged": 0, "acted": 0}.items() <= \
         next(e for e in learned if e.get("sender")).items()
+
+
+def test_feedback_older_than_ninety_days_no_longer_counts(tmp_path):
+    box = Mailbox(tmp_path)
+    item = _note(box, LI, 1)
+    for _ in range(3):
+        box.feedback(item["id"], "snooze")
+    box.clock += timedelta(days=91)
+    assert _note(box, LI, 2)["weight"] == "normal"  # the old habit is forgotten
+    box.feedback(item["id"], "ack")  # noting new feedback drops the old rows
+    with open_host_db(box.ws.store) as db:
+        learned = db.learned("2000-01-01T00:00:00Z", 50)
+    assert [(e.get("sender"), e["snoozed"], e["acknowledged"]) for e in learned if "sender" in e] == [
+        ("li.na@work.example", 0, 1)]
