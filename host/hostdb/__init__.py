@@ -12,6 +12,7 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 * ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
+* ``feedback_learning`` — what feedback teaches, per sender and thread (``learning``);
 * ``host_meta`` — small facts such as the last window (``connection``);
   the open window and its commit intent (``one_host``).
 
@@ -31,6 +32,7 @@ from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
+from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.one_host import OneHost
 from fold_host.hostdb.pg_shared import ClaimLost
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
@@ -41,8 +43,8 @@ __all__ = ["FILE_NAME", "MIGRATIONS", "ClaimLost", "ConsumerMemory", "HostDB", "
            "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, OneHost,
-             Connection):
+class HostDB(InboxTables, DispositionTables, LearningTables, SearchTables, SourceTables, ConsumerTables, CallTables,
+             OneHost, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 

@@ -3,7 +3,7 @@
 ``foldctl migrate`` moves the store (``fold_core.store.migrate``) and then
 this: every row of host.db's tables — observations and their dispositions,
 cursors, polls, sources, reminders, consumers and their memory, the call
-log, ``host_meta`` — with its own ``seq`` and values, written into an empty
+log, what feedback taught, ``host_meta`` — with its own ``seq`` and values, written into an empty
 target in one transaction; the search index is rebuilt from the
 observations. The open windows go their target's way: host.db keeps one
 (``one_host``), PostgreSQL one row each, given to no host and already
@@ -46,6 +46,7 @@ HOST_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # table: (c
                      "input_tokens", "output_tokens", "outcome", "error", "model", "skill", "tools", "fallback"),
                     ("seq",)),
     "host_meta": (("key", "value"), ("key",)),
+    "feedback_learning": (("feedback", "at", "item", "meaning", "by", "key"), ("feedback", "by", "key")),
 }
 CHUNK = 2000  # rows read and written at once
 _WINDOW_KEYS = (WINDOW_KEY, INTENT_KEY)

@@ -22,8 +22,10 @@ from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.consumers import ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
 from fold_host.hostdb.inbox import InboxTables
+from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.pg_connection import PgConnection, PgLink, host_schema_version
 from fold_host.hostdb.pg_hosts import HostRows
+from fold_host.hostdb.pg_learning import PgLearning
 from fold_host.hostdb.pg_schema import schema_name
 from fold_host.hostdb.pg_dialect import PgDialect
 from fold_host.hostdb.pg_shared import SharedWork
@@ -34,8 +36,8 @@ __all__ = ["PgHostDB", "PgHostPool", "open_pg_host_db", "pg_host_db_exists"]
 POOL_SIZE = 4  # idle connections a host keeps
 
 
-class PgHostDB(SharedWork, HostRows, PgDialect, InboxTables, DispositionTables, SourceTables, ConsumerTables,
-               CallTables, PgConnection):
+class PgHostDB(SharedWork, HostRows, PgDialect, PgLearning, InboxTables, DispositionTables, LearningTables,
+               SourceTables, ConsumerTables, CallTables, PgConnection):
     """One connection to a store's host tables in PostgreSQL, with every table's operations."""
 
 

@@ -68,6 +68,23 @@ class PgDialect:
         with self.replayable():  # a call row lost in a server crash is not worth a WAL flush per call
             return super().log_call(**fields)
 
+    def _newest_of_first_poll(self, max_events: int) -> list | None:
+        """As on SQLite, among the observations no window holds, the newest chosen ``FOR UPDATE SKIP LOCKED``
+        (by ``at`` as an instant, then arrival): hosts choosing at once take different ones."""
+        fresh = "status = 'pending' AND failed_windows = 0 AND claim IS NULL"
+        first = self.connection.execute(f"SELECT observed_at FROM observations WHERE {fresh} ORDER BY seq LIMIT 1"
+                                        ).fetchone()
+        if first is None:
+            return None
+        size = self.connection.execute(f"SELECT count(*) FROM observations WHERE {fresh} AND observed_at = ?",
+                                       (first[0],)).fetchone()[0]
+        if size <= max_events:
+            return None
+        return self.connection.execute(
+            f"SELECT body FROM observations WHERE seq IN (SELECT seq FROM observations WHERE {fresh} AND "
+            f"observed_at = ? ORDER BY CAST(at AS timestamptz) DESC NULLS LAST, seq DESC LIMIT ? "
+            f"FOR UPDATE SKIP LOCKED) ORDER BY seq", (first[0], max_events)).fetchall()
+
     def _mark_in(self, db, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
         rows = []
         for entry in dispositions:

@@ -33,7 +33,7 @@ SCHEMA_PREFIX = "fold_host_"
 NAME_LIMIT = 63  # PostgreSQL's identifier length
 
 MIGRATIONS: tuple[str, ...] = (
-    # 1: host.db's tables as of its schema 4, and the tables of several hosts.
+    # 1: host.db's tables as of its schema 5, and the tables of several hosts.
     """
     CREATE TABLE host_schema_version (
         version integer PRIMARY KEY,
@@ -146,6 +146,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX agent_calls_by_batch ON agent_calls (batch_id, seq);
     CREATE TABLE host_meta (key text COLLATE "C" PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE feedback_learning (
+        feedback text NOT NULL,
+        at text COLLATE "C" NOT NULL,
+        item text NOT NULL,
+        meaning text NOT NULL,
+        by text COLLATE "C" NOT NULL CHECK (by IN ('sender', 'thread')),
+        key text COLLATE "C" NOT NULL,
+        PRIMARY KEY (feedback, by, key)
+    );
+    CREATE INDEX feedback_learning_by_key ON feedback_learning (by, key);
+    CREATE INDEX feedback_learning_by_at ON feedback_learning (at);
     CREATE TABLE windows (
         batch_id text PRIMARY KEY,
         holder text NOT NULL,
