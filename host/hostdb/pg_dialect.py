@@ -80,10 +80,11 @@ class PgDialect:
                                        (first[0],)).fetchone()[0]
         if size <= max_events:
             return None
-        return self.connection.execute(
+        rows = self.connection.execute(
             f"SELECT body FROM observations WHERE seq IN (SELECT seq FROM observations WHERE {fresh} AND "
             f"observed_at = ? ORDER BY CAST(at AS timestamptz) DESC NULLS LAST, seq DESC LIMIT ? "
             f"FOR UPDATE SKIP LOCKED) ORDER BY seq", (first[0], max_events)).fetchall()
+        return rows or None  # all of them being chosen by other hosts: the next ones in arrival order
 
     def _mark_in(self, db, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
         rows = []

@@ -51,7 +51,8 @@ def test_the_inbox_keeps_observations_once_in_arrival_order(location):
         assert db.add_observations([observation(9), observation(8), observation(9)]) == 2
         assert db.add_observations([]) == 0
         assert [o.id for o in db.pending()] == [f"mail:{n}" for n in range(7)] + ["mail:9", "mail:8"]
-        assert [o.id for o in db.window_events(3, parse_instant(NOW))] == ["mail:0", "mail:1", "mail:2"]
+        # One poll brought more than a window takes: its newest first (here: the last to arrive).
+        assert [o.id for o in db.window_events(3, parse_instant(NOW))] == ["mail:6", "mail:9", "mail:8"]
         assert db.pending_count() == db.ready_count(parse_instant(NOW)) == 9
         listed = db.observations(limit=2)
         assert [row["id"] for row in listed] == ["mail:8", "mail:9"] and listed[0]["status"] == "pending"
@@ -170,3 +171,30 @@ def test_the_open_window_and_its_intent(location):
                          drop=("open_window", "commit_intent"), note=("last_window", {"batch_id": "w1"}))
         assert db.window_row() is None and db.meta("last_window") == {"batch_id": "w1"}
         assert db.status_counts() == {"processed": 1, "pending": 1}
+
+
+def test_what_feedback_teaches(location):
+    from fold_host.learning import learned_for, learning_for
+
+    with open_host_db(location) as db:
+        mail = Observation(id="mail:1", source="mail", channel="email", sender="Boss <boss@example.org>",
+                           observed_at=NOW, title="visa", text="", thread="t-1")
+        db.add_observations([mail, observation(2)])
+        db.mark([{"event": "mail:1", "disposition": "used", "why": "w", "related": ["visa"]}], batch_id="b1", now=NOW)
+        assert db.observations_about("visa") == [("Boss <boss@example.org>", "t-1")]
+        assert db.observations_about("visa", ["mail:2"]) == [(None, None), ("Boss <boss@example.org>", "t-1")]
+        for n, meaning in enumerate(["snooze", "snooze", "ack"]):
+            teach = learning_for(db, "visa", [], meaning, f"2026-10-0{n + 1}T08:00:00+08:00")
+            db.add_feedback(observation(n, source="feedback"), None, teach)
+        taught = learned_for(db, "2026-10-09T08:00:00+08:00")
+        assert {tuple(sorted(entry)) for entry in taught} == {("acknowledged", "acted", "last", "sender", "snoozed"),
+                                                              ("acknowledged", "acted", "last", "snoozed", "thread")}
+        assert [(e["snoozed"], e["acknowledged"], e["acted"]) for e in taught] == [(2, 1, 0), (2, 1, 0)]
+
+
+def test_a_big_poll_is_read_newest_first_by_instant(location):
+    times = ["2026-10-09T08:00:00+08:00", "2026-10-09T01:00:00Z", "2026-10-09T09:30:00+08:00", None]
+    with open_host_db(location) as db:
+        db.add_observations([Observation(id=f"mail:{n}", source="mail", channel="email", observed_at=NOW, at=at,
+                                         title="t", text="") for n, at in enumerate(times)])
+        assert [o.id for o in db.window_events(2, parse_instant(NOW))] == ["mail:1", "mail:2"]
