@@ -198,3 +198,31 @@ def test_a_big_poll_is_read_newest_first_by_instant(location):
         db.add_observations([Observation(id=f"mail:{n}", source="mail", channel="email", observed_at=NOW, at=at,
                                          title="t", text="") for n, at in enumerate(times)])
         assert [o.id for o in db.window_events(2, parse_instant(NOW))] == ["mail:1", "mail:2"]
+
+
+def test_both_schemas_and_the_move_know_every_table_and_column(tmp_path, postgres_cluster):
+    """A migration of host.db without its PostgreSQL counterpart (or without its place in a move) fails here."""
+    import sqlite3
+
+    import psycopg
+
+    from fold_core.store.location import parse_url
+    from fold_host.hostdb.move import HOST_TABLES
+    from fold_host.hostdb.pg_schema import schema_name
+
+    open_host_db(tmp_path).close()
+    lite = sqlite3.connect(tmp_path / "host.db")
+    tables = [name for (name,) in lite.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT "
+                                               "LIKE 'sqlite_%' AND name NOT LIKE 'observation_text%'")]
+    on_sqlite = {table: {row[1] for row in lite.execute(f"PRAGMA table_info({table})")} for table in tables}
+    url = postgres_cluster.url(store=f"schemas-{os.getpid()}")
+    open_host_db(url).close()
+    with psycopg.connect(parse_url(url).conninfo) as conn:
+        on_postgres: dict[str, set] = {}
+        for table, column in conn.execute("SELECT table_name, column_name FROM information_schema.columns "
+                                          "WHERE table_schema = %s", (schema_name(parse_url(url).name),)):
+            on_postgres.setdefault(table, set()).add(column)
+    for table, columns in on_sqlite.items():
+        assert columns <= on_postgres.get(table, set()), f"{table}: {columns - on_postgres.get(table, set())}"
+        assert set(HOST_TABLES[table][0]) == columns, table
+    assert set(HOST_TABLES) == set(on_sqlite)
