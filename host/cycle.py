@@ -38,7 +38,7 @@ from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "tick"]
 
 
 
@@ -151,8 +151,8 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     return report
 
 
-def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
-    """Reminders → signal → context → editor → commit → mark → consumers."""
+def run_window(host: Host, db, now: datetime, now_text: str, *, deliver: bool = True) -> CycleReport:
+    """Reminders → signal → context → editor → commit → mark → consumers (``deliver``: the caller delivers)."""
     fire_due(db, now, now_text)
     _register_consumers(host, db, now_text)
     try:
@@ -165,7 +165,8 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
             report = _edit(host, db, *found, now_text) if found else CycleReport()
     except ClaimLost as lost:  # several hosts: the one that took the window over finishes it
         report = CycleReport(lost=str(lost))
-    report.deliveries = _deliver(host, db, now_text)
+    if deliver:
+        report.deliveries = deliver_records(host, db, now_text)
     return report
 
 
@@ -249,7 +250,8 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
         register_new(db, host.location, host.consumers, now=now_text, store=host.store)
 
 
-def _deliver(host: Host, db, now_text: str) -> list[dict]:
+def deliver_records(host: Host, db, now_text: str, store=None) -> list[dict]:
+    """Hand the consumers what is new (``store``: a reader of the caller's; default the host's own)."""
     if not host.consumers:
         return []
     from fold_host.delivery import deliver_all
@@ -257,7 +259,7 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config),
-                       store=host.store)
+                       store=store or host.store)
 
 
 def pause_point(location: str, point: str) -> None:

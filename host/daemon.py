@@ -25,8 +25,10 @@ with a clear message (exit 3). On a store in PostgreSQL any number of daemons
 a source is polled by one host at a time (a poll that finds another host
 polling leaves the source to it; a watched source's news is tried again
 ``watch_delay`` later), windows are claimed, each consumer delivers from one
-host at a time; the watch job also notices windows another host let expire
-and consumers left behind the store's head, and starts a cycle for them. SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
+host at a time — in a **delivery job** of its own, asked for after each
+committed window (coalesced like cycles), so that windows follow one another
+without waiting for consumers; the watch job also notices windows another
+host let expire and consumers left behind the store's head. SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
 because every step is durable (host.db transactions, the store's commit
 protocol, the commit intent) and the next start resumes it. Logs: one line
@@ -47,6 +49,7 @@ from zoneinfo import ZoneInfo
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
 from fold_core.store.locate import describe
+from fold_core.store.location import is_url
 from fold_host.presence import presence
 from fold_host.reminders import unfired
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
@@ -137,6 +140,9 @@ class Daemon:
         self._watchers: list = []
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
         self._reader = None  # a store reader for the watch job (several hosts)
+        self.shared = is_url(host.location)  # several hosts: deliveries in a job of their own
+        self._delivering = self._delivery_requested = False
+        self._deliveries_store = None  # the delivery job's reader
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -248,6 +254,8 @@ class Daemon:
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
             behind = self._deliveries_behind(db)
+        if behind:
+            self.request_delivery()
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -255,12 +263,11 @@ class Daemon:
                                        run_date=datetime.fromisoformat(reminder["due_at"]),
                                        id=f"reminder:{reminder['id']}", replace_existing=True)
                 self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
-        if (pending and time.monotonic() >= self._agent_retry_at) or behind:
+        if pending and time.monotonic() >= self._agent_retry_at:
             with self._flags:
                 idle = not self._cycling
             if idle:
-                self.request_cycle(f"{pending} pending observation(s)" if pending else
-                                   f"consumer(s) behind the store: {', '.join(behind)}")
+                self.request_cycle(f"{pending} pending observation(s)")
 
     def _deliveries_behind(self, db) -> list[str]:
         """Several hosts: consumers (not waiting after a failure) behind the store's last record."""
@@ -284,6 +291,39 @@ class Daemon:
                 return
             self._cycling = True
         self.scheduler.add_job(self._job(self.cycle), id="cycle", replace_existing=True)
+
+    def request_delivery(self) -> None:
+        """Several hosts: ask for a delivery; requests made while one runs are coalesced into one more."""
+        with self._flags:
+            if self._delivering:
+                self._delivery_requested = True
+                return
+            self._delivering = True
+        self.scheduler.add_job(self._job(self.deliver), id="deliver", replace_existing=True)
+
+    def deliver(self) -> None:
+        from fold_core.store.locate import open_store
+        from fold_host.cycle import deliver_records
+
+        try:
+            while True:
+                with self._flags:
+                    self._delivery_requested = False
+                if self._deliveries_store is None:
+                    self._deliveries_store = open_store(self.host.location)
+                with self.host.open_db() as db:
+                    results = deliver_records(self.host, db, self.clock()[1], store=self._deliveries_store)
+                for result in results:
+                    if result.get("status") == "failed":
+                        self.log("problem", detail=f"consumer {result.get('consumer')} failed: {result.get('error')}")
+                with self._flags:
+                    if not self._delivery_requested:
+                        self._delivering = False
+                        return
+        except BaseException:
+            with self._flags:
+                self._delivering = False
+            raise
 
     def cycle(self) -> None:
         try:
@@ -310,7 +350,7 @@ class Daemon:
         now, now_text = self.clock()
         try:
             with self.host.open_db() as db:
-                report = run_window(self.host, db, now, now_text)
+                report = run_window(self.host, db, now, now_text, deliver=not self.shared)
                 self._schedule_review(db)
         except FoldError as error:
             self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
@@ -327,6 +367,8 @@ class Daemon:
             self._editor_failed()
         elif report.outcome != "nothing":
             self._agent_failures, self._agent_retry_at = 0, 0.0
+        if self.shared and report.receipt is not None and report.outcome != "failed":
+            self.request_delivery()
         return report
 
     def _editor_failed(self) -> None:
