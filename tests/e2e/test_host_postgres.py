@@ -111,3 +111,25 @@ def test_the_daemon_on_a_store_url_and_a_second_one_beside_it(url, tmp_path):
     assert len(commits(ws)) == len({record["batch_id"] for record in commits(ws)})
     code, doctor, _ = ws.run("doctor")
     assert {check["detail"] for check in doctor["checks"] if check["name"] == "daemon"} == {"not running"}
+
+
+def test_the_pinboard_on_a_store_url(url, tmp_path):
+    """The board, an observation's page and a feedback button, all through the database."""
+    import httpx
+
+    from fold_host.pinboard.app import create_app
+    from fold_host.pinboard.server import Bind, ServerThread
+
+    ws = Workspace(tmp_path, script=["track"], store_url=url)
+    ws.feed("mail", mail(1))
+    assert ws.tick(NOW)["outcome"] == "committed"
+    with ServerThread(create_app(url), Bind("127.0.0.1", 0, None)) as board, \
+            httpx.Client(base_url=board.url) as client:
+        assert client.get("/").status_code == 200
+        page = client.get("/observation/mail:1")
+        assert page.status_code == 200 and "mail 1" in page.text
+        item = client.get("/item/t-mail-1")
+        token = item.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        answer = client.post("/item/t-mail-1/feedback", data={"meaning": "ack", "csrf": token})
+        assert answer.status_code in (302, 303)
+    assert any(o.startswith("feedback:") for o in inbox(ws))
