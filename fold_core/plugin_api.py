@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from fold_core.errors import FoldError
-from fold_core.observation import Poll
+from fold_core.observation import Health, Poll
 from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings
 
 __all__ = [
@@ -71,6 +71,15 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    def probe(self, *, timeout: float) -> Health | None:
+        """``foldctl doctor --probe``: try reaching the source and its credentials now, reading nothing.
+
+        :param timeout: seconds the attempt may take (the caller stops waiting after them).
+        :return: how it went (a failed ``Health`` with its error class, never an exception),
+            or None when this type has nothing to try (the default).
+        """
+        return None
 
 
 # -- agents --------------------------------------------------------------------
@@ -140,6 +149,15 @@ class AgentBackend(ABC):
     def describe(self) -> str:
         """One line for ``doctor`` and the cycle's output (no secrets)."""
         return self.type_name
+
+    def probe(self, *, timeout: float) -> str | None:
+        """``foldctl doctor --probe``: ask the endpoint something cheap (its model list) without editing.
+
+        :param timeout: seconds the request may take.
+        :return: one line on what answered, or None when there is nothing to ask (the default);
+            raise ``AgentUnavailable`` when the endpoint cannot be reached or lacks the model.
+        """
+        return None
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)

@@ -3,9 +3,14 @@
 ``{"ok": bool, "checks": [{"name", "status": "ok"|"warn"|"fail", "detail"}]}``
 — ``ok`` is false when a check fails (exit 1). Checks, in order: the
 configuration and its file permissions, the store, the host database (with
-the inbox backlog), the daemon, every source (health, last error, backoff),
-the editor (which backend, the default baseline announced as such, the last
-failed window) and every consumer. A plugins.toml that does not load is not a
+the inbox backlog), the daemon (running with a fresh heartbeat, stopped
+cleanly, or dead — ``health.daemon_check``), every source
+(``HostDB.source_health``'s verdict: a source that never succeeded or whose
+credentials were refused fails at once; one whose next poll is more than two
+intervals past is "not polling"), the editor (which backend, the default
+baseline announced as such, the last failed window) and every consumer; with
+``probe``, a login to each source that can try one and a model-list request
+to the editor (``doctor_probe``). A plugins.toml that does not load is not a
 failed check but a configuration error (exit 2), like for every command.
 Doctor only reads: it creates neither a store nor a host database.
 """
@@ -17,26 +22,35 @@ import stat
 
 __all__ = ["diagnose"]
 
-SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails (before: warn)
 
+def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
+             probe: bool = False) -> dict:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
 
-def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
     from fold_core.cli.common import resolve_store
+    from fold_core.timefmt import parse_instant
     from fold_host.plugins import load_config
 
     config = load_config(config_file)
     store_dir = resolve_store(store_given)
-    checks = [_config(config), _permissions(config), _store(store_dir, now)]
+    moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
+    checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
     db = _open_db(store_dir)
     try:
         checks.append(_host_db(db, store_dir))
-        checks.append(_daemon(store_dir))
-        checks.extend(_sources(db, config))
+        daemon = _daemon(db, store_dir, moment)
+        checks.append(daemon)
+        checks.extend(_sources(db, config, moment, daemon))
         checks.append(_agent(db, config))
         checks.extend(_consumers(db, config))
     finally:
         if db is not None:
             db.close()
+    if probe:
+        from fold_host.doctor_probe import probe_all
+
+        checks.extend(probe_all(config))
     return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
 
 
@@ -99,37 +113,60 @@ def _host_db(db, store_dir: str) -> dict:
     return _check("host database", "ok", detail)
 
 
-def _daemon(store_dir: str) -> dict:
+def _daemon(db, store_dir: str, moment) -> dict:
+    from fold_host.health import daemon_check
     from fold_host.hostlock import host_running
 
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
-    return _check("daemon", "ok", f"running ({holder})" if holder else "not running")
+    record = db.daemon_record() if db is not None else None
+    ok, detail = daemon_check(record, holder, moment)
+    return _check("daemon", "ok" if ok else "fail", detail)
 
 
-def _sources(db, config) -> list[dict]:
-    from fold_host.hostdb.sources import last_error as kept_error
-
-    rows = db.source_rows() if db is not None else {}
+def _sources(db, config, moment, daemon: dict) -> list[dict]:
+    listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
+        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
+    types = {instance.name: instance for instance in config.adapters}
     checks = []
-    for instance in config.adapters:
-        name = f"source {instance.name}"
-        row = rows.get(instance.name)
-        if row is None or row["last_poll_at"] is None:
-            checks.append(_check(name, "warn", f"type {instance.type_name}: not polled yet"))
-            continue
-        error = kept_error(row["last_error"])
-        last_error = f"; last error at {error['at']} ({error['class']}): {error['message']}" if error else ""
-        if row["disabled"]:
-            checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
-                                 "settings in plugins.toml to try again"))
-        elif row["failures"]:
-            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER else "warn"
-            checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
-                                 f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
-        else:
-            checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
-                                 f"{last_error}"))
+    for entry in listed:
+        instance = types[entry["source"]]
+        checks.append(_source_check(entry, instance, daemon))
     return checks
+
+
+def _source_check(entry: dict, instance, daemon: dict) -> dict:
+    name = f"source {entry['source']}"
+    if entry["reason"] == "not polled yet":
+        return _check(name, "warn", f"type {instance.type_name}: not polled yet")
+    error = entry.get("error")
+    last_error = (f"; last error at {entry['error_at']} ({entry['error_class']}): {error}"
+                  if error and entry["failures"] else "")
+    severity = entry["severity"]
+    if entry["disabled"]:
+        detail = (f"disabled: the source said it is gone{last_error}; change its settings in plugins.toml "
+                  "to try again")
+    elif entry["failures"]:
+        detail = (f"{entry['reason']}: {entry['failures']} failed poll(s) in a row, next try at "
+                  f"{entry['next_poll_at']}; last ok at {entry['last_ok_at'] or 'never'}{last_error}")
+    else:
+        detail = f"last ok at {entry['last_ok_at']}, next poll at {entry['next_poll_at']}"
+    if entry["overdue"]:
+        every = instance.settings.every
+        running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
+        why = ("the daemon runs but does not poll it" if running else
+               "no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`")
+        detail = (f"not polling: the next poll was due at {entry['next_poll_at']}, more than two intervals "
+                  f"({_span(2 * every)}) ago — {why}; {detail}")
+        if severity == "ok":
+            severity = "warn"
+    return _check(name, severity, detail)
+
+
+def _span(delta) -> str:
+    from fold_core.timefmt import compact_duration
+
+    seconds = int(delta.total_seconds())
+    return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
 def _agent(db, config) -> dict:

@@ -104,18 +104,34 @@ class EmailAdapter(Adapter):
             except Exception:
                 pass
 
+    def probe(self, *, timeout: float) -> Health:
+        """Connect and log in (``doctor --probe``), then log out: no folder is opened."""
+        password = env_value(self.settings.password_env)
+        if password is None:
+            return Health.failed("auth", f"the environment variable {self.settings.password_env} (password_env) "
+                                         "is not set")
+        try:
+            client = self._connect(password, timeout)
+        except Exception as error:  # translated at the boundary, as in poll
+            return health_for(error, self._where())
+        try:
+            client.logout()
+        except Exception:
+            pass
+        return Health.ok(f"{self._where()}: logged in as {self.settings.username}")
+
     def _where(self) -> str:
         return f"{self.settings.host}:{self._port()}"
 
     def _port(self) -> int:
         return self.settings.port or (993 if self.settings.security == "ssl" else 143)
 
-    def _connect(self, password: str):
+    def _connect(self, password: str, seconds: float | None = None):
         import ssl
 
         from imapclient import IMAPClient, SocketTimeout
 
-        seconds = self.settings.poll_timeout.total_seconds()
+        seconds = self.settings.poll_timeout.total_seconds() if seconds is None else seconds
         timeout = SocketTimeout(connect=min(seconds, 30.0), read=seconds)
         context = None
         if self.settings.security != "none":

@@ -144,6 +144,21 @@ class SdkBackend(AgentBackend):
     def describe(self) -> str:
         return f"{self.type_name} ({self.settings.model} at {self.settings.base_url or self.default_host})"
 
+    def probe(self, *, timeout: float) -> str:
+        """The endpoint's model list (``GET …/models``): reachable, the key accepted, the model offered."""
+        clock = Clock()
+        try:
+            listed = [getattr(model, "id", None) for model in
+                      self._connect().with_options(timeout=timeout, max_retries=0).models.list()]
+        except Exception as error:  # the SDK's transport and status errors
+            raise unavailable(error, clock, self.type_name) from None
+        where = self.settings.base_url or self.default_host
+        if self.settings.model not in listed:
+            shown = ", ".join(str(name) for name in listed[:10]) + (" …" if len(listed) > 10 else "")
+            raise AgentUnavailable("model", f"{where} does not offer the model {self.settings.model!r}; it lists "
+                                            f"{len(listed)}: {shown or 'none'}")
+        return f"{where} answered in {clock.ms:g} ms and offers {self.settings.model} ({len(listed)} model(s))"
+
     def _connect(self):
         if self._client is None:
             self._client = self.sdk_client()(

@@ -54,8 +54,11 @@ def register(commands) -> None:
     doctor = commands.add_parser("doctor", help="check configuration, store, sources, editor, consumers",
                                  description="Configuration and health checks; exit 1 when a check fails.")
     _common(doctor)
+    doctor.add_argument("--probe", action="store_true",
+                        help="also log in to each source that can try one (IMAP) and ask the editor's endpoint "
+                             "for its model list (at most 15 s)")
     doctor.add_argument("--now", help=argparse.SUPPRESS)
-    doctor.set_defaults(run=run_doctor, render_text=_view(_doctor_text))
+    doctor.set_defaults(run=run_doctor, render_text=_doctor_text)
 
     plugins = commands.add_parser("plugins", help="installed plugin types",
                                   description="Installed adapter, consumer and agent types and where they come from.")
@@ -127,7 +130,7 @@ def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
 def run_doctor(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.doctor import diagnose
 
-    document = diagnose(config_given(), args.store, now=args.now)
+    document = diagnose(config_given(), args.store, now=args.now, probe=args.probe)
     return document, 0 if document["ok"] else 1
 
 
@@ -209,8 +212,21 @@ def _feedback_text(doc: dict) -> str:
 
 
 def _doctor_text(doc: dict) -> str:
-    lines = [f"{c['status']:>4}  {c['name']}: {c['detail']}" for c in doc["checks"]]
-    return "\n".join(lines) + ("\nok\n" if doc["ok"] else "\nsome checks failed\n")
+    """Every check, failing ones first, then warnings, then the rest (each group in doctor's order)."""
+    if "checks" not in doc:  # an error document (configuration, store)
+        from fold_core.cli.textview import render_answer
+
+        return render_answer("", doc)
+    order = {"fail": 0, "warn": 1}
+    checks = sorted(doc["checks"], key=lambda check: order.get(check["status"], 2))
+    lines = [f"{c['status']:>4}  {c['name']}: {c['detail']}" for c in checks]
+    failed = sum(1 for c in checks if c["status"] == "fail")
+    warned = sum(1 for c in checks if c["status"] == "warn")
+    if failed:
+        verdict = f"{failed} check(s) failed" + (f", {warned} warning(s)" if warned else "")
+    else:
+        verdict = "ok" + (f" ({warned} warning(s))" if warned else "")
+    return "\n".join(lines) + f"\n{verdict}\n"
 
 
 def _plugins_text(doc: dict) -> str:

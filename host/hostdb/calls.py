@@ -6,6 +6,8 @@ import json
 import sqlite3
 from typing import Any
 
+from fold_host.hostdb.watch import count_in
+
 __all__ = ["CALL_COLUMNS", "CallTables"]
 
 CALL_COLUMNS = ("batch_id", "attempt", "backend", "at", "latency_ms", "request", "response", "stderr",
@@ -27,6 +29,9 @@ class CallTables:
         with self.transaction() as db:
             db.execute(f"INSERT INTO agent_calls ({', '.join(CALL_COLUMNS)}) "
                        f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})", values)
+            count_in(db, "agent_calls", (fields.get("backend") or "", fields.get("outcome") or ""))
+            count_in(db, "agent_tokens", ("input",), fields.get("input_tokens") or 0)
+            count_in(db, "agent_tokens", ("output",), fields.get("output_tokens") or 0)
             if keep_requests is not None:
                 # The inbox keeps the events: older rows drop their request body.
                 db.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) "

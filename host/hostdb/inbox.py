@@ -17,6 +17,7 @@ from typing import Any
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import parse_instant
 from fold_host.bounded import backoff
+from fold_host.hostdb.watch import count_in
 
 __all__ = ["InboxTables", "retry_pause"]
 
@@ -60,6 +61,7 @@ class InboxTables:
                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
                        (source, now, health.status, health.error_class, health.message, added,
                         json.dumps(list(health.notes), ensure_ascii=False) if health.notes else None))
+            count_in(db, "polls", (source, health.status))
         return added
 
     def add_observations(self, observations: Iterable[Observation]) -> int:
@@ -197,10 +199,15 @@ class InboxTables:
                         entry["event"]))
 
     def settle_window(self, dispositions: Iterable[dict], *, batch_id: str, now: str, drop: Sequence[str],
-                      note: tuple[str, Any]) -> None:
-        """Mark a window's observations, drop the ``drop`` meta keys and set ``note``: one transaction."""
+                      note: tuple[str, Any], outcome: str | None = None) -> None:
+        """Mark a window's observations, drop the ``drop`` meta keys and set ``note``: one transaction.
+
+        ``outcome`` (committed, checked, acknowledged) is counted in ``windows``.
+        """
         with self.transaction() as db:
             self._mark_in(db, dispositions, batch_id=batch_id, now=now)
+            if outcome is not None:
+                count_in(db, "windows", (outcome,))
             self._drop_meta_in(db, *drop)
             self._set_meta_in(db, *note)
 
@@ -208,6 +215,7 @@ class InboxTables:
                     note: tuple[str, Any]) -> None:
         """A window the editor could not settle: (``count``: its observations' failures grow), one transaction."""
         with self.transaction() as db:
+            count_in(db, "windows", ("failed",))
             if ids and count:
                 db.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
                            f"WHERE id IN ({_marks(ids)})", (now, *ids))

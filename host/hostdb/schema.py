@@ -106,6 +106,25 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE observations ADD COLUMN failed_at TEXT;
     """,
+    # 4: monitoring counters that survive restarts and pruning (polls, windows, editor calls and
+    # tokens, deliveries), started from what the older tables hold.
+    """
+    CREATE TABLE counters (
+        name TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        value INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (name, labels)
+    ) WITHOUT ROWID;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'polls', json_array(source, status), count(*) FROM polls GROUP BY source, status;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_calls', json_array(coalesce(backend, ''), coalesce(outcome, '')), count(*) FROM agent_calls
+        GROUP BY coalesce(backend, ''), coalesce(outcome, '');
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_array('input'), coalesce(sum(input_tokens), 0) FROM agent_calls;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_array('output'), coalesce(sum(output_tokens), 0) FROM agent_calls;
+    """,
 )
 
 
