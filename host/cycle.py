@@ -34,7 +34,7 @@ from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "same_instance", "tick"]
 
 OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}
 
@@ -42,7 +42,8 @@ OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowl
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, store_dir: str) -> None:
+    def __init__(self, config, store_dir: str, *, reuse: "Host | None" = None) -> None:
+        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept."""
         from fold_core.store.file import create_store, file_store
 
         if config.agent is None:
@@ -51,8 +52,10 @@ class Host:
                               "baseline editor is installed", file=where, instance="agent", field="type")
         self.config, self.store_dir = config, store_dir
         create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
-        self.store = file_store(store_dir)
-        self.adapters = [(instance, _build(instance)) for instance in config.adapters]
+        self.store = reuse.store if reuse is not None else file_store(store_dir)
+        kept = {instance.name: (instance, adapter) for instance, adapter in reuse.adapters} if reuse else {}
+        self.adapters = [(instance, kept[instance.name][1]) if same_instance(kept.get(instance.name), instance)
+                         else (instance, _build(instance)) for instance in config.adapters]
         self.consumers = config.consumers
         self.agent = _build(config.agent)
         self.agent_type = config.agent.type_name
@@ -60,7 +63,7 @@ class Host:
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
-        self.poller = Poller()
+        self.poller = reuse.poller if reuse is not None else Poller()
 
     def open_db(self):
         return open_host_db(self.store_dir)
@@ -224,6 +227,11 @@ def pause_point(store_dir: str, point: str) -> None:
         with open(os.path.join(store_dir, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
+
+
+def same_instance(kept: tuple | None, instance) -> bool:
+    """Whether a running ``(instance, adapter)`` has the type and settings of ``instance`` (a reload keeps it)."""
+    return kept is not None and kept[0].type_name == instance.type_name and kept[0].settings == instance.settings
 
 
 def _build(instance):

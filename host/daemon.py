@@ -35,8 +35,11 @@ from zoneinfo import ZoneInfo
 
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
+from fold_host.health import HEARTBEAT_EVERY
 from fold_host.hostlock import HostLock
+from fold_host.systemd import notify, watchdog_seconds
 from fold_host.reminders import unfired
+from fold_host.retention import retain
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
@@ -45,17 +48,19 @@ __all__ = ["Daemon", "EventLog", "run"]
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
+RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
 
 
 class EventLog:
-    """One line per event on stderr: ``at event key=value …`` or one JSON object."""
+    """One line per event on stderr: ``at event key=value …`` or one JSON object; ``at`` in ``zone``."""
 
-    def __init__(self, form: str = "text", stream=None) -> None:
-        self.form, self.stream = form, stream or sys.stderr
+    def __init__(self, form: str = "text", stream=None, zone: ZoneInfo | None = None) -> None:
+        self.form, self.stream, self.zone = form, stream or sys.stderr, zone
         self._lock = threading.Lock()
 
     def __call__(self, event: str, **fields) -> None:
-        at = datetime.now().astimezone().isoformat(timespec="seconds")
+        now = datetime.now(self.zone) if self.zone is not None else datetime.now().astimezone()
+        at = now.isoformat(timespec="seconds")
         if self.form == "json":
             line = json.dumps({"at": at, "event": event, **fields}, ensure_ascii=False, default=str)
         else:
@@ -73,28 +78,50 @@ def _shown(value) -> str:
     return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
 
 
-def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]:
-    """Run until SIGTERM / SIGINT; the final document and exit code."""
-    log = EventLog(log_format)
+def run(config, store_dir: str, *, log_format: str = "text", load_config=None) -> tuple[dict, int]:
+    """Run until SIGTERM / SIGINT; SIGHUP reloads the configuration (``load_config()``, default: the same file)."""
+    from fold_host import systemd
+    from fold_host.reload import reload
+
+    if load_config is None:
+        from fold_host.plugins import load_config as load
+
+        given = str(config.path) if config.path is not None else None
+        load_config = lambda: load(given)  # noqa: E731
+    log = EventLog(log_format, zone=ZoneInfo(config.host.timezone))
     with HostLock(store_dir, "run"):
         daemon = Daemon(Host(config, store_dir), log)
-        stop = threading.Event()
+        stop, wake = threading.Event(), threading.Event()
         received: list[str] = []
+        reloads: list[int] = []
 
         def on_signal(number, _frame) -> None:
-            received.append(signal.Signals(number).name)
-            stop.set()
+            if number == signal.SIGHUP:
+                reloads.append(number)
+            else:
+                received.append(signal.Signals(number).name)
+                stop.set()
+            wake.set()
 
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
         try:
             daemon.start()
-            while not stop.wait(0.5):
-                pass
+            systemd.notify("READY=1", f"STATUS=polling {len(daemon.host.adapters)} source(s)", f"MAINPID={os.getpid()}")
+            while not stop.is_set():
+                wake.wait(0.5)
+                wake.clear()
+                while reloads and not stop.is_set():
+                    reloads.clear()
+                    systemd.reloading()
+                    reload(daemon, load_config)
+                    systemd.notify("READY=1", f"STATUS=polling {len(daemon.host.adapters)} source(s)")
+            systemd.notify("STOPPING=1")
             finished = daemon.stop(STOP_GRACE)
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
         document = {"ok": True, "stopped_by": received[0] if received else None, "cycles": daemon.cycles}
+        daemon.stopped()
         log("stop", signal=document["stopped_by"], cycles=daemon.cycles, clean=finished)
         if not finished:
             # A job is still inside a poll or an editor call: leave it. Everything it did so
@@ -134,14 +161,49 @@ class Daemon:
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(self.zone)
         for instance, adapter in self.host.adapters:
-            every = instance.settings.every.total_seconds()
-            self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
-                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
+            self.add_source(instance, adapter, at=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        with self.host.open_db() as db:
+            db.daemon_started(pid=os.getpid(), now=self.clock()[1])
+        watchdog = watchdog_seconds()
+        beat = min(HEARTBEAT_EVERY, watchdog / 2) if watchdog else HEARTBEAT_EVERY
+        self.scheduler.add_job(self._job(self.heartbeat), "interval", seconds=beat, id="heartbeat")
+        self.scheduler.add_job(self._job(self.retain), "interval", seconds=RETAIN_EVERY, id="retain",
+                               next_run_time=now)
         self.scheduler.start()
         self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
+
+    def add_source(self, instance, adapter, *, at: datetime | None = None) -> None:
+        """The poll job of one source: every ``every`` with a jitter, the first at ``at`` (default now)."""
+        every = instance.settings.every.total_seconds()
+        self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
+                               jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}",
+                               next_run_time=at or datetime.now(self.zone), replace_existing=True)
+
+    def heartbeat(self) -> None:
+        """host.db's ``beat_at`` and systemd's watchdog: the scheduler still runs jobs."""
+        with self.host.open_db() as db:
+            db.daemon_beat(pid=os.getpid(), now=self.clock()[1])
+        notify("WATCHDOG=1")
+
+    def retain(self) -> None:
+        """Drop the text of old processed observations (``[host] keep_observations``)."""
+        keep = self.host.config.host.keep_observations
+        now, now_text = self.clock()
+        with self.host.open_db() as db:
+            dropped = retain(db, keep, now, now_text)
+        if dropped:
+            self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
+
+    def stopped(self) -> None:
+        """A clean stop, noted in host.db (``/healthz`` and doctor tell it from a death)."""
+        try:
+            with self.host.open_db() as db:
+                db.daemon_stopped(pid=os.getpid(), now=self.clock()[1])
+        except Exception as error:  # noting it is best effort; the stop itself is done
+            self.log("error", job="stopped", error=f"{type(error).__name__}: {error}")
 
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""

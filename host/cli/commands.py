@@ -78,6 +78,7 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
     from fold_host.cycle import Host, tick
     from fold_host.hostlock import HostLock
+    from fold_host.retention import retain
 
     config = load_config(config_given())
     store_dir = resolve_store(args.store)
@@ -87,6 +88,11 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
         try:
             explain(f"foldctl tick: editor: {host.describe_agent()}")
             report = tick(host, now, now_text)
+            with host.open_db() as db:
+                dropped = retain(db, config.host.keep_observations, now, now_text)
+            if dropped:
+                explain(f"foldctl tick: dropped the text of {dropped} processed observation(s) older than "
+                        f"keep_observations")
         finally:
             host.close()
     for line in report.problems():
@@ -98,15 +104,16 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
     from fold_host.daemon import run
 
-    config = load_config(config_given())
+    given = config_given()
+    config = load_config(given)
     store_dir = resolve_store(args.store)
     if not args.serve:
-        return run(config, store_dir, log_format=args.log_format)
+        return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
     from fold_host.pinboard.server import ServerThread, from_config
 
     with ServerThread(*from_config(config, store_dir)) as pinboard:
         explain(f"foldctl run: the Pinboard at {pinboard.url}")
-        document, code = run(config, store_dir, log_format=args.log_format)
+        document, code = run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
     return {**document, "pinboard": pinboard.url}, code
 
 

@@ -11,6 +11,7 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
 * ``counters`` and the daemon's heartbeat — what monitoring reads (``watch``);
+* retention of old observations' text (``retention``);
 * ``host_meta`` — small facts such as the last window (``connection``).
 
 The schema and its ordered migrations are in ``schema``.
@@ -24,6 +25,7 @@ from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
+from fold_host.hostdb.retention import RetentionTables
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
 from fold_host.hostdb.sources import SourceTables
 from fold_host.hostdb.watch import WatchTables
@@ -31,7 +33,7 @@ from fold_host.hostdb.watch import WatchTables
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, SourceTables, ConsumerTables, CallTables, WatchTables, Connection):
+class HostDB(InboxTables, SourceTables, ConsumerTables, CallTables, WatchTables, RetentionTables, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 
