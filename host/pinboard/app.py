@@ -12,6 +12,7 @@ templates, none needing JavaScript (there is none):
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
     GET  /login, POST /login   the token form (only when a token is configured)
     GET  /static/pinboard.css  the only stylesheet
+    GET  /healthz, /metrics    health (200 / 503) and Prometheus metrics (``watch``)
 
 One long-lived ``Store`` reads the store (it keeps the recovered state and
 reads only what other processes appended since), under the store's own lock
@@ -98,10 +99,12 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     from starlette.routing import Route
 
     from fold_host.pinboard.routes import Pages
+    from fold_host.pinboard.watch import Watch
 
     pinboard = Pinboard(store_dir, timezone=timezone, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
     pages = Pages(pinboard, _environment(), _stylesheet(), token=token)
+    watch = Watch(pinboard)
     routes = [
         Route("/", pages.guarded(pages.board_page)),
         Route("/item/{item}", pages.guarded(pages.item_view)),
@@ -112,6 +115,8 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/login", pages.login, methods=["POST"]),
         Route("/static/pinboard.css", pages.stylesheet),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/healthz", watch.healthz),
+        Route("/metrics", watch.metrics),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
     guard = Guard(app, token=token, loopback=loopback, denied=pages.denied)
