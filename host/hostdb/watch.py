@@ -67,6 +67,13 @@ class WatchTables:
             if record is not None and record.get("pid") == pid:
                 self._set_meta_in(db, DAEMON_KEY, {**record, "stopped_at": now})
 
+    def daemon_restored(self, *, now: str) -> None:
+        """A restored copy: the daemon that ran while the backup was taken does not run here."""
+        with self.transaction() as db:
+            record = self._daemon_in(db)
+            if record is not None and record.get("stopped_at") is None:
+                self._set_meta_in(db, DAEMON_KEY, {**record, "stopped_at": now, "restored_at": now})
+
     def daemon_record(self) -> dict | None:
         """The last daemon's record, or None when ``foldctl run`` never ran on this store."""
         return self._daemon_in(self.connection)
