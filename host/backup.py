@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import shutil
-import sqlite3
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.log import fsync_dir
@@ -56,8 +55,7 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
         with file_store(store_dir).recorder.session(write=False) as session:
             event_seq, revision = session.state.event_seq, session.state.revision
             if pinned is not None:
-                pinned.execute("BEGIN")
-                pinned.execute("SELECT count(*) FROM host_meta").fetchone()  # the view is pinned from here
+                pinned.pin()
             sources = _open_store_files(store_dir, event_seq)
         files = {}
         try:
@@ -78,15 +76,16 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     return manifest
 
 
-def _pin_host_db(store_dir: str) -> sqlite3.Connection | None:
-    """A plain read connection to host.db (None when there is none); the caller pins a view with BEGIN."""
+def _pin_host_db(store_dir: str):
+    """A ``PinnedView`` of host.db, not pinned yet (None when there is no host.db)."""
     path = os.path.join(store_dir, HOST_DB)
     if not os.path.exists(path):
         return None
     from fold_host.hostdb import open_host_db
+    from fold_host.hostdb.copy import PinnedView
 
     open_host_db(store_dir).close()  # migrated and in WAL mode before it is read
-    return sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    return PinnedView(path)
 
 
 def _open_store_files(store_dir: str, event_seq: int) -> dict:
@@ -161,13 +160,8 @@ def _copy(source, length: int, target: str) -> str:
     return digest.hexdigest()
 
 
-def _copy_host_db(pinned: sqlite3.Connection, target: str) -> str:
-    copy = sqlite3.connect(target)
-    try:
-        pinned.backup(copy)  # inside the pinned read transaction: the view of that moment
-    finally:
-        copy.close()
-        pinned.execute("ROLLBACK")
+def _copy_host_db(pinned, target: str) -> str:
+    pinned.copy_to(target)
     with open(target, "rb") as file:
         os.fsync(file.fileno())
         return _digest(file)
