@@ -6,10 +6,11 @@ all means the embedded defaults (the baseline editor, no sources, no
 consumers). Every section and every instance is validated by pydantic (each
 type brings its settings model; unknown keys are refused). Every error is a
 ``ConfigError`` naming the file, the instance and the field, what was
-expected and what was found. Secrets are never settings: a plaintext
-``password``/``api_key``/``token``/… is refused with a hint to use its
-``*_env`` form, and an ``*_env`` naming a variable that is not set is a
-startup error.
+expected (with an example) and what was found, in words (``config_words``).
+Secrets are never settings: a plaintext ``password``/``api_key``/``token``/…
+is refused with a hint to use its ``*_env`` form, an ``*_env`` naming a
+variable that is not set is a startup error, and every ``*_env`` may instead
+be ``*_file``, a file only its owner (and group) can read.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fold_core.config_words import file_secrets, plain_message
 from fold_core.configfile import find_config
 from fold_core.errors import ConfigError, ConfigErrors
-from fold_core.settings import ConfigPath, Duration, EnvName
+from fold_core.settings import FILE_SECRET_PREFIX, ConfigPath, Duration, EnvName
 
 __all__ = ["Config", "HostSection", "Instance", "PinboardSection", "UserSection", "find_config", "load_config"]
 
@@ -267,7 +269,8 @@ def _refuse_secrets(raw: dict, model: type[BaseModel], where: str, label: str, n
             hint = f"{key}_env" if f"{key}_env" in fields else "a *_env setting"
             raise ConfigError(
                 f"{where}: {label}, field {key!r}: secrets are never written in plugins.toml; put it in an "
-                f"environment variable and name that variable with {hint} = \"MY_VARIABLE\"",
+                f"environment variable and name that variable with {hint} = \"MY_VARIABLE\" (or put it in a "
+                f"file only you can read and name the file with {hint.replace('_env', '_file')})",
                 file=where, instance=name, field=key)
 
 
@@ -276,34 +279,31 @@ def _check_env(settings: BaseModel, where: str, label: str, name: str) -> None:
         if not key.endswith("_env"):
             continue
         variable = getattr(settings, key)
-        if isinstance(variable, str) and variable not in os.environ:
+        if isinstance(variable, str) and not variable.startswith(FILE_SECRET_PREFIX) and variable not in os.environ:
             raise ConfigError(f"{where}: {label}, field {key!r}: the environment variable {variable} is not set",
                               file=where, instance=name, field=key)
 
 
 def _validate(model: type[BaseModel], raw: dict, where: str, label: str, name: str | None, context: dict):
+    raw = dict(raw)
+    secrets = file_secrets(model, raw, where=where, label=label, name=name, base_dir=context["base_dir"])
     try:
-        return model.model_validate(raw, context=context)
+        settings = model.model_validate(raw, context=context)
     except ValidationError as error:
         first = error.errors()[0]
         field_name = ".".join(str(part) for part in first["loc"]) or "(section)"
         if first["type"] == "extra_forbidden":
             allowed = ", ".join(sorted(f.alias or k for k, f in model.model_fields.items()))
             message = f"unknown key; expected one of: {allowed}"
+            if field_name.endswith("_file") and f"{field_name[:-5]}_env" not in model.model_fields:
+                message += f" (only a secret's *_env setting may be given as *_file)"
         elif first["type"] == "missing":
             message = "required, but missing"
         else:
-            # pydantic prefixes a validator's own message with "Value error, "; ours already say what was found
-            message = first["msg"].removeprefix("Value error, ")
-            if "found" not in message:
-                message = f"{message}; found {_shown(first.get('input'))}"
+            message = plain_message(model, first)
         raise ConfigError(f"{where}: {label}, field {field_name!r}: {message}", file=where, instance=name or label,
                           field=field_name) from None
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return settings.model_copy(update=secrets) if secrets else settings
 
 
 def _kind(value: Any) -> str:

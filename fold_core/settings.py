@@ -10,7 +10,8 @@ spelling of the same things:
   directory of the plugins.toml it came from (validation context
   ``base_dir``);
 * ``EnvName`` — the name of an environment variable holding a secret
-  (``password_env = "FOLD_IMAP_PASSWORD"``); ``env_value`` reads it.
+  (``password_env = "FOLD_IMAP_PASSWORD"``), or — written ``password_file`` —
+  a file holding it (``config_words.file_secrets``); ``env_value`` reads either.
 
 Secrets are never settings themselves: the config loader refuses a
 plaintext ``password``/``api_key``/``token``/… with a hint to use the
@@ -27,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WrapValidator
 
-__all__ = ["ConfigPath", "Duration", "EnvName", "Settings", "env_value", "parse_duration"]
+__all__ = ["FILE_SECRET_PREFIX", "ConfigPath", "Duration", "EnvName", "Settings", "env_value", "parse_duration"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -74,10 +75,24 @@ ConfigPath = Annotated[Path, WrapValidator(_path)]
 EnvName = Annotated[str, BeforeValidator(_env_name)]
 
 
+FILE_SECRET_PREFIX = "file:"  # an *_env setting given as *_file holds "file:<path>" (config_words)
+
+
 def env_value(name: str | None) -> str | None:
-    """The value of the environment variable ``name`` (None when ``name`` is None)."""
+    """The secret an ``*_env`` setting names: the environment variable ``name``, or the file of an ``*_file``.
+
+    A file is read each time (a rotated secret counts at once), without its
+    final line break; None when ``name`` is None, the variable is not set or
+    the file cannot be read.
+    """
     if name is None:
         return None
+    if name.startswith(FILE_SECRET_PREFIX):
+        try:
+            with open(name[len(FILE_SECRET_PREFIX):], encoding="utf-8") as file:
+                return file.read().rstrip("\r\n") or None
+        except (OSError, UnicodeDecodeError):
+            return None
     return os.environ.get(name)
 
 

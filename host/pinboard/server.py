@@ -16,7 +16,6 @@ joins the thread.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -47,14 +46,20 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     """The address to listen on and the token to check; UsageError when it must not start."""
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0…65535, got {port}")
+    from fold_core.settings import FILE_SECRET_PREFIX, env_value
+
     token = None
     if token_env:
-        token = os.environ.get(token_env) or None
+        token = env_value(token_env)
+        if token is None and token_env.startswith(FILE_SECRET_PREFIX):
+            raise UsageError(f"[pinboard] token_file names {token_env[len(FILE_SECRET_PREFIX):]}, which is empty "
+                             "or cannot be read")
         if token is None:
             raise UsageError(f"[pinboard] token_env names {token_env}, which is not set or empty:"
                              f" export {token_env} before `foldctl serve`")
         if len(token) < 16:
-            raise UsageError(f"the token in {token_env} has {len(token)} characters; use at least 16"
+            where = token_env.removeprefix(FILE_SECRET_PREFIX)
+            raise UsageError(f"the token in {where} has {len(token)} characters; use at least 16"
                              " (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(24))'`)")
     if not is_loopback(host) and token is None:
         raise UsageError(
