@@ -112,7 +112,8 @@ class AdapterSettings(Settings):
 class ConsumerSettings(Settings):
     """Keys every ``[[consumers]]`` instance understands (besides ``name`` and ``type``)."""
 
-    from_: str = Field(default="now", alias="from", pattern=r"^(now|start)$")
+    from_: str = Field(default="now", alias="from", pattern=r"^(now|start)$", description='"now" or "start"',
+                       examples=["start"])
     deliver_timeout: Duration = Field(default=timedelta(seconds=120))
 
 

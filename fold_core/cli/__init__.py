@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from fold_core.cli import reads, writes
-from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, use_config, wants_json
+from fold_core.cli.common import (FoldArgumentParser, add_store, config_given, emit, emit_text, explain, use_config,
+                                  wants_json)
 from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
 
 __all__ = ["CORE_GROUPS", "build_parser", "main"]
@@ -98,6 +99,10 @@ def _answer(args, document: dict) -> None:
     if wants_json(args):
         emit(document)
         return
+    from fold_core.configfile import view_settings
+    from fold_core.words import Words, use_view_words
+
+    use_view_words(Words(*view_settings(config_given())))
     if getattr(args, "render_text", None) is not None:  # a command group's own text view
         emit_text(args.render_text(document))
         return

@@ -54,8 +54,11 @@ def _backup_text(doc: dict) -> str:
         from fold_core.cli.textview import render_answer
 
         return render_answer("", doc)
-    return (f"backup of event {doc['event_seq']} (revision {doc['revision']}) in {doc['out']}: "
-            f"{len(doc['files'])} files\n")
+    from fold_host.words import words
+
+    return words()("backup of event {event_seq} (revision {revision}) in {out}: {count} files",
+                   event_seq=doc["event_seq"], revision=doc["revision"], out=doc["out"],
+                   count=len(doc["files"])) + "\n"
 
 
 def _restore_text(doc: dict) -> str:
@@ -63,5 +66,9 @@ def _restore_text(doc: dict) -> str:
         from fold_core.cli.textview import render_answer
 
         return render_answer("", doc)
-    return (f"restored event {doc['event_seq']} (revision {doc['revision']}, backed up at {doc['created_at']}) "
-            f"into {doc['store']}; verify: ok\n")
+    from fold_host.words import words
+
+    w = words()
+    return w("restored event {event_seq} (revision {revision}, backed up at {at}) into {store}; verify: ok",
+             event_seq=doc["event_seq"], revision=doc["revision"], at=w.when(doc["created_at"]),
+             store=doc["store"]) + "\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
+from fold_core.cli.textview import width
 
 __all__ = ["register"]
 
@@ -193,28 +194,40 @@ def _view(render):
 
 
 def _tick_text(doc: dict) -> str:
-    lines = [f"polled {p['source']}: {p['status']}, {p['observations']} new" for p in doc["polled"]]
+    from fold_host.words import words
+
+    w = words()
+    lines = [w("polled {source}: {status}, {count} new", source=p["source"], status=w(p["status"]),
+               count=p["observations"]) for p in doc["polled"]]
     signal = doc["signal"]
     if signal is not None:
-        lines.append(f"signal {signal['type']}: {signal['reason']}")
+        lines.append(w("signal {type}: {reason}", type=signal["type"], reason=signal["reason"]))
     receipt = doc["receipt"] or {}
-    seq = f" (event {receipt['event_seq']})" if receipt.get("event_seq") else ""
-    lines.append(f"outcome: {doc['outcome']} after {doc['attempts']} attempt(s){seq}")
+    seq = w(" (event {event_seq})", event_seq=receipt["event_seq"]) if receipt.get("event_seq") else ""
+    lines.append(w("outcome: {outcome} after {attempts} attempt(s){event}", outcome=w(doc["outcome"]),
+                   attempts=doc["attempts"], event=seq))
     return "\n".join(lines) + "\n"
 
 
 def _inbox_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
     lines = []
     for o in doc["observations"]:
-        verdict = o["status"] if o["disposition"] is None else f"{o['disposition']}: {o['why']}"
-        lines.append(f"{o['at'] or '-'}  {o['id']}  {o['title'] or ''}\n    {verdict}")
-    return "\n".join(lines) + "\n" if lines else "(no observations)\n"
+        verdict = w(o["status"]) if o["disposition"] is None else \
+            w("{disposition}: {why}", disposition=w(o["disposition"]), why=o["why"])
+        lines.append(f"{w.when(o['at']) or '-'}  {o['id']}  {o['title'] or ''}\n    {verdict}")
+    return "\n".join(lines) + "\n" if lines else w("(no observations)") + "\n"
 
 
 def _feedback_text(doc: dict) -> str:
-    text = f"saved {doc['observation']['id']}"
+    from fold_host.words import words
+
+    w = words()
+    text = w("saved {id}", id=doc["observation"]["id"])
     if doc.get("reminder"):
-        text += f"; reminder at {doc['reminder']['due_at']}"
+        text += w("; reminder at {at}", at=w.when(doc["reminder"]["due_at"]))
     return text + "\n"
 
 
@@ -224,16 +237,44 @@ def _doctor_text(doc: dict) -> str:
         from fold_core.cli.textview import render_answer
 
         return render_answer("", doc)
+    from fold_host.words import words
+
+    w = words()
     order = {"fail": 0, "warn": 1}
     checks = sorted(doc["checks"], key=lambda check: order.get(check["status"], 2))
-    lines = [f"{c['status']:>4}  {c['name']}: {c['detail']}" for c in checks]
+    status_width = max(width(w(status)) for status in ("ok", "warn", "fail"))
+    lines = [f"{' ' * (status_width - width(w(c['status'])))}{w(c['status'])}  {_check_name(w, c['name'])}: "
+             f"{_local_times(w, c['detail'])}" for c in checks]
     failed = sum(1 for c in checks if c["status"] == "fail")
     warned = sum(1 for c in checks if c["status"] == "warn")
     if failed:
-        verdict = f"{failed} check(s) failed" + (f", {warned} warning(s)" if warned else "")
+        verdict = w("{failed} check(s) failed", failed=failed) + (w(", {warned} warning(s)", warned=warned)
+                                                                   if warned else "")
     else:
-        verdict = "ok" + (f" ({warned} warning(s))" if warned else "")
+        verdict = w("ok ({warned} warning(s))", warned=warned) if warned else w("ok")
     return "\n".join(lines) + f"\n{verdict}\n"
+
+
+def _check_name(w, name: str) -> str:
+    for prefix in ("probe source", "source", "consumer"):
+        if name.startswith(prefix + " "):
+            return w(prefix + " {name}", name=name[len(prefix) + 1:])
+    return w(name)
+
+
+_INSTANT = None
+
+
+def _local_times(w, text: str) -> str:
+    """The instants doctor wrote into a detail, shown in ``[host] timezone``."""
+    global _INSTANT
+    if w.zone is None:
+        return text
+    if _INSTANT is None:
+        import re
+
+        _INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)")
+    return _INSTANT.sub(lambda found: w.when(found.group(0).replace("Z", "+00:00")), text)
 
 
 def _plugins_text(doc: dict) -> str:
