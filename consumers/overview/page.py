@@ -36,7 +36,13 @@ def _environment():
         lstrip_blocks=False,
     )
     environment.filters["px"] = _px
+    environment.globals["t"] = _words  # the shared boxes template's words (the Pinboard installs its own)
     return environment
+
+
+def _words(template: str, **values) -> str:
+    """English: the template itself."""
+    return template.format(**values) if values else template
 
 
 def _px(value: float) -> str:

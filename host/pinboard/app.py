@@ -43,11 +43,14 @@ HERE = Path(__file__).parent
 class Pinboard:
     """The store behind the pages: reads, and the two inputs, one at a time per process."""
 
-    def __init__(self, store_dir: str, *, timezone: str = "UTC",
+    def __init__(self, store_dir: str, *, timezone: str = "UTC", language: str = "en",
                  clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
         from fold_core.store.file import file_store
+        from fold_core.words import Words
+        from fold_host.pinboard.words import CATALOG
 
         self.store_dir, self.timezone = store_dir, timezone
+        self.words = Words(language, timezone).extend(CATALOG)
         self.store = file_store(store_dir)
         self._lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(ZoneInfo(timezone)))
@@ -91,8 +94,11 @@ class Pinboard:
 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
-               clock: Callable[[], datetime] | None = None, board_cache: int = 32):
-    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request)."""
+               language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32):
+    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
+
+    Its words are in ``language`` (en | zh) and its times in ``timezone``.
+    """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import Response
@@ -101,9 +107,9 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     from fold_host.pinboard.routes import Pages
     from fold_host.pinboard.watch import Watch
 
-    pinboard = Pinboard(store_dir, timezone=timezone, clock=clock, board_cache=board_cache)
+    pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
-    pages = Pages(pinboard, _environment(), _stylesheet(), token=token)
+    pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
     watch = Watch(pinboard)
     routes = [
         Route("/", pages.guarded(pages.board_page)),
@@ -124,7 +130,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     return guard
 
 
-def _environment():
+def _environment(words):
     import jinja2
 
     from fold_consumers.overview.page import TEMPLATES, _px
@@ -132,6 +138,8 @@ def _environment():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["px"] = _px
+    environment.filters["when"] = words.when  # instants in [host] timezone
+    environment.globals.update(t=words, lang=words.language)  # every word of a page in [host] language
     return environment
 
 

@@ -7,7 +7,7 @@ names — otherwise it refuses with a ``UsageError`` (exit 2) before anything
 listens. A configured token is checked on every request, loopback or not.
 
 ``from_config`` builds the app and the bind from plugins.toml (``[pinboard]``,
-``[host] timezone``). ``serve_socket`` runs uvicorn in the foreground until
+``[host] timezone`` and ``language`` — English when plugins.toml names none). ``serve_socket`` runs uvicorn in the foreground until
 SIGINT / SIGTERM. ``ServerThread`` runs the same server in a thread of this
 process (port 0 picks a free port) — for tests, benchmarks, and ``foldctl run
 --serve`` (the daemon and the Pinboard in one process); ``stop()`` ends it and
@@ -75,7 +75,9 @@ def from_config(config, store_dir: str, *, host: str | None = None, port: int | 
 
     section = config.pinboard
     bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
-    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone)
+    language = config.host.language if "language" in config.host.model_fields_set else "en"
+    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
+                     language=language)
     return app, bind
 
 
