@@ -159,6 +159,9 @@ class LLMServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
                 server._handle(self)
 
+            def do_GET(self) -> None:  # noqa: N802 — the model list (both SDKs: GET …/v1/models)
+                server._models(self)
+
             def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
                 pass
 
@@ -218,6 +221,17 @@ class LLMServer:
             return len(self._script)
 
     # -- handling ----------------------------------------------------------------
+
+    def _models(self, handler: BaseHTTPRequestHandler) -> None:
+        """``GET /v1/models``: the one scripted model, in a shape both SDKs read."""
+        path = handler.path.split("?", 1)[0]
+        if path != "/v1/models":
+            self._send(handler, 404, {"error": {"message": f"no such endpoint {path}", "type": "not_found"}})
+            return
+        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "fold-tests", "type": "model",
+                 "display_name": self.model, "created_at": "2026-01-01T00:00:00Z"}
+        self._send(handler, 200, {"object": "list", "data": [model], "has_more": False, "first_id": self.model,
+                                  "last_id": self.model})
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
