@@ -39,15 +39,24 @@ def daemon_check(record: dict | None, holder: str | None, now: datetime) -> tupl
     pid, beat_at = record.get("pid"), record.get("beat_at")
     if record.get("stopped_at"):
         return True, f"the daemon (pid {pid}) stopped cleanly at {record['stopped_at']}"
-    if not holder:
-        return False, (f"the daemon (pid {pid}) died without a clean stop; its last heartbeat was at {beat_at}: "
-                       "start it again (`foldctl run`, or `systemctl --user restart fold`)")
+    if not holder or _holder_pid(holder) not in (None, pid):
+        now_held = f"; {holder} holds the store now" if holder else ""
+        return False, (f"the daemon (pid {pid}) died without a clean stop; its last heartbeat was at {beat_at}"
+                       f"{now_held}: start it again (`foldctl run`, or `systemctl --user restart fold`)")
     beat = parse_instant(beat_at)
     age = (now - beat).total_seconds() if beat is not None else float("inf")
     if age > STALE_AFTER:
         return False, (f"the daemon (pid {pid}) holds the store but its last heartbeat is {age:.0f}s old "
                        f"(at {beat_at}): it is stuck")
     return True, f"running (pid {pid}) since {record.get('started_at')}; last heartbeat {max(age, 0):.0f}s ago"
+
+
+def _holder_pid(holder: str) -> int | None:
+    """The pid in the host lock's note (``pid 123: foldctl run``), None when it has none."""
+    words = holder.split()
+    if len(words) >= 2 and words[0] == "pid" and words[1].rstrip(":").isdigit():
+        return int(words[1].rstrip(":"))
+    return None
 
 
 def host_db_check(store_dir: str) -> tuple[bool, str, dict | None]:
