@@ -84,9 +84,10 @@ def plain_message(model: type, error: dict) -> str:
 
 def _field(model: type, loc: tuple) -> Any:
     fields = getattr(model, "model_fields", {})
+    by_alias = {field.alias: field for field in fields.values() if field.alias}
     for part in loc:
-        if isinstance(part, str) and part in fields:
-            return fields[part]
+        if isinstance(part, str) and (part in fields or part in by_alias):
+            return fields.get(part) or by_alias[part]
     return None
 
 

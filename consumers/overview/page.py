@@ -36,7 +36,8 @@ def _environment():
         lstrip_blocks=False,
     )
     environment.filters["px"] = _px
-    environment.globals["t"] = _words  # the shared boxes template's words (the Pinboard installs its own)
+    # the shared boxes template's words and card lines (the Pinboard installs its own, in [host] language)
+    environment.globals.update(t=_words, line=lambda field, text: text)
     return environment
 
 

@@ -139,8 +139,43 @@ def _environment(words):
                                      autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["px"] = _px
     environment.filters["when"] = words.when  # instants in [host] timezone
-    environment.globals.update(t=words, lang=words.language)  # every word of a page in [host] language
+    environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
+
+
+_TIMES = None
+
+
+def card_line(words):
+    """A card's line in the page's language: the weight and kind of its head, the words of its times."""
+    import re
+
+    from fold_consumers.overview.layout import KINDS, WEIGHTS
+
+    global _TIMES
+    if _TIMES is None:
+        _TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")
+    vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
+    templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
+
+    def time(part: str) -> str:
+        found = _TIMES.match(part)
+        if found is None:
+            return part
+        if found.group(3) is not None:
+            return words("stale {d} ago", d=found.group(3))
+        if found.group(1) == "age":
+            return words("age {age}", age=found.group(2))
+        return words(templates[found.group(1)], d=found.group(2))
+
+    def line(field: str, text: str) -> str:
+        parts = text.split(" · ")
+        if field == "head":  # id · weight · kind · share: the id is never translated
+            return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
+        if field == "time":
+            return " · ".join(time(part) for part in parts)
+        return text
+    return line
 
 
 def _stylesheet() -> str:
