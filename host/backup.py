@@ -37,7 +37,7 @@ from fold_core.store.log import fsync_dir
 __all__ = ["FORMAT", "backup", "restore"]
 
 FORMAT, VERSION = "fold-backup", 1
-CHUNK = 1 << 20
+CHUNK = 4 << 20
 HOST_DB = "host.db"
 
 
@@ -57,15 +57,7 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
             if pinned is not None:
                 pinned.pin()
             sources = _open_store_files(store_dir, event_seq)
-        files = {}
-        try:
-            for name, (file, length) in sources.items():
-                files[name] = _copy(file, length, os.path.join(out_dir, name))
-        finally:
-            for file, _ in sources.values():
-                file.close()
-        if pinned is not None:
-            files[HOST_DB] = _copy_host_db(pinned, os.path.join(out_dir, HOST_DB))
+        files = _copy_all(sources, pinned, out_dir)
     finally:
         if pinned is not None:
             pinned.close()
@@ -74,6 +66,26 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     _write(os.path.join(out_dir, "manifest.json"), json.dumps(manifest, indent=1, sort_keys=True).encode() + b"\n")
     fsync_dir(out_dir)
     return manifest
+
+
+def _copy_all(sources: dict, pinned, out_dir: str) -> dict:
+    """Copy the store's files and host.db side by side (two threads: hashing, SQLite and I/O let go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def store_files() -> dict:
+        try:
+            return {name: _copy(file, length, os.path.join(out_dir, name)) for name, (file, length) in sources.items()}
+        finally:
+            for file, _ in sources.values():
+                file.close()
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="backup") as pool:
+        copied = pool.submit(store_files)
+        database = pool.submit(_copy_host_db, pinned, os.path.join(out_dir, HOST_DB)) if pinned else None
+        files = copied.result()
+        if database is not None:
+            files[HOST_DB] = database.result()
+    return files
 
 
 def _pin_host_db(store_dir: str):
