@@ -12,14 +12,23 @@ APScheduler 3 (``BackgroundScheduler``) runs:
 * one **reminder job** per snooze, at its ``until``;
 * a **watch job** every few seconds that notices what other processes put in
   host.db (``foldctl feedback``, the Pinboard: new observations, new
-  reminders) and retries a failed window after the editor's backoff.
+  reminders) and retries a failed window after the editor's backoff;
+* the **heartbeat** every 10 s (or twice per systemd ``WatchdogSec``): the
+  daemon record in host.db (``/healthz``, doctor) and ``WATCHDOG=1``
+  (``systemd``); a clean stop is noted there too;
+* the **retention** pass (``[host] keep_observations``, at most hourly).
+
+SIGHUP reads plugins.toml again (``reload``): sources and consumers added or
+removed take effect without a restart; a file that does not load changes
+nothing and every error is logged.
 
 One daemon per store (``hostlock``): a second start is refused with a clear
 message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
 because every step is durable (host.db transactions, the store's commit
 protocol, the commit intent) and the next start resumes it. Logs: one line
-per event on stderr, readable text or ``--log-format json``.
+per event on stderr, readable text or ``--log-format json``, times in
+``[host] timezone``.
 """
 
 from __future__ import annotations

@@ -33,10 +33,25 @@ def register(commands) -> None:
     restore.set_defaults(run=run_restore, render_text=_restore_text)
 
 
+def _now() -> str:
+    """The clock in ``[host] timezone`` when plugins.toml sets one, else the system's zone."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from fold_core.cli.common import config_given
+    from fold_core.configfile import view_settings
+
+    zone = view_settings(config_given())[1]
+    try:
+        return datetime.now(ZoneInfo(zone)).isoformat(timespec="seconds") if zone else resolve_now(None)
+    except (ZoneInfoNotFoundError, ValueError):
+        return resolve_now(None)
+
+
 def run_backup(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.backup import backup
 
-    manifest = backup(resolve_store(args.store), args.out, now=resolve_now(None))
+    manifest = backup(resolve_store(args.store), args.out, now=_now())
     return {"ok": True, "out": args.out, **manifest}, 0
 
 
@@ -46,7 +61,7 @@ def run_restore(args: argparse.Namespace) -> tuple[dict, int]:
 
     if not args.store:
         raise UsageError("restore needs --store NEWDIR: the new store's directory (it must not hold anything)")
-    return restore(args.backup, args.store, now=resolve_now(None)), 0
+    return restore(args.backup, args.store, now=_now()), 0
 
 
 def _backup_text(doc: dict) -> str:
