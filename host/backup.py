@@ -117,11 +117,13 @@ def _open_store_files(store_dir: str, event_seq: int) -> dict:
     head_path = os.path.join(store_dir, "snapshot.json")
     if event_seq and os.path.exists(head_path):
         head = open(head_path, "rb")
+        parts = _parts_named(head)
+        if parts is None or not all(os.path.exists(os.path.join(store_dir, name)) for name in parts):
+            head.close()  # a cache it cannot copy whole is left out: the restored store rebuilds it
+            return opened
         opened["snapshot.json"] = (head, os.fstat(head.fileno()).st_size)
-        for name in _parts_named(head):
-            if os.path.exists(os.path.join(store_dir, name)):
-                opened[name] = _opened(store_dir, name)
-        head.seek(0)
+        for name in parts:
+            opened[name] = _opened(store_dir, name)
     return opened
 
 
@@ -140,15 +142,18 @@ def _scan_for(log, event_seq: int) -> int:
     raise StoreCorrupt(f"events.jsonl has no line {event_seq}")
 
 
-def _parts_named(head) -> list[str]:
-    """The part files a snapshot head names (none for an older or unreadable head: it is only a cache)."""
+def _parts_named(head) -> list[str] | None:
+    """The part files a snapshot head names ([] for a one-file head; None when it cannot be read)."""
     try:
-        parts = json.loads(head.read()).get("parts") or {}
-        generation = parts.get("generation")
-    except (ValueError, AttributeError):
+        document = json.loads(head.read())
+        parts = document.get("parts")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    if parts is None:
         return []
-    if not isinstance(generation, str) or "/" in generation:
-        return []
+    generation = parts.get("generation") if isinstance(parts, dict) else None
+    if not isinstance(generation, str) or "/" in generation or generation.startswith("."):
+        return None
     from fold_core.store.parts import KINDS
 
     return [f"snapshot.{generation}.{kind}" for kind in KINDS]
