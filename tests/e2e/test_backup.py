@@ -100,7 +100,8 @@ def test_backups_taken_while_commits_are_in_flight_restore_to_the_state_at_their
             settled = {row[0] for row in connection.execute("SELECT batch_id FROM observations "
                                                               "WHERE batch_id IS NOT NULL")}
         with open_host_db(restored) as db:
-            assert db.daemon_record()["stopped_at"] is not None  # the daemon of the backup does not run here
+            record = db.daemon_record()  # the daemon of the backup (if it had started) does not run here
+            assert record is None or record["stopped_at"] is not None
         assert settled <= accepted  # host.db never marks an observation for a batch its store lacks
         # The restored copy is a working store: a cycle finishes whatever was in flight at the backup.
         copy = Workspace.__new__(Workspace)
