@@ -135,6 +135,9 @@ class RssAdapter(Adapter):
         min_interval = max_age_seconds(headers.get("cache-control"))
         if status == 304:
             return Poll(cursor=state, health=_ok(notes, max(filter(None, (min_interval, state.get("ttl"))), default=None)))
+        if status in (401, 403):  # the credentials (or their absence) are refused: retrying will not help
+            return Poll(cursor=state, health=Health(status="failed", error_class="auth", notes=tuple(notes),
+                                                    message=f"{fetched.url} answered HTTP {status}: access refused"))
         if status != 200:
             return Poll(cursor=state, health=Health(status="failed", error_class="http", notes=tuple(notes),
                                                     message=f"{fetched.url} answered HTTP {status}"))

@@ -177,3 +177,21 @@ def test_probe_asks_the_editor_endpoint_for_its_models_in_bounded_time(tmp_path)
     probe = checks(document)["probe editor"]
     assert code == 1 and probe["status"] == "fail" and probe["detail"].startswith("connection:")
     assert json.dumps(document).count("probe source") == 0  # fixture feeds have nothing to try
+
+
+def test_a_feed_that_answers_401_or_403_fails_at_once(tmp_path):
+    from tests.support.feed_server import FeedServer, rss2
+
+    with FeedServer() as server:
+        route = server.route("/feed.xml", rss2([{"guid": "1", "title": "first", "link": "https://example.org/1"}]))
+        ws = workspace(tmp_path, f'[[adapters]]\nname = "blog"\ntype = "rss"\nurl = "{server.url("/feed.xml")}"\n')
+        ws.tick(NOW)
+        assert checks(ws.run("doctor", "--now", NOW)[1])["source blog"]["status"] == "ok"
+        for number, status in enumerate((401, 403), start=1):
+            route.status = status
+            later = f"2026-10-09T{8 + number:02d}:00:00+08:00"
+            ws.tick(later)
+            code, document, _ = ws.run("doctor", "--now", later)
+            check = checks(document)["source blog"]
+            assert code == 1 and check["status"] == "fail", check
+            assert f"HTTP {status}: access refused" in check["detail"] and "(auth)" in check["detail"]
