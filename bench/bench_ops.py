@@ -10,7 +10,7 @@ What, each against a baseline measured in the same run:
   guard middleware and thread pool. Target: the ratio of the medians ≤ 3×.
 * ``foldctl backup --out DIR`` as a real process (the store's files up to one
   event_seq with their sha256, host.db through SQLite's backup API, the
-  manifest, everything fsynced). Baseline, alternated: ``cp -a`` of the same
+  manifest, the target synced to disk). Baseline, alternated: ``cp -a`` of the same
   store directory; also shown: ``cp -a`` followed by ``sync -f`` (a copy as
   durable as the backup). Target: the ratio of the medians to ``cp -a`` ≤ 2×.
 
@@ -238,7 +238,7 @@ a route answering the same bytes through the same guard middleware and thread po
 cache); the ratio is the ratio of the medians (median of per-pair ratios:
 {metrics['pair_ratios']['median']:.2f}×); the first scrape after the start took
 {ms(result['metrics']['first_scrape'])}. Backup: `python -m fold_host backup` as a new process (start-up
-included; every file it writes is fsynced before it returns) alternated with `cp -a` of the store
+included; the target is synced to disk before it returns) alternated with `cp -a` of the store
 directory (the target's baseline) and with `cp -a` followed by `sync -f` (a copy as durable as the
 backup) and with a Python process that only computes the sha256 of the same files (`hashlib`, what the
 manifest's digests cost by themselves: a backup reads every byte to hash it, where `cp -a` copies

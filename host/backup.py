@@ -16,7 +16,8 @@ whose commit is not in the backup is committed on the first start after a
 restore, and one whose commit is there is answered ``replayed``.
 ``manifest.json`` — ``{"format": "fold-backup", "version": 1, "event_seq",
 "revision", "created_at", "store", "files": {name: sha256}}`` — is written
-last: a directory without it is not a backup.
+last, once every copied file is on disk (fsynced after all were written): a
+directory without it is not a backup.
 
 **Restore** refuses a target that exists and is not empty (exit 2), copies
 every file while checking its digest (a mismatch removes what was copied:
@@ -183,23 +184,11 @@ def _copy_host_db(pinned, target: str) -> str:
 
 
 def make_durable(directory: str, names) -> None:
-    """The files ``names`` in ``directory`` and their entries on disk: one ``syncfs`` (as ``sync -f``).
+    """The files ``names`` in ``directory`` and their entries on disk, fsynced after all were written.
 
-    One flush of the file system instead of a journal commit per file; where
-    ``syncfs`` is missing, each file and the directory are fsynced.
+    Per file rather than ``syncfs``: on a file system shared with other
+    programs, syncing the whole of it would wait for their writes too.
     """
-    try:
-        import ctypes
-
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            if call(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
     for name in names:
         with open(os.path.join(directory, name), "rb") as file:
             os.fsync(file.fileno())
