@@ -13,6 +13,11 @@ APScheduler 3 (``BackgroundScheduler``) runs:
 * a **watch job** every few seconds that notices what other processes put in
   host.db (``foldctl feedback``, the Pinboard: new observations, new
   reminders) and retries a failed window after the editor's backoff;
+* one **watcher thread** per source that can say when it has news (IMAP
+  IDLE; ``fold_host.watch``): its news schedules a poll of that source
+  ``watch_delay`` later (one poll for mail that arrives together), which
+  starts a cycle when it finds something. Two polls of one source never run
+  at once (a lock per source);
 * the **heartbeat** every 10 s (or twice per systemd ``WatchdogSec``): the
   daemon record in host.db (``/healthz``, doctor) and ``WATCHDOG=1``
   (``systemd``); a clean stop is noted there too;
@@ -33,10 +38,8 @@ per event on stderr, readable text or ``--log-format json``, times in
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sys
 import threading
 import time
 from datetime import datetime, timedelta
@@ -44,6 +47,7 @@ from zoneinfo import ZoneInfo
 
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
+from fold_host.eventlog import EventLog
 from fold_host.health import HEARTBEAT_EVERY
 from fold_host.hostlock import HostLock
 from fold_host.systemd import notify, watchdog_seconds
@@ -58,33 +62,6 @@ WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
-
-
-class EventLog:
-    """One line per event on stderr: ``at event key=value …`` or one JSON object; ``at`` in ``zone``."""
-
-    def __init__(self, form: str = "text", stream=None, zone: ZoneInfo | None = None) -> None:
-        self.form, self.stream, self.zone = form, stream or sys.stderr, zone
-        self._lock = threading.Lock()
-
-    def __call__(self, event: str, **fields) -> None:
-        now = datetime.now(self.zone) if self.zone is not None else datetime.now().astimezone()
-        at = now.isoformat(timespec="seconds")
-        if self.form == "json":
-            line = json.dumps({"at": at, "event": event, **fields}, ensure_ascii=False, default=str)
-        else:
-            line = " ".join([at, event] + [f"{k}={_shown(v)}" for k, v in fields.items() if v is not None])
-        with self._lock:
-            try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
-
-
-def _shown(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
 
 
 def run(config, store_dir: str, *, log_format: str = "text", load_config=None) -> tuple[dict, int]:
@@ -157,6 +134,9 @@ class Daemon:
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
         self.scheduler = None
+        self._stopping = threading.Event()
+        self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
+        self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -180,6 +160,7 @@ class Daemon:
         self.scheduler.add_job(self._job(self.retain), "interval", seconds=RETAIN_EVERY, id="retain",
                                next_run_time=now)
         self.scheduler.start()
+        self._start_watchers()
         self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
@@ -216,8 +197,13 @@ class Daemon:
 
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
+        self._stopping.set()
+        for _, stopping in self._watchers.values():
+            stopping.set()
         self.scheduler.shutdown(wait=False)
         deadline = time.monotonic() + grace
+        for watcher, _ in self._watchers.values():  # a watch notices the stop within a second and logs out
+            watcher.join(max(deadline - time.monotonic(), 0.0) / 2)
         while time.monotonic() < deadline:
             with self._flags:
                 if self._busy == 0:
@@ -245,12 +231,13 @@ class Daemon:
 
     # -- jobs -------------------------------------------------------------------
 
-    def poll(self, instance, adapter) -> None:
+    def poll(self, instance, adapter, force: bool = False) -> None:
         now, now_text = self.clock()
         every = instance.settings.every
         slack = max(timedelta(seconds=2), every * 0.1)
-        with self.host.open_db() as db:
-            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack)
+        # setdefault: a source added while running (a reload) gets its lock on first use.
+        with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
+            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
             return
         health = outcome.health
@@ -258,6 +245,52 @@ class Daemon:
                  error=f"{health.error_class}: {health.message}" if health.status != "ok" else None)
         if outcome.observations:
             self.request_cycle(f"new observations from {instance.name}")
+
+    def poll_now(self, instance, adapter) -> None:
+        """The poll a watched source's news asked for (before ``every`` is due)."""
+        self.poll(instance, adapter, force=True)
+
+    def _start_watchers(self) -> None:
+        for instance, adapter in self.host.adapters:
+            self.start_watcher(instance, adapter)
+
+    def start_watcher(self, instance, adapter) -> None:
+        """A watcher thread for a source that can say when it has news (each with its own stop event)."""
+        from fold_host.watch import Watcher
+
+        if adapter.watch_delay() is None:
+            return
+        stopping = threading.Event()
+        watcher = Watcher(instance, adapter, self._news, self.log, stopping)
+        self._watchers[instance.name] = (watcher, stopping)
+        watcher.start()
+
+    def stop_watcher(self, name: str) -> None:
+        """A source left the configuration (a reload): its watcher logs out; a poll its news asked for is dropped."""
+        found = self._watchers.pop(name, None)
+        if found is not None:
+            found[1].set()
+        try:
+            self.scheduler.remove_job(f"news:{name}")
+        except Exception:  # no such job (the JobLookupError of APScheduler)
+            pass
+
+    def _news(self, instance, adapter, why: str) -> None:
+        """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
+        from apscheduler.jobstores.base import ConflictingIdError
+
+        if self._stopping.is_set():
+            return
+        if why != "connected":
+            self.log("watch", source=instance.name, news=why)
+        run_date = datetime.now(self.zone) + adapter.watch_delay()
+        try:
+            self.scheduler.add_job(self._job(self.poll_now, instance, adapter), "date", run_date=run_date,
+                                   id=f"news:{instance.name}")
+        except ConflictingIdError:
+            pass  # a poll is already waiting: it takes this news too
+        except Exception as error:  # the scheduler is shutting down
+            self.log("error", job="news", error=f"{type(error).__name__}: {error}")
 
     def watch(self) -> None:
         with self.host.open_db() as db:

@@ -127,14 +127,15 @@ def _sources(db, config, moment, daemon: dict) -> list[dict]:
     listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
         {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
     types = {instance.name: instance for instance in config.adapters}
+    polls = db.last_polls() if db is not None else {}
     checks = []
     for entry in listed:
         instance = types[entry["source"]]
-        checks.append(_source_check(entry, instance, daemon))
+        checks.append(_source_check(entry, instance, daemon, (polls.get(entry["source"]) or {}).get("message")))
     return checks
 
 
-def _source_check(entry: dict, instance, daemon: dict) -> dict:
+def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) -> dict:
     name = f"source {entry['source']}"
     if entry["reason"] == "not polled yet":
         return _check(name, "warn", f"type {instance.type_name}: not polled yet")
@@ -150,6 +151,8 @@ def _source_check(entry: dict, instance, daemon: dict) -> dict:
                   f"{entry['next_poll_at']}; last ok at {entry['last_ok_at'] or 'never'}{last_error}")
     else:
         detail = f"last ok at {entry['last_ok_at']}, next poll at {entry['next_poll_at']}"
+        if part_failed:  # a part failing while the rest is read (a folder, a feed of many)
+            severity, detail = "warn", f"{detail}; {part_failed}"
     if entry["overdue"]:
         every = instance.settings.every
         running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
@@ -193,9 +196,23 @@ def _agent(db, config) -> dict:
     calls = db.calls(limit=1) if db is not None else []
     if calls:
         described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    standing_in = _standing_in(db, config)
+    if standing_in:
+        return _check("agent", "warn", described + standing_in + held)
     if held:
         return _check("agent", "warn", described + held)
     return _check("agent", status, described)
+
+
+def _standing_in(db, config) -> str:
+    """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
+    from fold_host.fallback import editor_status
+
+    status = editor_status(db, config) if db is not None else None
+    if not status or not status["fallback"]:
+        return ""
+    return (f"; it could not be reached in {status['windows']} window(s) in a row since {status['since']} "
+            f"({status['error']}): the baseline editor stands in until it answers")
 
 
 def _held_back(db) -> str:

@@ -9,7 +9,7 @@ agree. Nothing is counted in memory.
 Counters (``_total``): ``fold_polls_total{source,status}``,
 ``fold_windows_total{outcome}``, ``fold_agent_calls_total{backend,outcome}``,
 ``fold_agent_tokens_total{direction}``, ``fold_rejections_total`` (editor
-answers the kernel rejected), ``fold_deliveries_total{consumer,outcome}``,
+answers refused: no usable JSON, the host's checks, the kernel), ``fold_deliveries_total{consumer,outcome}``,
 ``fold_commits_total`` (accepted batches that changed the state: the store's
 revision). Gauges: ``fold_observations{status}``, ``fold_store_event_seq``,
 ``fold_source_last_success_timestamp_seconds{source}``,
@@ -31,7 +31,8 @@ from fold_core.timefmt import parse_instant
 
 __all__ = ["StoreCollector", "registry_for"]
 
-STATUSES = ("pending", "processed", "deferred")
+STATUSES = ("pending", "processed", "deferred", "expired")
+REJECTED = {("rejected",), ("invalid",)}  # call outcomes of an answer that was refused
 
 
 class StoreCollector(Collector):
@@ -104,8 +105,9 @@ def _counted(counters: dict):
                 if outcome not in seen:
                     family.add_metric([outcome], 0)
         yield family
-    rejected = sum(value for values, value in counters.get("agent_calls", ()) if values[-1:] == ("rejected",))
-    yield _counter("fold_rejections_total", "Editor answers the kernel rejected.", rejected)
+    rejected = sum(value for values, value in counters.get("agent_calls", ()) if values[-1:] in REJECTED)
+    yield _counter("fold_rejections_total", "Editor answers rejected (no usable JSON, the host's checks, the kernel).",
+                   rejected)
 
 
 def _sources(rows: dict):

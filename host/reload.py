@@ -76,12 +76,14 @@ def _swap(daemon, running, host) -> dict:
             daemon.scheduler.remove_job(f"poll:{name}")
         except Exception:  # already gone (a job lookup error): nothing to remove
             pass
+        daemon.stop_watcher(name)
         try:
             old[name][1].close()
         except Exception:  # closing is best effort
             pass
     for name in added + changed:
         daemon.add_source(*new[name])
+        daemon.start_watcher(*new[name])
     consumers_before = {instance.name for instance in running.consumers}
     consumers_now = {instance.name for instance in host.consumers}
     return {"sources_added": added or None, "sources_removed": removed or None, "sources_changed": changed or None,

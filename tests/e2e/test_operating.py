@@ -158,8 +158,9 @@ def test_metrics_count_a_scripted_day_and_survive_restarts(tmp_path):
         ("fold_windows_total", (("outcome", "checked"),)): 1,
         ("fold_windows_total", (("outcome", "acknowledged"),)): 0,
         ("fold_windows_total", (("outcome", "failed"),)): 1,
-        ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "accepted"))): 3,
-        ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "rejected"))): 1,
+        ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "committed"))): 2,
+        ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "checked"))): 1,
+        ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "invalid"))): 1,
         ("fold_agent_calls_total", (("backend", "scripted"), ("outcome", "unavailable"))): 1,
         ("fold_agent_tokens_total", (("direction", "input"),)): 310,
         ("fold_agent_tokens_total", (("direction", "output"),)): 65,
@@ -269,6 +270,9 @@ def test_retention_drops_old_text_and_keeps_what_matters(tmp_path):
     assert listed["mail:1"]["title"] is None and kept.text == "" and kept.meta["text_dropped_at"]
     assert listed["mail:1"]["status"] == "processed" and listed["mail:1"]["related"] == ["t-mail-1"]
     assert listed["mail:2"]["title"] == "new"
+    with open_host_db(ws.store) as db:  # the search index forgot it too
+        assert [hit["id"] for hit in db.search_observations("old secret", 10)] == []
+        assert [hit["id"] for hit in db.search_observations("new body", 10)] == ["mail:2"]
     ws.feed("mail", {"native": "1", "title": "old secret", "text": "old body"})  # seen again: not observed twice
     report = ws.tick("2026-10-09T09:00:00+08:00")
     assert report["polled"][0]["observations"] == 0
