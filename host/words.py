@@ -20,6 +20,7 @@ CATALOG = {"zh": {
     "ok": "正常", "failed": "失败", "committed": "已提交", "nothing": "无事可做",
     # foldctl inbox
     "(no observations)": "（没有观察）", "pending": "待处理", "processed": "已处理", "deferred": "已推迟",
+    "expired": "已过期",
     "used": "采用", "duplicate": "重复", "noise": "噪音",
     "{disposition}: {why}": "{disposition}：{why}",
     # foldctl feedback

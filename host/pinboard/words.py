@@ -90,6 +90,16 @@ CATALOG = {"zh": {
     "lists all.": "列出全部。",
     "in 1 hour": "1 小时后", "in 3 hours": "3 小时后", "this evening 18:00": "今晚 18:00", "tomorrow 09:00": "明天 09:00",
     "in a week, 09:00": "一周后 09:00", "at the time below": "下面选的时间",
+    # the observation page
+    "observation": "观察", "(no title)": "（无标题）", "source": "来源", "from": "发件人", "at": "时间", "open": "打开",
+    "thread": "会话", "status": "状态", "(first deferred {at}, {times} times)": "（首次推迟于 {at}，共 {times} 次）",
+    "(first deferred {at}, 1 time)": "（推迟于 {at}，1 次）", "Text": "正文", "(no text)": "（无正文）",
+    "Source facts": "来源信息", "What the editor did with it": "编辑怎么处理它", "related:": "相关：",
+    "Not yet: it waits for the editor's next cycle.": "还没有：它在等编辑的下一轮。",
+    "The Pinboard never fetches a source; a link opens only when you click it.": "看板从不抓取来源；链接只在你点击时打开。",
+    "No such observation": "没有这个观察",
+    "This host's inbox holds no observation with that id.": "这台主机的收件箱里没有这个 id 的观察。",
+    "expired": "已过期",
     # notices and refusals of the forms
     "Saved as {note} (status: saved). The editor sees it in its next cycle and acknowledges it in a commit; it then "
     "shows here as acknowledged at that revision. A note never changes the item by itself.":

@@ -180,3 +180,5 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
             assert english == [], (path, english)
         item = client.get("/item/visa").text
         assert "2026-10-10 18:00" in item and "紧急" in item and "待你处理" in item
+        missing = client.get("/observation/mail:1").text
+        assert "没有这个观察" in missing and "This host" not in missing
