@@ -39,7 +39,7 @@ def daemon_check(record: dict | None, holder: str | None, now: datetime) -> tupl
     pid, beat_at = record.get("pid"), record.get("beat_at")
     if record.get("stopped_at"):
         return True, f"the daemon (pid {pid}) stopped cleanly at {record['stopped_at']}"
-    if not holder or _holder_pid(holder) not in (None, pid):
+    if not holder or _holder_pid(holder) != pid:  # free, or held by another process (a new start, a tick)
         now_held = f"; {holder} holds the store now" if holder else ""
         return False, (f"the daemon (pid {pid}) died without a clean stop; its last heartbeat was at {beat_at}"
                        f"{now_held}: start it again (`foldctl run`, or `systemctl --user restart fold`)")
