@@ -10,6 +10,7 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 * ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
+* one observation looked up with its fate, or added once (``entries``);
 * ``host_meta`` — small facts such as the last window (``connection``).
 
 The schema and its ordered migrations are in ``schema``.
@@ -22,6 +23,7 @@ import os
 from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
+from fold_host.hostdb.entries import EntryTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
 from fold_host.hostdb.sources import SourceTables
@@ -29,7 +31,7 @@ from fold_host.hostdb.sources import SourceTables
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, SourceTables, ConsumerTables, CallTables, Connection):
+class HostDB(InboxTables, EntryTables, SourceTables, ConsumerTables, CallTables, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 
