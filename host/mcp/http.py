@@ -5,8 +5,9 @@
   ``[mcp] token_file`` naming a file that holds it; at least 16 characters),
   else the command refuses before anything listens (exit 2).
 * **Token**: when one is configured, every request carries ``Authorization:
-  Bearer <token>`` (compared in constant time) or is answered 401 with a
-  JSON error document and ``WWW-Authenticate: Bearer`` — loopback or not.
+  Bearer <token>`` (compared in constant time) or is answered 401 with
+  ``WWW-Authenticate: Bearer`` and a JSON-RPC error whose ``data`` is the
+  error document (code ``unauthorized``) — loopback or not.
 * **Host**: on a loopback bind the SDK's DNS-rebinding protection answers only
   ``127.0.0.1``, ``localhost`` and ``[::1]`` (Host and Origin headers).
 
@@ -28,6 +29,7 @@ from fold_host.pinboard.server import Bind, listen, serve_socket
 __all__ = ["ENDPOINT", "BearerGuard", "http_app", "read_token", "resolve_bind", "serve"]
 
 ENDPOINT = "/mcp"
+INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
 GRACE = 5.0
 MIN_TOKEN = 16
 
@@ -76,14 +78,17 @@ class BearerGuard:
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and self.token is not None and not self.authorised(scope):
-            document = {"ok": False, "errors": [{"code": "unauthorized", "message": (
-                "this Fold MCP server needs `Authorization: Bearer <token>` with the token of [mcp] token_env "
-                "or token_file" if self._given(scope) is None else "the bearer token is not this server's")}]}
+            message = ("unauthorized: this Fold MCP server needs `Authorization: Bearer <token>` with the token of "
+                       "[mcp] token_env or token_file" if self._given(scope) is None else
+                       "unauthorized: the bearer token is not this server's")
+            # A JSON-RPC error body: the SDK's client shows its message instead of a bare status.
+            body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message, "data": {
+                "ok": False, "errors": [{"code": "unauthorized", "message": message}]}}}
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"),
                                     (b"www-authenticate", b'Bearer realm="fold"'),
                                     (b"cache-control", b"no-store")]})
-            await send({"type": "http.response.body", "body": json.dumps(document).encode("utf-8")})
+            await send({"type": "http.response.body", "body": json.dumps(body).encode("utf-8")})
             return
         await self.app(scope, receive, send)
 

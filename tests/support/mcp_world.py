@@ -53,6 +53,7 @@ ITEMS = [
 class World:
     def __init__(self, root: Path, *, mcp: str = "", timezone: str = "Asia/Shanghai") -> None:
         self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
         self.store = self.root / "store"
         self.config = self.root / "plugins.toml"
         text = f'[store]\npath = "store"\n\n[host]\ntimezone = "{timezone}"\n'
