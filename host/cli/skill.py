@@ -41,10 +41,10 @@ def run_skill(args) -> tuple[dict, int]:
         if args.out is not None:
             raise UsageError("--out belongs to --format agent-skill")
         return {"lang": lang, "skill": load_skill(lang), "output_schema": output_schema()}, 0
+    args.format = None  # the answer (or the refusal): JSON unless stdout is a terminal, like other commands
     if args.out is None:
         raise UsageError("--format agent-skill needs --out DIR: the skill folder to write, "
                          "like ~/.claude/skills/fold")
-    args.format = None  # the answer: JSON unless stdout is a terminal, like every other command
     return _write_agent_skill(args.out, lang), 0
 
 
