@@ -20,6 +20,7 @@ SQLite as usual.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -31,7 +32,18 @@ from fold_host.mcp import catalogue
 from fold_host.mcp.report import ReportProblem, report_observation, same_report
 from fold_host.mcp.views import filter_state
 
-__all__ = ["FoldDesk", "failure"]
+__all__ = ["FoldDesk", "encode", "failure"]
+
+
+def encode(document) -> str:
+    """A document as compact JSON text (orjson when it is installed: the state document is large)."""
+    try:
+        import orjson
+    except ImportError:
+        import json
+
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    return orjson.dumps(document).decode("utf-8")
 
 
 def failure(code: str, message: str, **details) -> tuple[dict, bool]:
@@ -96,9 +108,7 @@ class FoldDesk:
             return False, failure("resource_not_found", f"no resource {uri}", uri=uri)[0], ""
         if not ok:
             return False, document, ""
-        import json
-
-        return True, json.dumps(document, ensure_ascii=False), "application/json"
+        return True, encode(document), "application/json"
 
     def _guarded(self, operation, arguments: dict) -> tuple[dict, bool]:
         try:
@@ -192,13 +202,18 @@ class FoldDesk:
         return {"ok": True, "observation": kept.to_event(), "new": new}, True
 
 
-def _schema_problems(entry: catalogue.Tool, arguments: object) -> list[dict]:
-    """The arguments' departures from the tool's JSON Schema, one error record each."""
+@functools.cache
+def _validator(name: str):
     from jsonschema import Draft202012Validator
 
+    return Draft202012Validator(catalogue.tool(name).schema())
+
+
+def _schema_problems(entry: catalogue.Tool, arguments: object) -> list[dict]:
+    """The arguments' departures from the tool's JSON Schema, one error record each."""
     if not isinstance(arguments, dict):
         return [{"code": "invalid_arguments", "message": "the arguments must be a JSON object", "field": None}]
-    validator = Draft202012Validator(entry.schema())
+    validator = _validator(entry.name)
     problems = []
     for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(part) for part in error.absolute_path) or None

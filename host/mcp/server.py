@@ -3,11 +3,13 @@
 The tools and resources are the catalogue's (``catalogue``); every call is
 answered by ``FoldDesk`` in a worker thread, so a slow store (a busy lock,
 an fsync) never stalls the other requests of the transport. A tool's answer
-is its JSON document twice, as MCP asks of structured results: as
-``structuredContent`` and as the text of one text block. A tool that fails
-answers ``isError: true`` with the error document in both places — the model
-sees what was wrong and can correct itself; the server never crashes and no
-traceback leaves it. A resource that cannot be read is a JSON-RPC error
+is one text block holding its JSON document (compact, UTF-8): what every
+client shows a model, and what a program reads with one ``json.loads``. No
+``structuredContent``: sending the state document twice, and having both
+SDKs walk it as Python objects, made a ``fold_state`` call several times
+slower (docs/decisions.md). A tool that fails answers ``isError: true`` with
+the error document — the model sees what was wrong and can correct itself;
+the server never crashes and no traceback leaves it. A resource that cannot be read is a JSON-RPC error
 (invalid params for an unknown item or resource, internal error for a store
 that cannot answer) whose ``data`` is the same error document.
 
@@ -17,10 +19,8 @@ its stdin/stdout) and ``fold_host.mcp.http`` (Streamable HTTP).
 
 from __future__ import annotations
 
-import json
-
 from fold_host.mcp import catalogue
-from fold_host.mcp.operations import FoldDesk
+from fold_host.mcp.operations import FoldDesk, encode
 
 __all__ = ["INSTRUCTIONS", "build_server", "run_stdio", "version"]
 
@@ -57,8 +57,7 @@ def build_server(desk: FoldDesk):
 
     async def call_tool(ctx, params) -> types.CallToolResult:
         document, ok = await anyio.to_thread.run_sync(desk.call, params.name, params.arguments)
-        return types.CallToolResult(content=[types.TextContent(text=json.dumps(document, ensure_ascii=False))],
-                                    structured_content=document, is_error=not ok)
+        return types.CallToolResult(content=[types.TextContent(text=encode(document))], is_error=not ok)
 
     async def list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[

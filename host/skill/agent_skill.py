@@ -112,8 +112,8 @@ def tools_reference() -> str:
 
     lines = ["# The MCP tools of `foldctl mcp`", "",
              "Start the server with `foldctl mcp` (stdio) or `foldctl mcp --http` (Streamable HTTP at `/mcp`); "
-             "`--read-only` offers only the reading tools. Every tool answers a JSON document (as structured "
-             "content and as text); a failure is a tool error whose document is `{\"ok\": false, \"errors\": "
+             "`--read-only` offers only the reading tools. Every tool answers one text block holding a JSON "
+             "document; a failure is a tool error whose document is `{\"ok\": false, \"errors\": "
              "[{\"code\", \"message\", …}]}`.", ""]
     for tool in TOOLS:
         lines += [f"## `{tool.name}`{' (writes)' if tool.writes else ''}", "", tool.description, "",
