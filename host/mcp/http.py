@@ -48,6 +48,11 @@ def read_token(section) -> str | None:
             raise UsageError(f"[mcp] token_file {section.token_file} cannot be read: "
                              f"{getattr(error, 'strerror', None) or error}") from None
         where = f"[mcp] token_file {section.token_file} is empty"
+        if token is not None and os.stat(section.token_file).st_mode & 0o077:
+            from fold_core.cli.common import explain
+
+            explain(f"foldctl mcp: warning: the token file {section.token_file} can be read by others "
+                    f"(chmod 600 {section.token_file})")
     else:
         return None
     if token is None:

@@ -72,6 +72,7 @@ def test_a_configured_token_is_required_on_every_request(tmp_path, how):
         world, env = World(tmp_path, mcp='token_env = "FOLD_TEST_MCP_TOKEN"\n'), {"FOLD_TEST_MCP_TOKEN": TOKEN}
     else:
         (tmp_path / "mcp.token").write_text(TOKEN + "\n", encoding="utf-8")
+        (tmp_path / "mcp.token").chmod(0o600)
         world, env = World(tmp_path, mcp='token_file = "mcp.token"\n'), {}
     with world.http("--read-only", env=env) as (url, _process):
         missing = httpx.post(url, json=INITIALIZE, headers=HEADERS)
@@ -103,6 +104,11 @@ def test_the_bind_policy(tmp_path):
     assert code == 2 and "at least 16" in document["errors"][0]["message"]
     # The token is read only by `foldctl mcp --http`: other commands run without it.
     assert unset.foldctl("state")[0] == 0
+    (tmp_path / "open.token").write_text(TOKEN, encoding="utf-8")
+    (tmp_path / "open.token").chmod(0o644)
+    shared = World(tmp_path / "shared", mcp=f'token_file = "{tmp_path / "open.token"}"\n')
+    with shared.http() as (url, process):
+        assert any("can be read by others (chmod 600" in line for line in process.early)
 
 
 def test_two_http_clients_writing_at_once(tmp_path):

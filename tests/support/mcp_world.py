@@ -104,10 +104,11 @@ class World:
         process = subprocess.Popen([FOLDCTL, "--config", str(self.config), "mcp", "--http", "--port", "0", *args,
                                     "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    env=self.env(**(env or {})), cwd=self.root)
-        url = None
+        url, process.early = None, []
         deadline = time.monotonic() + 60
         while url is None:
             line = process.stderr.readline()
+            process.early.append(line)
             if not line:
                 raise AssertionError(f"foldctl mcp --http ended (exit {process.wait()}) before it listened: "
                                      f"{process.stderr.read()}")
