@@ -18,10 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 from fold_core.shares import KINDS, WEIGHTS
+from fold_host.feedback import MEANINGS
 
-__all__ = ["HISTORY_LIMIT", "MEANINGS", "RESOURCES", "RESOURCE_TEMPLATES", "TOOLS", "Resource", "Tool", "tool"]
+__all__ = ["HISTORY_LIMIT", "RESOURCES", "RESOURCE_TEMPLATES", "TOOLS", "Resource", "Tool", "tool"]
 
-MEANINGS = ("ack", "decide", "act", "input", "snooze")
 HISTORY_LIMIT = 20
 ITEM_ID = {"type": "string", "pattern": "^[a-z0-9-]{1,64}$", "description": "an item id, like \"visa\""}
 INSTANT = {"type": "string", "minLength": 10, "maxLength": 64,

@@ -210,3 +210,19 @@ def test_read_only_offers_and_runs_only_the_reading_tools(world):
     assert read[1] is False
     assert world.foldctl("inbox")[1] == {"observations": []}
     assert [r["type"] for r in world.foldctl("history")[1]["records"]] == ["commit", "commit"]
+
+
+def test_over_stdio_the_command_prints_nothing_of_its_own(world):
+    import subprocess
+
+    from tests.support.mcp_world import FOLDCTL
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    done = subprocess.run([FOLDCTL, "--config", str(world.config), "mcp"], input=json.dumps(request) + "\n",
+                          capture_output=True, text=True, timeout=60, env=world.env())
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 1, done
+    answer = json.loads(lines[0])
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "fold"
+    assert "over stdio" in done.stderr and "Traceback" not in done.stderr
