@@ -11,7 +11,9 @@
 * **Host**: on a loopback bind the SDK's DNS-rebinding protection answers only
   ``127.0.0.1``, ``localhost`` and ``[::1]`` (Host and Origin headers).
 
-The endpoint is ``/mcp``. The server runs under uvicorn (``serve_socket``,
+The endpoint is ``/mcp``; a call is answered with a plain JSON response (no
+progress or log messages flow during one, so no SSE stream is needed). The
+server runs under uvicorn (``serve_socket``,
 shared with the Pinboard) until SIGINT / SIGTERM; open client streams get
 ``GRACE`` seconds to end.
 """
@@ -112,7 +114,7 @@ class BearerGuard:
 
 def http_app(server, bind: Bind):
     """The Starlette app of the SDK's Streamable HTTP transport behind the bearer guard."""
-    app = server.streamable_http_app(streamable_http_path=ENDPOINT, host=bind.host.strip("[]"))
+    app = server.streamable_http_app(streamable_http_path=ENDPOINT, host=bind.host.strip("[]"), json_response=True)
     return BearerGuard(app, bind.token)
 
 
