@@ -54,6 +54,13 @@ def run_mcp(args: argparse.Namespace) -> tuple[dict | None, int]:
     now = resolve_now(args.now) if args.now is not None else None
     desk = FoldDesk(store, source=config.mcp.source, timezone=config.host.timezone, now=now,
                     read_only=args.read_only)
+    try:
+        return _serve(args, config, store, desk)
+    finally:
+        desk.close()
+
+
+def _serve(args: argparse.Namespace, config, store: str, desk) -> tuple[dict | None, int]:
     mode = " (read-only)" if args.read_only else ""
     if not args.http:
         from fold_host.mcp.server import run_stdio

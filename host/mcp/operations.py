@@ -63,6 +63,12 @@ class FoldDesk:
         self.store = file_store(store_dir)
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        """At the server's end: bring the store's snapshot up to date (not for a read-only server)."""
+        if not self.read_only:
+            with self._lock:
+                self.store.recorder.close()
+
     def tools(self) -> tuple[catalogue.Tool, ...]:
         """The tools this server offers (the writing ones only when it may write)."""
         return tuple(entry for entry in catalogue.TOOLS if not (self.read_only and entry.writes))
