@@ -5,7 +5,7 @@ documents as the ``foldctl`` commands whose paths the tools take —
 ``fold_state`` / ``fold_item`` the §8 state document (``Store.state_document``),
 ``fold_history`` ``Store.history``, ``fold_annotate`` ``Store.annotate``,
 ``fold_feedback`` ``fold_host.feedback.save_feedback``, ``fold_observation``
-and ``fold_report`` the inbox in host.db. A failure is never an exception:
+``foldctl inbox show``'s reading of host.db, ``fold_report`` the inbox. A failure is never an exception:
 arguments against the tool's schema, a kernel rejection, an unknown item or
 observation, a read-only server, a store that is missing, busy or corrupt —
 each is ``({"ok": false, "errors": [{"code", "message", …}]}, False)``.
@@ -174,11 +174,11 @@ class FoldDesk:
         from fold_host.hostdb import open_host_db
 
         with open_host_db(self.store_dir) as db:
-            entry = db.observation_entry(arguments["id"])
-        if entry is None:
+            detail = db.observation_detail(arguments["id"])
+        if detail is None:
             return failure("observation_not_found", f"no observation {arguments['id']} in the inbox",
                            observation=arguments["id"])
-        return {"ok": True, **entry}, True
+        return {"found": True, **detail}, True
 
     def _fold_annotate(self, arguments: dict) -> tuple[dict, bool]:
         answer = self.store.annotate(item=arguments["item"], text=arguments["text"],

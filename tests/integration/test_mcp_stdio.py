@@ -98,7 +98,9 @@ def test_every_tool_answers_what_its_command_would(world):
         "meta": {"status": "done", "ref": "https://example.com/pr/7", "via": "mcp",
                  "links": ["https://example.com/pr/7", "a1b2c3d"], "report_id": "ci-7"}}
     observation = answers["observation"][0]
-    assert observation["observation"] == report["observation"] and observation["status"] == "pending"
+    assert observation["found"] is True and observation["status"] == "pending" and observation["dispositions"] == []
+    assert {key: observation["observation"][key] for key in report["observation"]} == report["observation"]
+    assert observation["observation"]["observed_at"] == "2026-10-09T09:00:00+08:00"
     code, inbox, _ = world.foldctl("inbox")
     assert code == 0 and [o["id"] for o in inbox["observations"]] == ["agents:report/ci-7", feedback["id"]]
 
@@ -132,7 +134,9 @@ def test_a_report_becomes_part_of_the_state_after_a_tick(world):
     holding = [item for item in state["root"]["items"]
                if any(source["ref"] == f"event:{observation_id}" for source in item["sources"])]
     assert len(holding) == 1 and "billing" in holding[0]["title"].lower()
-    assert seen["status"] == "processed" and seen["disposition"] == "used" and seen["related"] == [holding[0]["id"]]
+    assert seen["status"] == "processed" and [(d["disposition"], d["related"]) for d in seen["dispositions"]] == [
+        ("used", [holding[0]["id"]])]
+    assert seen["dispositions"][0]["batch_id"] == tick["receipt"]["batch_id"]
 
 
 def test_bad_calls_are_clear_tool_errors_and_the_server_goes_on(world):
