@@ -129,7 +129,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
     guard = Guard(app, token=token, loopback=loopback, denied=pages.denied)
-    guard.pinboard = pinboard
+    guard.pinboard, guard.pages = pinboard, pages
     return guard
 
 
