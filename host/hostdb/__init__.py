@@ -13,6 +13,7 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
 * ``feedback_learning`` — what feedback teaches, per sender and thread (``learning``);
+* an observation added once under its id (``entries``: an agent's report);
 * ``counters`` and the daemon's heartbeat — what monitoring reads (``watch``);
 * retention of old observations' text (``retention``);
 * ``host_meta`` — small facts such as the last window (``connection``).
@@ -28,6 +29,7 @@ from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
+from fold_host.hostdb.entries import EntryTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
 from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.retention import RetentionTables
@@ -39,8 +41,8 @@ from fold_host.hostdb.watch import WatchTables
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, LearningTables, SearchTables, SourceTables, ConsumerTables, CallTables,
-             WatchTables, RetentionTables, Connection):
+class HostDB(InboxTables, DispositionTables, EntryTables, LearningTables, SearchTables, SourceTables,
+             ConsumerTables, CallTables, WatchTables, RetentionTables, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 
