@@ -23,7 +23,8 @@ whatever had to be guessed or could not be read is said in ``meta``:
   adapters' "already seen" cache and the mbox ids use it).
 
 ``read_mail`` never raises: a message it cannot parse at all still gives a
-``Mail`` whose ``unreadable`` says why.
+``Mail`` whose ``unreadable`` says why; one whose parts nest too deeply for
+the parser keeps what its header says (subject, sender, date, thread).
 """
 
 from __future__ import annotations
@@ -88,8 +89,13 @@ def read_mail(raw: bytes) -> Mail:
         from email.parser import BytesParser
 
         bounded, cut = _bound_headers(raw)
-        message = BytesParser(policy=parser_policy()).parsebytes(bounded)
-        mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
+        try:
+            message = BytesParser(policy=parser_policy()).parsebytes(bounded)
+            mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
+        except RecursionError:  # parts nested far beyond MAX_NESTING: the parser gives up, the header is fine
+            message = BytesParser(policy=parser_policy()).parsebytes(bounded, headersonly=True)
+            mail = _read_message(message, _Hints(raw), depth=0, budget=[0], body=False)
+            mail.unreadable.append("MIME parts nested too deeply to parse; the body was not read")
         if cut:
             mail.notes.append(cut)
     except Exception as error:  # the last line of defence: the adapter must go on
@@ -144,7 +150,7 @@ def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
     return b"\n".join(kept) + raw[end:], f"over-long header lines cut to {HEADER_LINE_BYTES} bytes"
 
 
-def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int]) -> Mail:
+def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int], body: bool = True) -> Mail:
     headers = {name: field[1] for name, field in message.first_fields().items()}  # first field of each name
     mail = Mail()
 
@@ -167,7 +173,8 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int])
     mail.thread = root or mail.message_id
     mail.list_id = first_id(headers.get("list-id")) or (text_of("list-id") or None)
     mail.fingerprint = fingerprint(headers)
-    _read_body(message, mail, hints, depth, budget)
+    if body:
+        _read_body(message, mail, hints, depth, budget)
     return mail
 
 

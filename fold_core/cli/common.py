@@ -116,19 +116,40 @@ def config_given() -> str | None:
 
 
 def resolve_store(given: str | None) -> str:
-    """The store directory by the contract's precedence."""
+    """The store directory by the contract's precedence; a usage error when it cannot be a directory.
+
+    A path naming a regular file, a device or a place in ``/proc``, ``/sys``
+    or ``/dev`` is refused here, naming where it came from (``--store``,
+    ``$FOLD_STORE`` or ``[store] path``), before any command touches it.
+    """
     if given:
-        return os.path.expanduser(given)
+        return _usable(os.path.expanduser(given), "--store")
     from_env = os.environ.get("FOLD_STORE")
     if from_env:
-        return os.path.expanduser(from_env)
-    from fold_core.configfile import store_path
+        return _usable(os.path.expanduser(from_env), "$FOLD_STORE")
+    from fold_core.configfile import find_config, store_path
 
     from_config = store_path(_CONFIG)
     if from_config:
-        return from_config
+        return _usable(from_config, "[store] path", find_config(_CONFIG))
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data_home, "fold", "store")
+
+
+def _usable(path: str, origin: str, config_file=None) -> str:
+    from fold_core.files import directory_problem
+
+    if "://" in path:  # a store named by URL is checked by the store that opens it
+        return path
+    problem = directory_problem(path)
+    if problem is None:
+        return path
+    if config_file is not None:
+        from fold_core.errors import ConfigError
+
+        raise ConfigError(f"{config_file}: [store], field 'path': expected a directory for the store; {problem}",
+                          file=str(config_file), instance="[store]", field="path")
+    raise UsageError(f"{origin} {path}: expected a directory for the store; {problem}")
 
 
 def resolve_now(given: str | None) -> str:

@@ -39,7 +39,7 @@ class Bind:
         return is_loopback(self.host)
 
     def url(self, port: int | None = None) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = f"[{self.host}]" if ":" in self.host else self.host  # the host is kept without brackets
         return f"http://{host}:{self.port if port is None else port}/"
 
 
@@ -47,6 +47,8 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     """The address to listen on and the token to check; UsageError when it must not start."""
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0…65535, got {port}")
+    if host.startswith("[") and host.endswith("]"):  # "[::1]" as written in a URL: the address is inside
+        host = host[1:-1]
     token = None
     if token_env:
         token = os.environ.get(token_env) or None
@@ -80,7 +82,7 @@ def listen(bind: Bind):
 
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
     try:
-        return socket.create_server((bind.host.strip("[]"), bind.port), family=family, backlog=128)
+        return socket.create_server((bind.host, bind.port), family=family, backlog=128)
     except OSError as error:
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
