@@ -60,7 +60,7 @@ class Host:
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
-        self.poller = Poller()
+        self.poller = Poller(config.host.max_backoff)
 
     def open_db(self):
         return open_host_db(self.store_dir)

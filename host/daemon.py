@@ -155,13 +155,15 @@ class Daemon:
         return False
 
     def _job(self, function, *args):
+        source = getattr(args[0], "name", None) if function.__name__ == "poll" and args else None
+
         def job() -> None:
             with self._flags:
                 self._busy += 1
             try:
                 function(*args)
             except Exception as error:  # a job never dies silently; the next firing tries again
-                self.log("error", job=function.__name__, error=f"{type(error).__name__}: {error}")
+                self.log("error", job=function.__name__, source=source, error=f"{type(error).__name__}: {error}")
             finally:
                 with self._flags:
                     self._busy -= 1

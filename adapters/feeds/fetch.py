@@ -5,15 +5,19 @@ keeps these promises:
 
 * every httpx/OSError failure becomes a ``FetchError(error_class, message)``
   — nothing from httpx escapes;
-* timeouts on connect/read/write (``timeout``) and a total deadline;
+* timeouts on connect/read/write (``timeout``) and a total ``deadline`` that
+  holds however the server trickles, in its headers as in its body
+  (``fold_core.bounded_http``): at the deadline the request ends and the
+  poll's thread returns;
 * redirects followed by hand (at most ``MAX_REDIRECTS``, http/https only) so
   that a **permanent** one (301/308) is reported: ``Fetched.moved_to`` is
   where the leading chain of permanent redirects ends, the URL to poll from
   now on;
 * conditional GET (``If-None-Match`` / ``If-Modified-Since``); a 304 has no body;
-* the body is streamed and abandoned as soon as it (decoded) exceeds
-  ``max_bytes``; a declared ``Content-Length`` above the cap is refused
-  before reading anything;
+* the body is streamed and abandoned as soon as it exceeds ``max_bytes``,
+  counted after decompression (gzip and deflate are decoded in steps that
+  never pass the cap: a gzip bomb costs at most the cap); a declared
+  ``Content-Length`` above the cap is refused before reading anything;
 * non-2xx answers are returned, not raised: the adapter decides (304, 410,
   429, 503, …).
 
@@ -57,6 +61,8 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure."""
     import httpx
 
+    from fold_core.bounded_http import DeadlineExceeded, TooLarge, bounded_client
+
     headers = {"User-Agent": user_agent,
                "Accept": "application/rss+xml, application/atom+xml, application/rdf+xml, "
                          "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"}
@@ -67,7 +73,8 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     started = time.monotonic()
     moved_to, permanent_so_far, current = None, True, url
     try:
-        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False, headers=headers) as client:
+        with bounded_client(seconds=deadline, until=started + deadline, max_bytes=max_bytes,
+                            timeout=httpx.Timeout(timeout), follow_redirects=False, headers=headers) as client:
             _check_scheme(current, "config")
             for _ in range(MAX_REDIRECTS + 1):
                 with client.stream("GET", current) as response:
@@ -81,12 +88,17 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
                         continue
                     body = b""
                     if response.status_code == 200:
-                        body = _read_capped(response, max_bytes, started + deadline, current)
+                        body = _read_capped(response, max_bytes, current)
                     return Fetched(response.status_code, current, {k.lower(): v for k, v in response.headers.items()},
                                    body, moved_to)
             raise FetchError("redirect", f"more than {MAX_REDIRECTS} redirects starting at {url}")
     except FetchError:
         raise
+    except TooLarge as error:
+        raise FetchError("too_large", str(error)) from None
+    except DeadlineExceeded:
+        raise FetchError("timeout", f"{current} did not send the feed within {deadline:g}s (poll_timeout); "
+                                    "abandoned") from None
     except httpx.TimeoutException as error:
         raise FetchError("timeout", f"no answer from {current} within {timeout:g}s ({type(error).__name__})") from None
     except httpx.ConnectError as error:
@@ -104,19 +116,14 @@ def _check_scheme(url: str, error_class: str) -> None:
         raise FetchError(error_class, f"only http and https feeds are fetched, not {url[:200]!r}")
 
 
-def _read_capped(response, max_bytes: int, deadline_at: float, url: str) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchError("too_large", f"{url} declares {int(declared):,} bytes, more than the cap of {max_bytes:,}")
-    chunks, total = [], 0
+def _read_capped(response, max_bytes: int, url: str) -> bytes:
+    """The body (the transport already holds the cap and the deadline; this keeps the promise local too)."""
+    body = bytearray()
     for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > max_bytes:
+        body += chunk
+        if len(body) > max_bytes:
             raise FetchError("too_large", f"{url} sent more than the cap of {max_bytes:,} bytes; abandoned")
-        if time.monotonic() > deadline_at:
-            raise FetchError("timeout", f"{url} took longer than the poll's deadline to send the feed")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:

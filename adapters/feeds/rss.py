@@ -6,7 +6,8 @@ Settings (``[[adapters]] type = "rss"``):
 ``first_run``   ``all`` (default: every entry in the feed) | ``new`` | ``since:YYYY-MM-DD`` | ``last:N``
 ``timeout``     connect/read timeout of one request (default ``"30s"``); the whole
                 fetch also stops at ``poll_timeout``
-``max_bytes``   response size cap (default 10 MiB); a larger feed is abandoned
+``max_bytes``   response size cap, counted decompressed (default 10 MiB, at most
+                64 MiB); a larger feed is abandoned
 ``seen_limit``  how many entry fingerprints the cursor keeps (default 5,000; never
                 fewer than the feed's own entries)
 
@@ -46,6 +47,7 @@ __all__ = ["RssAdapter", "RssSettings", "user_agent"]
 SEEN_LIMIT = 5000
 CURSOR_VERSION = 1
 MAX_INTERVAL = 86400.0  # a source's own minimum interval is honoured up to one day
+MAX_BYTES_LIMIT = 64 * 1024 * 1024  # no feed is larger; a larger cap would only let a hostile one cost more memory
 
 
 def user_agent() -> str:
@@ -63,7 +65,7 @@ class RssSettings(AdapterSettings):
     url: str = Field(pattern=r"^[hH][tT][tT][pP][sS]?://\S+$", max_length=4096)
     first_run: str = "all"
     timeout: Duration = Field(default=timedelta(seconds=30))
-    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=MAX_BYTES_LIMIT)
     seen_limit: int = Field(default=SEEN_LIMIT, ge=10, le=100_000)
 
     @field_validator("first_run")

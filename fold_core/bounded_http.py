@@ -1,0 +1,251 @@
+"""HTTP within a deadline and a size, for every request Fold sends to a server it does not control.
+
+httpx's timeouts bound each network operation, not a request: a server that
+sends one byte a second (in its headers or its body) keeps a request alive
+for ever, and an answer is read into memory whatever its size — decompressed,
+a 1 MB gzip body can become gigabytes. ``BoundedTransport`` wraps an httpx
+transport so that every request
+
+* ends at its **deadline** however the server trickles: each operation's
+  timeout is at most the time left, the body is checked against the deadline
+  at every chunk, and a watchdog ends a request still running at the
+  deadline (it shuts the connection's socket down, or closes the pool while
+  the headers are still coming), so a read blocked in the socket returns;
+* reads at most **max_bytes** of body, counted after decompression: a
+  declared ``Content-Length`` above it is refused before anything is read;
+  ``gzip`` and ``deflate`` are decoded here, in steps that never go past the
+  cap (only those two are asked for; another encoding is refused);
+* fails with ``DeadlineExceeded`` (an ``httpx.TimeoutException``) or
+  ``TooLarge`` (an ``httpx.TransportError``), whose message names the URL and
+  the limit.
+
+``bounded_client(...)`` is an ``httpx.Client`` on it; proxies named by the
+environment (``HTTPS_PROXY``, ``NO_PROXY``, …) are honoured as httpx does.
+Used by the feed fetcher (one deadline for the whole fetch) and the editor
+SDK clients (one deadline per request). httpx is imported with this module.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+import urllib.request
+import zlib
+
+import httpx
+
+__all__ = ["BoundedTransport", "DeadlineExceeded", "TooLarge", "bounded_client"]
+
+STEP = 64 * 1024  # bytes decompressed at a time: the most a cap can be overshot before it is noticed
+ENCODINGS = "gzip, deflate"
+
+
+class DeadlineExceeded(httpx.TimeoutException):
+    """The request did not finish before its deadline."""
+
+
+class TooLarge(httpx.TransportError):
+    """The answer's body (decompressed) is larger than the cap."""
+
+
+class BoundedTransport(httpx.BaseTransport):
+    """An httpx transport whose requests keep a deadline and a size cap (see the module docstring).
+
+    :param seconds: each request's deadline, from its start.
+    :param max_bytes: the most body bytes (decompressed) a response may have.
+    :param until: an absolute ``time.monotonic()`` deadline for every request (the earlier one holds).
+    """
+
+    def __init__(self, inner: httpx.BaseTransport | None = None, *, seconds: float, max_bytes: int,
+                 until: float | None = None) -> None:
+        self.inner = inner if inner is not None else httpx.HTTPTransport()
+        self.seconds, self.max_bytes, self.until = seconds, max_bytes, until
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.seconds
+        if self.until is not None:
+            deadline = min(deadline, self.until)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExceeded(f"{request.url}: no time left before the deadline", request=request)
+        timeouts = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {name: left if timeouts.get(name) is None else min(timeouts[name], left)
+                                         for name in ("connect", "read", "write", "pool")}
+        request.headers["Accept-Encoding"] = ENCODINGS
+        watchdog = _Watchdog(self.inner, left)
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TransportError as error:
+            watchdog.cancel()
+            if watchdog.fired:
+                raise DeadlineExceeded(_late(request, self.seconds), request=request) from None
+            raise error
+        except BaseException:
+            watchdog.cancel()
+            raise
+        watchdog.watch(response)
+        try:
+            return self._bounded(request, response, deadline, watchdog)
+        except BaseException:
+            watchdog.cancel()
+            response.close()
+            raise
+
+    def _bounded(self, request, response, deadline: float, watchdog: "_Watchdog") -> httpx.Response:
+        encoding = response.headers.get("content-encoding", "identity").strip().lower() or "identity"
+        declared = response.headers.get("content-length", "")
+        if encoding == "identity" and declared.isdigit() and int(declared) > self.max_bytes:
+            raise TooLarge(f"{request.url} declares {int(declared):,} bytes, more than the cap of "
+                           f"{self.max_bytes:,}", request=request)
+        if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
+            raise httpx.DecodingError(f"{request.url} answered in the encoding {encoding[:40]!r}, which was not "
+                                      f"asked for ({ENCODINGS})", request=request)
+        headers = [(name, value) for name, value in response.headers.multi_items()
+                   if encoding == "identity" or name.lower() not in ("content-encoding", "content-length")]
+        stream = _BoundedStream(response.stream, _Inflater.for_encoding(encoding), self.max_bytes, deadline,
+                                watchdog, request, self.seconds)
+        return httpx.Response(response.status_code, headers=headers, stream=stream, request=request,
+                              extensions=response.extensions)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _late(request: httpx.Request, seconds: float) -> str:
+    return f"{request.url} did not answer completely within {seconds:g}s; abandoned"
+
+
+class _Watchdog:
+    """Ends a request still running at its deadline: its socket is shut down, else the pool is closed."""
+
+    def __init__(self, transport: httpx.BaseTransport, seconds: float) -> None:
+        self.transport, self.fired, self._socket = transport, False, None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, response: httpx.Response) -> None:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        with self._lock:
+            self._socket = sock if isinstance(sock, socket.socket) else None
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired, sock = True, self._socket
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked on this connection
+            else:
+                self.transport.close()  # still waiting for the headers: end the pool's connections
+        except OSError:
+            pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class _Inflater:
+    """gzip / deflate decoded in steps of at most ``STEP`` bytes (identity passes through)."""
+
+    def __init__(self, wbits: int | None) -> None:
+        self._wbits = wbits
+        self._decoder = zlib.decompressobj(wbits) if wbits is not None else None
+        self._started = False
+
+    @classmethod
+    def for_encoding(cls, encoding: str) -> "_Inflater":
+        return cls({"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
+                    "deflate": zlib.MAX_WBITS}.get(encoding))
+
+    def pieces(self, data: bytes):
+        if self._decoder is None:
+            yield data
+            return
+        if not self._started and self._wbits == zlib.MAX_WBITS and data:
+            try:
+                zlib.decompressobj(zlib.MAX_WBITS).decompress(data[:2])
+            except zlib.error:  # "deflate" sent raw, without the zlib header (as many servers do)
+                self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+        self._started = True
+        while data:
+            piece = self._decoder.decompress(data, STEP)
+            data = self._decoder.unconsumed_tail
+            if piece:
+                yield piece
+            if self._decoder.eof:
+                return
+
+
+class _BoundedStream(httpx.SyncByteStream):
+    def __init__(self, inner, inflater: _Inflater, max_bytes: int, deadline: float, watchdog: _Watchdog,
+                 request: httpx.Request, seconds: float) -> None:
+        self.inner, self.inflater, self.max_bytes, self.deadline = inner, inflater, max_bytes, deadline
+        self.watchdog, self.request, self.seconds = watchdog, request, seconds
+
+    def __iter__(self):
+        total = 0
+        try:
+            for chunk in self.inner:
+                if time.monotonic() > self.deadline:
+                    raise DeadlineExceeded(_late(self.request, self.seconds), request=self.request)
+                for piece in self.inflater.pieces(chunk):
+                    total += len(piece)
+                    if total > self.max_bytes:
+                        raise TooLarge(f"{self.request.url} sent more than the cap of {self.max_bytes:,} bytes; "
+                                       "abandoned", request=self.request)
+                    yield piece
+        except zlib.error as error:
+            raise httpx.DecodingError(f"{self.request.url}: the compressed body is broken ({error})",
+                                      request=self.request) from None
+        except httpx.TransportError:
+            if self.watchdog.fired:
+                raise DeadlineExceeded(_late(self.request, self.seconds), request=self.request) from None
+            raise
+
+    def close(self) -> None:
+        self.watchdog.cancel()
+        self.inner.close()
+
+
+def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None, **options) -> httpx.Client:
+    """An ``httpx.Client`` whose every request keeps ``seconds`` (and ``until``) and ``max_bytes``.
+
+    ``options`` go to ``httpx.Client`` (``timeout`` defaults to ``seconds``);
+    the environment's proxies are mounted on bounded transports too.
+    """
+    def bounded(proxy: str | None) -> BoundedTransport:
+        inner = httpx.HTTPTransport(proxy=proxy) if proxy else httpx.HTTPTransport()
+        return BoundedTransport(inner, seconds=seconds, max_bytes=max_bytes, until=until)
+
+    options.setdefault("timeout", seconds)
+    mounts = {pattern: bounded(proxy) for pattern, proxy in _environment_proxies().items()}
+    return httpx.Client(transport=bounded(None), mounts=mounts, **options)
+
+
+def _environment_proxies() -> dict[str, str | None]:
+    """URL pattern → proxy (None: direct), from the environment, by httpx's own rules (curl's NO_PROXY)."""
+    found = urllib.request.getproxies()
+    mounts: dict[str, str | None] = {}
+    for scheme in ("http", "https", "all"):
+        if found.get(scheme):
+            mounts[f"{scheme}://"] = found[scheme] if "://" in found[scheme] else f"http://{found[scheme]}"
+    for host in (part.strip() for part in found.get("no", "").split(",")):
+        if host == "*":
+            return {}
+        if not host:
+            continue
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+        if "://" in host:
+            mounts[host] = None
+        elif address is not None:
+            mounts[f"all://[{host}]" if address.version == 6 else f"all://{host}"] = None
+        else:
+            mounts[f"all://{host}" if host.lower() == "localhost" else f"all://*{host}"] = None
+    return mounts
