@@ -17,40 +17,61 @@ transport so that every request
   cap (only those two are asked for; another encoding is refused);
 * fails with ``DeadlineExceeded`` (an ``httpx.TimeoutException``) or
   ``TooLarge`` (an ``httpx.TransportError``), whose message names the URL and
-  the limit.
+  the limit (``flavour().DeadlineExceeded``, ``flavour().TooLarge``).
 
 ``bounded_client(...)`` is an ``httpx.Client`` on it; proxies named by the
 environment (``HTTPS_PROXY``, ``NO_PROXY``, …) are honoured as httpx does.
 Used by the feed fetcher (one deadline for the whole fetch) and the editor
-SDK clients (one deadline per request). httpx is imported with this module.
+SDK clients (one deadline per request). The vendor SDKs may ship their own
+copy of httpx under another name (``httpx2``): ``flavour(name)`` builds the
+same classes on that package, so a client fits the SDK that uses it.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import ipaddress
 import socket
 import threading
 import time
 import urllib.request
 import zlib
+from dataclasses import dataclass
+from typing import Any
 
-import httpx
-
-__all__ = ["BoundedTransport", "DeadlineExceeded", "TooLarge", "bounded_client"]
+__all__ = ["Flavour", "bounded_client", "flavour"]
 
 STEP = 64 * 1024  # bytes decompressed at a time: the most a cap can be overshot before it is noticed
 ENCODINGS = "gzip, deflate"
 
 
-class DeadlineExceeded(httpx.TimeoutException):
-    """The request did not finish before its deadline."""
+@dataclass(frozen=True)
+class Flavour:
+    """The bounded classes built on one httpx package (``httpx``, or an SDK's ``httpx2``)."""
+
+    httpx: Any
+    BoundedTransport: type
+    DeadlineExceeded: type  # a subclass of that package's TimeoutException
+    TooLarge: type  # a subclass of that package's TransportError
 
 
-class TooLarge(httpx.TransportError):
-    """The answer's body (decompressed) is larger than the cap."""
+@functools.cache
+def flavour(package: str = "httpx") -> Flavour:
+    """The bounded transport and its errors for the httpx package named ``package``."""
+    httpx = importlib.import_module(package)
+    late = type("DeadlineExceeded", (httpx.TimeoutException,),
+                {"__module__": __name__, "__doc__": "The request did not finish before its deadline."})
+    large = type("TooLarge", (httpx.TransportError,),
+                 {"__module__": __name__, "__doc__": "The answer's body (decompressed) is larger than the cap."})
+    stream = type("BoundedStream", (_BoundedStream, httpx.SyncByteStream), {"__module__": __name__})
+    names = {"__module__": __name__, "httpx": httpx, "DeadlineExceeded": late, "TooLarge": large, "Stream": stream}
+    transport = type("BoundedTransport", (_BoundedTransport, httpx.BaseTransport), names)
+    stream.transport = transport
+    return Flavour(httpx, transport, late, large)
 
 
-class BoundedTransport(httpx.BaseTransport):
+class _BoundedTransport:
     """An httpx transport whose requests keep a deadline and a size cap (see the module docstring).
 
     :param seconds: each request's deadline, from its start.
@@ -58,18 +79,22 @@ class BoundedTransport(httpx.BaseTransport):
     :param until: an absolute ``time.monotonic()`` deadline for every request (the earlier one holds).
     """
 
-    def __init__(self, inner: httpx.BaseTransport | None = None, *, seconds: float, max_bytes: int,
-                 until: float | None = None) -> None:
-        self.inner = inner if inner is not None else httpx.HTTPTransport()
+    httpx: Any
+    DeadlineExceeded: type
+    TooLarge: type
+    Stream: type
+
+    def __init__(self, inner=None, *, seconds: float, max_bytes: int, until: float | None = None) -> None:
+        self.inner = inner if inner is not None else self.httpx.HTTPTransport()
         self.seconds, self.max_bytes, self.until = seconds, max_bytes, until
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request):
         deadline = time.monotonic() + self.seconds
         if self.until is not None:
             deadline = min(deadline, self.until)
         left = deadline - time.monotonic()
         if left <= 0:
-            raise DeadlineExceeded(f"{request.url}: no time left before the deadline", request=request)
+            raise self.DeadlineExceeded(f"{request.url}: no time left before the deadline", request=request)
         timeouts = request.extensions.get("timeout") or {}
         request.extensions["timeout"] = {name: left if timeouts.get(name) is None else min(timeouts[name], left)
                                          for name in ("connect", "read", "write", "pool")}
@@ -77,10 +102,10 @@ class BoundedTransport(httpx.BaseTransport):
         watchdog = _Watchdog(self.inner, left)
         try:
             response = self.inner.handle_request(request)
-        except httpx.TransportError as error:
+        except self.httpx.TransportError as error:
             watchdog.cancel()
             if watchdog.fired:
-                raise DeadlineExceeded(_late(request, self.seconds), request=request) from None
+                raise self.DeadlineExceeded(_late(request, self.seconds), request=request) from None
             raise error
         except BaseException:
             watchdog.cancel()
@@ -93,41 +118,41 @@ class BoundedTransport(httpx.BaseTransport):
             response.close()
             raise
 
-    def _bounded(self, request, response, deadline: float, watchdog: "_Watchdog") -> httpx.Response:
+    def _bounded(self, request, response, deadline: float, watchdog: "_Watchdog"):
         encoding = response.headers.get("content-encoding", "identity").strip().lower() or "identity"
         declared = response.headers.get("content-length", "")
         if encoding == "identity" and declared.isdigit() and int(declared) > self.max_bytes:
-            raise TooLarge(f"{request.url} declares {int(declared):,} bytes, more than the cap of "
-                           f"{self.max_bytes:,}", request=request)
+            raise self.TooLarge(f"{request.url} declares {int(declared):,} bytes, more than the cap of "
+                                f"{self.max_bytes:,}", request=request)
         if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
-            raise httpx.DecodingError(f"{request.url} answered in the encoding {encoding[:40]!r}, which was not "
-                                      f"asked for ({ENCODINGS})", request=request)
+            raise self.httpx.DecodingError(f"{request.url} answered in the encoding {encoding[:40]!r}, which was "
+                                           f"not asked for ({ENCODINGS})", request=request)
         headers = [(name, value) for name, value in response.headers.multi_items()
                    if encoding == "identity" or name.lower() not in ("content-encoding", "content-length")]
-        stream = _BoundedStream(response.stream, _Inflater.for_encoding(encoding), self.max_bytes, deadline,
-                                watchdog, request, self.seconds)
-        return httpx.Response(response.status_code, headers=headers, stream=stream, request=request,
-                              extensions=response.extensions)
+        stream = self.Stream(response.stream, _Inflater.for_encoding(encoding), self.max_bytes, deadline,
+                             watchdog, request, self.seconds)
+        return self.httpx.Response(response.status_code, headers=headers, stream=stream, request=request,
+                                   extensions=response.extensions)
 
     def close(self) -> None:
         self.inner.close()
 
 
-def _late(request: httpx.Request, seconds: float) -> str:
+def _late(request, seconds: float) -> str:
     return f"{request.url} did not answer completely within {seconds:g}s; abandoned"
 
 
 class _Watchdog:
     """Ends a request still running at its deadline: its socket is shut down, else the pool is closed."""
 
-    def __init__(self, transport: httpx.BaseTransport, seconds: float) -> None:
+    def __init__(self, transport, seconds: float) -> None:
         self.transport, self.fired, self._socket = transport, False, None
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
-    def watch(self, response: httpx.Response) -> None:
+    def watch(self, response) -> None:
         stream = response.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
         with self._lock:
@@ -180,30 +205,34 @@ class _Inflater:
                 return
 
 
-class _BoundedStream(httpx.SyncByteStream):
+class _BoundedStream:
+    """The body of a bounded response: decoded in steps, checked against the cap and the deadline per chunk."""
+
+    transport: Any
+
     def __init__(self, inner, inflater: _Inflater, max_bytes: int, deadline: float, watchdog: _Watchdog,
-                 request: httpx.Request, seconds: float) -> None:
+                 request, seconds: float) -> None:
         self.inner, self.inflater, self.max_bytes, self.deadline = inner, inflater, max_bytes, deadline
         self.watchdog, self.request, self.seconds = watchdog, request, seconds
 
     def __iter__(self):
-        total = 0
+        bounded, total = self.transport, 0
         try:
             for chunk in self.inner:
                 if time.monotonic() > self.deadline:
-                    raise DeadlineExceeded(_late(self.request, self.seconds), request=self.request)
+                    raise bounded.DeadlineExceeded(_late(self.request, self.seconds), request=self.request)
                 for piece in self.inflater.pieces(chunk):
                     total += len(piece)
                     if total > self.max_bytes:
-                        raise TooLarge(f"{self.request.url} sent more than the cap of {self.max_bytes:,} bytes; "
-                                       "abandoned", request=self.request)
+                        raise bounded.TooLarge(f"{self.request.url} sent more than the cap of {self.max_bytes:,} "
+                                               "bytes; abandoned", request=self.request)
                     yield piece
         except zlib.error as error:
-            raise httpx.DecodingError(f"{self.request.url}: the compressed body is broken ({error})",
-                                      request=self.request) from None
-        except httpx.TransportError:
-            if self.watchdog.fired:
-                raise DeadlineExceeded(_late(self.request, self.seconds), request=self.request) from None
+            raise bounded.httpx.DecodingError(f"{self.request.url}: the compressed body is broken ({error})",
+                                              request=self.request) from None
+        except bounded.httpx.TransportError as error:
+            if self.watchdog.fired and not isinstance(error, (bounded.TooLarge, bounded.DeadlineExceeded)):
+                raise bounded.DeadlineExceeded(_late(self.request, self.seconds), request=self.request) from None
             raise
 
     def close(self) -> None:
@@ -211,19 +240,22 @@ class _BoundedStream(httpx.SyncByteStream):
         self.inner.close()
 
 
-def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None, **options) -> httpx.Client:
-    """An ``httpx.Client`` whose every request keeps ``seconds`` (and ``until``) and ``max_bytes``.
+def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None, package: str = "httpx",
+                   **options):
+    """A ``Client`` of ``package`` whose every request keeps ``seconds`` (and ``until``) and ``max_bytes``.
 
-    ``options`` go to ``httpx.Client`` (``timeout`` defaults to ``seconds``);
+    ``options`` go to the ``Client`` (``timeout`` defaults to ``seconds``);
     the environment's proxies are mounted on bounded transports too.
     """
-    def bounded(proxy: str | None) -> BoundedTransport:
-        inner = httpx.HTTPTransport(proxy=proxy) if proxy else httpx.HTTPTransport()
-        return BoundedTransport(inner, seconds=seconds, max_bytes=max_bytes, until=until)
+    bound = flavour(package)
+
+    def bounded(proxy: str | None):
+        inner = bound.httpx.HTTPTransport(proxy=proxy) if proxy else bound.httpx.HTTPTransport()
+        return bound.BoundedTransport(inner, seconds=seconds, max_bytes=max_bytes, until=until)
 
     options.setdefault("timeout", seconds)
     mounts = {pattern: bounded(proxy) for pattern, proxy in _environment_proxies().items()}
-    return httpx.Client(transport=bounded(None), mounts=mounts, **options)
+    return bound.httpx.Client(transport=bounded(None), mounts=mounts, **options)
 
 
 def _environment_proxies() -> dict[str, str | None]:

@@ -108,9 +108,15 @@ class ConsumerSettings(Settings):
 
 
 class AgentSettings(Settings):
-    """Keys every ``[agent]`` understands (besides ``type``)."""
+    """Keys every ``[agent]`` understands (besides ``type``).
+
+    ``timeout`` bounds one attempt in wall-clock time (however slowly an
+    answer trickles in); ``max_answer_bytes`` bounds the size of one answer
+    (an HTTP body, a program's stdout): a larger one fails that attempt.
+    """
 
     timeout: Duration = Field(default=timedelta(seconds=120))
+    max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024, le=64 * 1024 * 1024)
 
 
 __all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings"]

@@ -61,7 +61,9 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure."""
     import httpx
 
-    from fold_core.bounded_http import DeadlineExceeded, TooLarge, bounded_client
+    from fold_core.bounded_http import bounded_client, flavour
+
+    bound = flavour("httpx")
 
     headers = {"User-Agent": user_agent,
                "Accept": "application/rss+xml, application/atom+xml, application/rdf+xml, "
@@ -94,9 +96,9 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
             raise FetchError("redirect", f"more than {MAX_REDIRECTS} redirects starting at {url}")
     except FetchError:
         raise
-    except TooLarge as error:
+    except bound.TooLarge as error:
         raise FetchError("too_large", str(error)) from None
-    except DeadlineExceeded:
+    except bound.DeadlineExceeded:
         raise FetchError("timeout", f"{current} did not send the feed within {deadline:g}s (poll_timeout); "
                                     "abandoned") from None
     except httpx.TimeoutException as error:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentRequest, Reply
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_core.settings import AgentSettings, EnvName
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
 
@@ -53,7 +53,9 @@ class AnthropicBackend(SdkBackend):
             arguments["temperature"] = self.settings.temperature
         clock = Clock()
         try:
-            response = client.messages.create(**arguments)
+            response = self.call(lambda: client.messages.create(**arguments))
+        except AgentUnavailable:
+            raise
         except Exception as error:  # the SDK's transport and status errors
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])

@@ -63,7 +63,7 @@ class OpenAIBackend(SdkBackend):
             arguments["max_tokens"] = self.settings.max_tokens
         clock = Clock()
         try:
-            response = self._create(client, arguments)
+            response = self.call(lambda: self._create(client, arguments))
         except AgentUnavailable:
             raise
         except Exception as error:  # the SDK's transport and status errors

@@ -36,9 +36,10 @@ def _gone(write: Callable[[bytes], object], data: bytes) -> bool:
 
 def endless(content_type: str = "application/json") -> Writer:
     def write(handler, stop: threading.Event) -> None:
+        opening = b'{"choices": [{"message": {"content": "'
         head = (f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n"
-                '{"choices": [{"message": {"content": "').encode()
-        if _gone(handler.wfile.write, b"%s" % head):
+                ).encode() + b"%x\r\n%s\r\n" % (len(opening), opening)
+        if _gone(handler.wfile.write, head):
             return
         chunk = b"%x\r\n%s\r\n" % (CHUNK, b"x" * CHUNK)
         while not stop.is_set():
@@ -49,11 +50,11 @@ def endless(content_type: str = "application/json") -> Writer:
 
 def trickle_body(every: float = 1.0, content_type: str = "application/json") -> Writer:
     def write(handler, stop: threading.Event) -> None:
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: 100000000\r\n\r\n".encode()
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
         if _gone(handler.wfile.write, head):
             return
         while not stop.wait(every):
-            if _gone(handler.wfile.write, b" "):
+            if _gone(handler.wfile.write, b"1\r\n \r\n"):
                 return
     return write
 

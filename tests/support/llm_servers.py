@@ -22,7 +22,9 @@ A reply is one of
   use a delay longer than the client's timeout to force a timeout;
 * ``respond(function)`` — ``function(request) -> reply | str`` decides from the
   recorded request (e.g. refuse ``response_format`` with a 400);
-* ``raw(body, code=200)`` — any JSON body as it is (malformed shapes).
+* ``raw(body, code=200)`` — any JSON body as it is (malformed shapes);
+* ``hostile(writer)`` — the whole answer written raw by a ``hostile_http``
+  writer: an endless body, a trickle, an oversized answer.
 
 A plain string in the script is ``text(string)``. When the script runs out the
 server answers 500 with "script exhausted" (so a test sees the extra call).
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LLMServer", "Reply", "Request", "delay", "raw", "refused_url", "respond", "status", "text"]
+__all__ = ["LLMServer", "Reply", "Request", "delay", "hostile", "raw", "refused_url", "respond", "status", "text"]
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -95,6 +97,7 @@ class Reply:
     body: Any = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    writer: Callable[[Any, threading.Event], None] | None = None
 
 
 def text(content: str, *, input_tokens: int | None = None, output_tokens: int | None = None) -> Reply:
@@ -115,6 +118,10 @@ def respond(function: Callable[[Request], Reply | str]) -> Reply:
 
 def raw(body: Any, code: int = 200) -> Reply:
     return Reply(body=body, code=code)
+
+
+def hostile(writer: Callable[[Any, threading.Event], None]) -> Reply:
+    return Reply(writer=writer)
 
 
 def _reply(value: Reply | str) -> Reply:
@@ -246,6 +253,10 @@ class LLMServer:
                 reply = reply.then or text("{}")
                 continue
             break
+        if reply.writer is not None:
+            handler.close_connection = True
+            reply.writer(handler, self._stopping)
+            return
         code, document = self._render(api, reply, request, number)
         self._send(handler, code, document)
 

@@ -6,7 +6,7 @@ every child's of the test process) and returns a ``Measured`` with the exit
 code, stdout, stderr, the wall-clock seconds and ``max_rss`` in bytes.
 
 A runaway process must not take the machine with it: the child runs under an
-address-space limit (``RLIMIT_AS``, 4 GiB by default) and is killed after
+address-space limit (``RLIMIT_AS``, 2 GiB) and is killed after
 ``timeout`` seconds (then ``timed_out`` is true).
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 __all__ = ["Measured", "run_measured"]
 
-ADDRESS_SPACE = 4 * 1024 ** 3
+ADDRESS_SPACE = 2 * 1024 ** 3
 
 
 @dataclass
