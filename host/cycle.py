@@ -5,6 +5,7 @@ Read top to bottom, this is the data's path::
     poll due sources ─→ inbox (host.db)            sources.Poller
     reminders that came due ─→ inbox               reminders.fire_due
     an interrupted commit? finish it first          windows (intent → replayed receipt)
+    what the store already cites is not new        citations.settle_cited
     signal: events / review / nothing               signal.decide_signal
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
@@ -24,9 +25,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fold_core.errors import ConfigError
+from fold_host.citations import settle_cited
 from fold_host.context import build_input
 from fold_host.editor import ask_editor
 from fold_host.hostdb import open_host_db
+from fold_host.hostdb.guard import quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -61,8 +64,11 @@ class Host:
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
         self.poller = Poller(config.host.max_backoff)
+        self.guard = None  # the daemon's HostDBGuard: its connections check host.db is still the same file
 
     def open_db(self):
+        if self.guard is not None:
+            return self.guard.open()
         return open_host_db(self.store_dir)
 
     def describe_agent(self) -> str:
@@ -126,6 +132,7 @@ def describe_error(error: dict | None) -> str:
 def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
+        quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled
@@ -138,6 +145,7 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     _register_consumers(host, db, now_text)
     report = _finish_interrupted_commit(host, db, now_text)
     if report is None:
+        settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
         found = _window(host, db, now, now_text)
         report = _edit(host, db, *found, now_text) if found else CycleReport()
     report.deliveries = _deliver(host, db, now_text)

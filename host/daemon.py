@@ -14,6 +14,13 @@ APScheduler 3 (``BackgroundScheduler``) runs:
   host.db (``foldctl feedback``, the Pinboard: new observations, new
   reminders) and retries a failed window after the editor's backoff.
 
+host.db is guarded (``hostdb.guard``): every connection first checks that it
+is still the file found at start, and ``quick_check`` runs at start and every
+ten minutes. When host.db was removed, replaced or is damaged, the daemon
+stops all its jobs (``halt``: one log line, ``host.db.halted`` for ``doctor``
+and ``/healthz``) and waits to be restarted; it never builds a new host.db
+under itself.
+
 One daemon per store (``hostlock``): a second start is refused with a clear
 message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
@@ -35,6 +42,8 @@ from zoneinfo import ZoneInfo
 
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
+from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
+from fold_host.hostdb.guard import HostDBGuard
 from fold_host.hostlock import HostLock
 from fold_host.reminders import unfired
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
@@ -43,6 +52,7 @@ from fold_host.windows import last_window
 __all__ = ["Daemon", "EventLog", "run"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
+DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 
@@ -78,6 +88,7 @@ def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]
     log = EventLog(log_format)
     with HostLock(store_dir, "run"):
         daemon = Daemon(Host(config, store_dir), log)
+        daemon.host.guard = HostDBGuard(store_dir)
         stop = threading.Event()
         received: list[str] = []
 
@@ -120,12 +131,15 @@ class Daemon:
         self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
+        self._deep_check_at: float = 0.0
+        self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         self.scheduler = None
 
     # -- lifecycle ------------------------------------------------------------
 
     def start(self) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
+        from fold_core.errors import FoldError
 
         import logging
 
@@ -138,10 +152,29 @@ class Daemon:
             self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
                                    jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        try:
+            if self.host.guard is not None:
+                self.host.guard.start()
+        except FoldError as error:  # a damaged host.db: say so and do nothing until restarted
+            self.scheduler.start(paused=True)
+            self.halt(error)
+            return
+        self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
         self.scheduler.start()
         self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
+
+    def halt(self, error: BaseException) -> None:
+        """host.db was lost or damaged: stop every job, log it once, leave word for doctor and /healthz."""
+        with self._flags:
+            if self.halted is not None:
+                return
+            self.halted = str(error)
+        self.scheduler.pause()
+        self.log("halt", reason="host.db", error=f"{type(error).__name__}: {error}")
+        if self.host.guard is not None:
+            self.host.guard.halt(str(error))
 
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
@@ -162,6 +195,8 @@ class Daemon:
                 self._busy += 1
             try:
                 function(*args)
+            except (HostDBLost, HostDBCorrupt) as error:
+                self.halt(error)
             except Exception as error:  # a job never dies silently; the next firing tries again
                 self.log("error", job=function.__name__, source=source, error=f"{type(error).__name__}: {error}")
             finally:
@@ -191,6 +226,9 @@ class Daemon:
             self.request_cycle(f"new observations from {instance.name}")
 
     def watch(self) -> None:
+        if self.host.guard is not None and time.monotonic() >= self._deep_check_at:
+            self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+            self.host.guard.deep_check()
         with self.host.open_db() as db:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
@@ -244,6 +282,8 @@ class Daemon:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text)
                 self._schedule_review(db)
+        except (HostDBLost, HostDBCorrupt):
+            raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
             self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
             self._editor_failed()

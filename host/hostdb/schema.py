@@ -106,6 +106,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE observations ADD COLUMN failed_at TEXT;
     """,
+    # 4: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
+    # a new or rebuilt host.db never offers them again as new.
+    """
+    CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;
+    """,
 )
 
 
