@@ -26,12 +26,14 @@ message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
 because every step is durable (host.db transactions, the store's commit
 protocol, the commit intent) and the next start resumes it. Logs: one line
-per event on stderr, readable text or ``--log-format json``.
+per event on stderr, readable text or ``--log-format json``; other libraries'
+warnings (APScheduler, uvicorn) come out as ``log`` events in the same format.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -49,7 +51,7 @@ from fold_host.reminders import unfired
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
-__all__ = ["Daemon", "EventLog", "run"]
+__all__ = ["Daemon", "EventLog", "ForwardedLog", "run"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
 DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
@@ -78,6 +80,21 @@ class EventLog:
                 pass
 
 
+class ForwardedLog(logging.Handler):
+    """Other libraries' log records (APScheduler, uvicorn) as ``EventLog`` lines: one format for every line."""
+
+    def __init__(self, log: EventLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's bad format string: still one line
+            message = str(record.msg)
+        self.log("log", logger=record.name, level=record.levelname.lower(), message=message)
+
+
 def _shown(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
@@ -86,6 +103,15 @@ def _shown(value) -> str:
 def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]:
     """Run until SIGTERM / SIGINT; the final document and exit code."""
     log = EventLog(log_format)
+    forwarded = ForwardedLog(log)
+    logging.getLogger().addHandler(forwarded)
+    try:
+        return _run(config, store_dir, log)
+    finally:
+        logging.getLogger().removeHandler(forwarded)
+
+
+def _run(config, store_dir: str, log: EventLog) -> tuple[dict, int]:
     with HostLock(store_dir, "run"):
         daemon = Daemon(Host(config, store_dir), log)
         daemon.host.guard = HostDBGuard(store_dir)
@@ -141,8 +167,6 @@ class Daemon:
         from apscheduler.schedulers.background import BackgroundScheduler
         from fold_core.errors import FoldError
 
-        import logging
-
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
@@ -150,7 +174,8 @@ class Daemon:
         for instance, adapter in self.host.adapters:
             every = instance.settings.every.total_seconds()
             self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
-                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
+                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}",
+                                   name=f"poll {instance.name}", next_run_time=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
         try:
             if self.host.guard is not None:

@@ -90,8 +90,9 @@ def listen(bind: Bind):
 def _server(app):
     import uvicorn
 
+    # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False,
-                            lifespan="off")
+                            lifespan="off", log_config=None)
     return uvicorn.Server(config)
 
 
