@@ -47,7 +47,8 @@ class Connection:
             failure = translated(error, self.path)
             if isinstance(failure, HostDBCorrupt):
                 raise failure from None
-            raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {failure}") from None
+            said = str(failure).removeprefix(f"{self.path}: ")
+            raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {said}") from None
 
     def _prepare(self) -> None:
         """WAL, full sync, foreign keys and the migrations; retried while SQLite says "locked".

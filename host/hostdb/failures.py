@@ -22,12 +22,12 @@ import sqlite3
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 
-__all__ = ["GuardedConnection", "HostDBCorrupt", "HostDBLost", "REBUILD_HINT", "disk_full", "translated"]
+__all__ = ["GuardedConnection", "HostDBCorrupt", "HostDBLost", "REBUILD_HINT", "disk_full", "read_only", "translated"]
 
 REBUILD_HINT = ("stop the daemon, move host.db (and host.db-wal, host.db-shm) aside and start it again: a new "
                 "host.db is built and nothing the store's records cite is offered again (docs/operating.md, "
                 "\"Rebuilding host.db\"); the store itself is not affected")
-_CORRUPT, _NOTADB, _FULL, _IOERR, _READONLY, _BUSY, _LOCKED = 11, 26, 13, 10, 8, 5, 6
+_CORRUPT, _NOTADB, _FULL, _IOERR, _READONLY, _BUSY, _LOCKED, _CANTOPEN = 11, 26, 13, 10, 8, 5, 6, 14
 
 
 class HostDBCorrupt(StoreCorrupt):
@@ -53,6 +53,14 @@ def disk_full(path: str) -> bool:
     return stats.f_bavail * stats.f_frsize < 64 * 1024
 
 
+def read_only(path: str) -> bool:
+    """Whether the file system holding ``path`` is mounted read-only."""
+    try:
+        return bool(os.statvfs(os.path.dirname(os.path.abspath(path)) or ".").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def translated(error: sqlite3.Error, path: str) -> StoreUnavailable | StoreCorrupt:
     """The Fold error for an SQLite error on the host database at ``path``."""
     code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
@@ -62,8 +70,9 @@ def translated(error: sqlite3.Error, path: str) -> StoreUnavailable | StoreCorru
     if code == _FULL or (code == _IOERR and disk_full(path)):
         return StoreUnavailable(f"{path}: disk full: no space left on the device for the host database "
                                 f"(SQLite: {text}); free some space, nothing was lost")
-    if code == _READONLY:
-        return StoreUnavailable(f"{path}: the host database cannot be written: read-only ({text})")
+    if code == _READONLY or (code == _CANTOPEN and read_only(path)):
+        return StoreUnavailable(f"{path}: the host database cannot be written: read-only file system "
+                                f"(SQLite: {text})")
     if code in (_BUSY, _LOCKED):
         return StoreUnavailable(f"{path}: the host database is busy ({text}); another process holds it")
     return StoreUnavailable(f"{path}: the host database failed: {text}")
