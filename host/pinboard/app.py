@@ -90,8 +90,11 @@ class Pinboard:
 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
-               clock: Callable[[], datetime] | None = None, board_cache: int = 32):
-    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request)."""
+               clock: Callable[[], datetime] | None = None, board_cache: int = 32, login_throttle=None):
+    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
+
+    ``login_throttle``: the ``LoginThrottle`` of wrong tokens (a fresh one by default).
+    """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import Response
@@ -114,8 +117,9 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/favicon.ico", lambda request: Response(status_code=204)),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
-    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied)
+    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
     guard.pinboard = pinboard
+    pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 
 
