@@ -29,7 +29,7 @@ from fold_host.citations import settle_cited
 from fold_host.context import build_input
 from fold_host.editor import ask_editor
 from fold_host.hostdb import open_host_db
-from fold_host.hostdb.guard import quick_check
+from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -133,6 +133,7 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
         quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
+        clear_halt(host.store_dir)  # sound again: a daemon's earlier halt is over
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled

@@ -12,7 +12,8 @@ one that went on with a damaged one would lose observations quietly. So:
   (``HostDBCorrupt``). ``halt`` writes what went wrong to
   ``host.db.halted`` beside it, for the commands that ask.
 * ``halted(store_dir)`` — what a daemon said when it stopped its cycles over
-  host.db (None when none did); ``start`` clears it.
+  host.db (None when none did); a daemon's ``start`` or a ``tick`` whose
+  ``quick_check`` passes clears it (``clear_halt``).
 * ``quick_check(db)`` — ``HostDBCorrupt`` unless SQLite's ``quick_check``
   passes (``foldctl tick`` runs it before each cycle);
 * ``problem(store_dir, deep=False)`` — the health check for ``doctor`` and
@@ -30,7 +31,7 @@ from fold_core.errors import StoreError
 from fold_host.hostdb.failures import REBUILD_HINT, HostDBCorrupt, HostDBLost
 from fold_host.hostdb.schema import FILE_NAME
 
-__all__ = ["HALT_FILE", "HostDBGuard", "halted", "problem", "quick_check"]
+__all__ = ["HALT_FILE", "HostDBGuard", "clear_halt", "halted", "problem", "quick_check"]
 
 HALT_FILE = "host.db.halted"
 
@@ -47,10 +48,7 @@ class HostDBGuard:
         """Open (or create) host.db, check it, remember which file it is; clears an earlier halt."""
         from fold_host.hostdb import open_host_db
 
-        try:
-            os.remove(os.path.join(self.store_dir, HALT_FILE))
-        except FileNotFoundError:
-            pass
+        clear_halt(self.store_dir)
         with open_host_db(self.store_dir) as db:
             quick_check(db)
         self.identity = _identity(self.path)
@@ -85,6 +83,14 @@ class HostDBGuard:
                 json.dump(note, file, ensure_ascii=False)
         except OSError:
             pass
+
+
+def clear_halt(store_dir: str) -> None:
+    """Forget a daemon's halt: host.db was found sound again (a new daemon, a tick)."""
+    try:
+        os.remove(os.path.join(store_dir, HALT_FILE))
+    except FileNotFoundError:
+        pass
 
 
 def halted(store_dir: str) -> str | None:
