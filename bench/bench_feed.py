@@ -67,13 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     import feedparser
 
     from fold_adapters.feeds.entries import parse_feed
+    from fold_adapters.feeds.feed import FeedPoller
     from fold_adapters.feeds.rss import RssAdapter, RssSettings
 
     body = build_feed(args.entries)
     with FeedServer() as server:
         server.route("/feed.xml", body, validators=False)
         url = server.url("/feed.xml")
-        adapter = RssAdapter("bench", RssSettings(url=url))
+        adapter = RssAdapter("bench", RssSettings(url=url, first_run="all"))
+        poller = FeedPoller("bench", adapter.settings, seen_limit=5000)
 
         def baseline() -> int:
             return len(feedparser.parse(body).entries)
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def no_http() -> int:
             parsed = parse_feed(body, url=url, content_type="application/rss+xml; charset=utf-8")
-            return len([adapter._observation(entry, 1, parsed.title, NOW) for entry in parsed.entries])
+            return len([poller._observation(entry, 1, parsed.title, NOW) for entry in parsed.entries])
 
         runs = {"baseline": baseline, "adapter": end_to_end, "adapter, no HTTP": no_http}
         times: dict[str, list[float]] = {name: [] for name in runs}

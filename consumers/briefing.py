@@ -16,7 +16,9 @@ plain text. Rules:
 * "since the last briefing": created / updated / restored / withdrawn /
   merged items and acknowledged annotations, read from the records of the
   window (each item once, under what it ended as);
-* coverage per source, so that silence is not read as "nothing happened".
+* coverage per source, so that silence is not read as "nothing happened";
+* ``editor`` (only when it could not be reached): for how many windows, and
+  whether the baseline editor is standing in for it.
 
 The ``briefing`` consumer rewrites its file atomically after each delivery;
 its "since" window is the records of that delivery. It writes only a
@@ -45,7 +47,7 @@ FULL = ("critical", "high")
 
 def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str, Any]] | None = None,
                    since: int | None = None, coverage: Sequence[Mapping[str, Any]] | None = None,
-                   timezone: str = "UTC", language: str = "en") -> dict:
+                   timezone: str = "UTC", language: str = "en", editor: Mapping[str, Any] | None = None) -> dict:
     """The briefing document; ``since`` = the event_seq the window starts after (None: no window)."""
     brief = {"schema": SCHEMA, "now": document["now"], "timezone": timezone, "language": language,
              "revision": document["revision"], "event_seq": document["event_seq"], "budget": document["budget"],
@@ -56,6 +58,8 @@ def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str
          "created_at": note["created_at"]}
         for note in document.get("pending_annotations") or ()]
     brief["coverage"] = None if coverage is None else [_source(entry) for entry in coverage]
+    if editor:
+        brief["editor"] = {key: editor.get(key) for key in ("type", "windows", "since", "error", "fallback")}
     return brief
 
 
@@ -212,6 +216,7 @@ class BriefingConsumer(Consumer):
 
         since = records[0]["event_seq"] - 1 if records else context.state.event_seq
         brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
+                               editor=context.editor,
                                timezone=context.timezone, language=context.language)
         write_atomically(self.settings.path, render(brief, self.output_format()))
 

@@ -33,7 +33,11 @@ LABELS = {
            " committed, not what the sources may hold.",
            "coverage_none": "No sources are configured: this briefing holds only what was committed.",
            "ok": "ok", "failed": "FAILED", "unknown": "not polled yet", "last_ok": "last ok {at}",
-           "silence": "silence from {n} failed source(s) does not mean nothing happened there."},
+           "silence": "silence from {n} failed source(s) does not mean nothing happened there.",
+           "editor": "Editor",
+           "unreachable": "The configured editor ({type}) could not be reached in {n} window(s) in a row, since {at}.",
+           "standing_in": "The baseline editor (rules, no model) edits in its place until it answers again.",
+           "waiting": "New observations wait in the inbox until it answers."},
     "zh": {"title": "Fold 简报", "head": "修订 {revision} · 事件 {event_seq} · 根层：已用 {used}/{budget}，空余 {free}",
            "since": "自上次简报以来（事件 {after} 之后，到事件 {to}）",
            "first": "自上次简报以来：这是第一份简报（没有可比较的上一份）。",
@@ -45,7 +49,11 @@ LABELS = {
            "coverage": "信息源", "coverage_unknown": "信息源覆盖情况未知：本简报只反映已提交的状态。",
            "coverage_none": "没有配置信息源：本简报只反映已提交的状态。",
            "ok": "正常", "failed": "失败", "unknown": "尚未拉取", "last_ok": "上次成功 {at}",
-           "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。"},
+           "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。",
+           "editor": "编辑器",
+           "unreachable": "配置的编辑器（{type}）自 {at} 起连续 {n} 个窗口无法连接。",
+           "standing_in": "基线编辑器（规则，无模型）正在代为整理，直到它重新应答。",
+           "waiting": "新的观测在收件箱里等待它重新应答。"},
 }
 
 _MD_SPECIAL = frozenset("\\`*_[]<>|~")  # enough that item text never makes a link, HTML or emphasis
@@ -123,6 +131,7 @@ class _Renderer:
         self.lines += ["", self.t("head", revision=brief["revision"], event_seq=brief["event_seq"], used=root["used"],
                                   budget=root["budget"], free=root["free"])]
         self.coverage(brief.get("coverage"))
+        self.editor(brief.get("editor"))
         self.since(brief.get("since"))
         self.heading(2, self.t("now"))
         self.lines.append("")
@@ -153,6 +162,18 @@ class _Renderer:
         failed = sum(1 for source in sources if source["status"] == "failed")
         if failed:
             self.lines += ["", self.t("silence", n=failed)]
+
+    def editor(self, editor: Mapping[str, Any] | None) -> None:
+        """Said only when the configured editor could not be reached (and who stands in)."""
+        if not editor:
+            return
+        self.heading(2, self.t("editor"))
+        line = self.t("unreachable", type=self.text(str(editor.get("type"))), n=editor.get("windows"),
+                      at=self.when(editor.get("since")))
+        line += " " + self.t("standing_in" if editor.get("fallback") else "waiting")
+        self.lines += ["", self.strong(line) if editor.get("fallback") else line]
+        if editor.get("error"):
+            self.lines.append(self.text(str(editor["error"])))
 
     def since(self, window: Mapping[str, Any] | None) -> None:
         if window is None:

@@ -9,8 +9,11 @@ transport so that every request
 * ends at its **deadline** however the server trickles: each operation's
   timeout is at most the time left, the body is checked against the deadline
   at every chunk, and a watchdog ends a request still running at the
-  deadline (it shuts the connection's socket down, or closes the pool while
-  the headers are still coming), so a read blocked in the socket returns;
+  deadline by shutting its connection's socket down (found through httpcore's
+  ``trace`` extension when the connection is made), so a read blocked in the
+  socket returns — in the headers as in the body. Connections are therefore
+  never kept alive between requests: each request has its own socket, and a
+  shared client can end one request without touching the others;
 * reads at most **max_bytes** of body, counted after decompression: a
   declared ``Content-Length`` above it is refused before anything is read;
   ``gzip`` and ``deflate`` are decoded here, in steps that never go past the
@@ -21,8 +24,11 @@ transport so that every request
 
 ``bounded_client(...)`` is an ``httpx.Client`` on it; proxies named by the
 environment (``HTTPS_PROXY``, ``NO_PROXY``, …) are honoured as httpx does.
-Used by the feed fetcher (one deadline for the whole fetch) and the editor
-SDK clients (one deadline per request). The vendor SDKs may ship their own
+A request's deadline is its start plus ``seconds``, or earlier: the
+transport's ``until``, or the absolute ``time.monotonic()`` instant a caller
+puts in the request's extensions under ``DEADLINE_EXTENSION`` (one fetch of
+several requests, on a client shared by many feeds). Used by the feed
+fetcher and the editor SDK clients. The vendor SDKs may ship their own
 copy of httpx under another name (``httpx2``): ``flavour(name)`` builds the
 same classes on that package, so a client fits the SDK that uses it.
 """
@@ -32,6 +38,7 @@ from __future__ import annotations
 import functools
 import importlib
 import ipaddress
+import os
 import socket
 import threading
 import time
@@ -40,9 +47,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Flavour", "bounded_client", "flavour"]
+__all__ = ["DEADLINE_EXTENSION", "Flavour", "bounded_client", "flavour"]
 
 STEP = 64 * 1024  # bytes decompressed at a time: the most a cap can be overshot before it is noticed
+DEADLINE_EXTENSION = "fold_deadline"  # a request extension: its absolute deadline (time.monotonic())
 ENCODINGS = "gzip, deflate"
 
 
@@ -85,13 +93,13 @@ class _BoundedTransport:
     Stream: type
 
     def __init__(self, inner=None, *, seconds: float, max_bytes: int, until: float | None = None) -> None:
-        self.inner = inner if inner is not None else self.httpx.HTTPTransport()
+        self.inner = inner if inner is not None else \
+            self.httpx.HTTPTransport(limits=self.httpx.Limits(max_keepalive_connections=0))
         self.seconds, self.max_bytes, self.until = seconds, max_bytes, until
 
     def handle_request(self, request):
-        deadline = time.monotonic() + self.seconds
-        if self.until is not None:
-            deadline = min(deadline, self.until)
+        deadline = min(limit for limit in (time.monotonic() + self.seconds, self.until,
+                                           request.extensions.get(DEADLINE_EXTENSION)) if limit is not None)
         left = deadline - time.monotonic()
         if left <= 0:
             raise self.DeadlineExceeded(f"{request.url}: no time left before the deadline", request=request)
@@ -99,7 +107,8 @@ class _BoundedTransport:
         request.extensions["timeout"] = {name: left if timeouts.get(name) is None else min(timeouts[name], left)
                                          for name in ("connect", "read", "write", "pool")}
         request.headers["Accept-Encoding"] = ENCODINGS
-        watchdog = _Watchdog(self.inner, left)
+        watchdog = _Watchdog(left)
+        request.extensions["trace"] = watchdog.tracer(request.extensions.get("trace"))
         try:
             response = self.inner.handle_request(request)
         except self.httpx.TransportError as error:
@@ -143,34 +152,68 @@ def _late(request, seconds: float) -> str:
 
 
 class _Watchdog:
-    """Ends a request still running at its deadline: its socket is shut down, else the pool is closed."""
+    """Ends a request still running at its deadline by shutting its connection's socket down.
 
-    def __init__(self, transport, seconds: float) -> None:
-        self.transport, self.fired, self._socket = transport, False, None
+    It keeps the socket's file descriptor (a TLS wrap keeps the descriptor and
+    drops the plain socket object) and shuts down a duplicate of it: the
+    connection ends for every holder, and the TLS object is left alone.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.fired, self._fd, self._done = False, None, False
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
+    def tracer(self, given):
+        """An httpcore ``trace`` callback that notes the request's connection (then calls ``given``)."""
+        def trace(event: str, info: dict) -> None:
+            if event == "connection.connect_tcp.complete":
+                stream = info.get("return_value")
+                self._attach(stream.get_extra_info("socket") if stream is not None else None)
+            if given is not None:
+                given(event, info)
+        return trace
+
     def watch(self, response) -> None:
         stream = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
+        self._attach(stream.get_extra_info("socket") if stream is not None else None)
+
+    def _attach(self, sock) -> None:
+        fd = sock.fileno() if isinstance(sock, socket.socket) else -1
+        if fd < 0:
+            return
         with self._lock:
-            self._socket = sock if isinstance(sock, socket.socket) else None
+            self._fd = fd
+            late = self.fired and not self._done
+        if late:  # connected just as the deadline passed
+            _shut(fd)
 
     def _fire(self) -> None:
         with self._lock:
-            self.fired, sock = True, self._socket
-        try:
-            if sock is not None:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked on this connection
-            else:
-                self.transport.close()  # still waiting for the headers: end the pool's connections
-        except OSError:
-            pass
+            self.fired = True
+            fd = None if self._done else self._fd
+            if fd is not None:
+                _shut(fd)  # under the lock: ``cancel`` (the request closing its socket) waits for it
 
     def cancel(self) -> None:
+        with self._lock:
+            self._done = True
         self._timer.cancel()
+
+
+def _shut(fd: int) -> None:
+    try:
+        duplicate = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    try:
+        duplicate.shutdown(socket.SHUT_RDWR)  # wakes a read blocked on this connection, in any thread
+    except OSError:
+        pass
+    finally:
+        duplicate.close()
 
 
 class _Inflater:
@@ -241,16 +284,19 @@ class _BoundedStream:
 
 
 def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None, package: str = "httpx",
-                   **options):
+                   limits=None, **options):
     """A ``Client`` of ``package`` whose every request keeps ``seconds`` (and ``until``) and ``max_bytes``.
 
     ``options`` go to the ``Client`` (``timeout`` defaults to ``seconds``);
-    the environment's proxies are mounted on bounded transports too.
+    ``limits`` sets the most connections at once (none is kept alive). The
+    environment's proxies are mounted on bounded transports too.
     """
     bound = flavour(package)
+    most = getattr(limits, "max_connections", None) or 100
+    pool = bound.httpx.Limits(max_connections=most, max_keepalive_connections=0)
 
     def bounded(proxy: str | None):
-        inner = bound.httpx.HTTPTransport(proxy=proxy) if proxy else bound.httpx.HTTPTransport()
+        inner = bound.httpx.HTTPTransport(proxy=proxy, limits=pool)
         return bound.BoundedTransport(inner, seconds=seconds, max_bytes=max_bytes, until=until)
 
     options.setdefault("timeout", seconds)

@@ -51,6 +51,8 @@ class HostSection(_Section):
     review_every: Duration = Field(default=timedelta(hours=6))
     max_attempts: int = Field(default=3, ge=1, le=10)
     max_events: int = Field(default=50, ge=1, le=1000)
+    max_deferred: int = Field(default=20, ge=0, le=1000)
+    defer_for: Duration = Field(default=timedelta(days=7))
     max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
 
     @field_validator("timezone")

@@ -8,10 +8,14 @@ plugins never reach for clocks, globals, the store or the plugin manager.
 
 * ``Adapter.poll(cursor, now=...) -> Poll`` — never raises for a source
   failure (that is ``Poll.health``); the host keeps observations and cursor
-  together.
+  together. Optionally ``Adapter.watch(notify, stopping)``: a source that can
+  tell when it has news (IMAP IDLE) lets the daemon poll it at once instead
+  of waiting for ``every``.
 * ``AgentBackend.propose(request) -> Reply`` — one call of the editor; a
   transport failure raises ``AgentUnavailable``, an unreadable answer is a
   ``Reply`` with ``output=None`` and ``error``. The host owns retries.
+  ``request.tools`` (``EditorTools``, read-only) is there for a backend that
+  lets its model look things up; wrap it in a bounded ``ToolBox``.
 * ``Consumer.deliver(records, context) -> None`` — accepted records in
   event_seq order, at least once; raising means "retry later". The context
   holds a read-only ``StateView`` and the instance's own small durable memory;
@@ -23,15 +27,16 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from fold_core.editor_tools import EditorTools, ToolBox
 from fold_core.errors import FoldError
 from fold_core.observation import Poll
-from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings
+from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings, ToolSettings
 
 __all__ = [
     "Adapter",
@@ -41,8 +46,11 @@ __all__ = [
     "Consumer",
     "ConsumerContext",
     "Correction",
+    "EditorTools",
     "Reply",
     "StateView",
+    "ToolBox",
+    "WatchUnsupported",
     "extract_json",
 ]
 
@@ -71,6 +79,33 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    # An optional capability: news pushed by the source. The daemon (``foldctl run``) calls
+    # ``watch`` on a thread of its own for each instance whose ``watch_delay`` is not None;
+    # ``foldctl tick`` never does. Polling stays the source of truth: ``watch`` only says when.
+
+    def watch_delay(self) -> timedelta | None:
+        """None (the default): the source is only polled. Else how long the daemon gathers news before polling."""
+        return None
+
+    def watch(self, notify: Callable[[str], None], stopping: Any) -> None:
+        """Wait on the source and call ``notify(why)`` whenever a poll would find something new.
+
+        Runs for as long as one connection lives: it returns when ``stopping`` (a
+        ``threading.Event``) is set, raises ``WatchUnsupported`` when the source
+        cannot be watched (the daemon then only polls it), and raises anything else
+        when the connection failed or dropped (the daemon waits, with backoff, and
+        calls it again). It calls ``notify`` once its watch is in place, so that the
+        daemon polls to catch up with what arrived while nobody watched.
+
+        :param notify: thread-safe; returns at once.
+        :param stopping: set when the host stops.
+        """
+        raise WatchUnsupported(f"{self.type_name} sources are polled, not watched")
+
+
+class WatchUnsupported(FoldError):
+    """The source cannot be watched (e.g. the server does not offer IMAP IDLE): it is polled only."""
 
 
 # -- agents --------------------------------------------------------------------
@@ -107,6 +142,7 @@ class AgentRequest:
     attempt: int = 1
     corrections: tuple[Correction, ...] = ()
     output_schema: Mapping[str, Any] | None = None  # JSON Schema of the §9 output, for servers that take one
+    tools: EditorTools | None = None  # read-only lookups for backends that speak a tool-calling protocol
 
 
 @dataclass
@@ -121,6 +157,7 @@ class Reply:
     latency_ms: float | None = None
     stderr: str | None = None
     model: str | None = None
+    tools: list[dict] = field(default_factory=list)  # the tool calls made (``ToolBox.calls``), for the call log
 
 
 class AgentBackend(ABC):
@@ -243,6 +280,9 @@ class ConsumerContext:
         the host database; e.g. what push has already sent.
     :param coverage: per-source health, as in the §9 signal.
     :param language: the ``[host] language``.
+    :param editor: None while the configured editor answers; else ``{"type", "windows",
+        "since", "error", "fallback"}``: it could not be reached for ``windows`` windows in
+        a row, and ``fallback`` names the editor standing in (``"baseline"``) or is None.
     """
 
     state: StateView
@@ -251,6 +291,7 @@ class ConsumerContext:
     memory: MutableMapping[str, Any] = field(default_factory=dict)
     coverage: Sequence[Mapping[str, Any]] = ()
     language: str = "zh"
+    editor: Mapping[str, Any] | None = None
 
 
 class Consumer(ABC):
@@ -297,4 +338,4 @@ class Consumer(ABC):
 
 
 # ``Settings`` and the three settings bases are re-exported for plugin authors.
-__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings"]
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings", "ToolSettings"]

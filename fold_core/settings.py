@@ -25,7 +25,7 @@ import os
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WrapValidator
 
@@ -113,10 +113,25 @@ class AgentSettings(Settings):
     ``timeout`` bounds one attempt in wall-clock time (however slowly an
     answer trickles in); ``max_answer_bytes`` bounds the size of one answer
     (an HTTP body, a program's stdout): a larger one fails that attempt.
+    ``fallback = "baseline"``: after ``fallback_after`` windows in a row in
+    which this editor could not be reached, windows go to the baseline editor
+    (this one is still tried first, every window).
     """
 
     timeout: Duration = Field(default=timedelta(seconds=120))
     max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024, le=64 * 1024 * 1024)
+    fallback: Literal["baseline"] | None = None
+    fallback_after: int = Field(default=3, ge=1, le=1000)
 
 
-__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings"]
+class ToolSettings(AgentSettings):
+    """Keys of an ``[agent]`` whose model may call the editor's tools (``fold_core.editor_tools``).
+
+    ``max_tool_calls = 0`` offers no tools.
+    """
+
+    max_tool_calls: int = Field(default=8, ge=0, le=64)
+    max_tool_bytes: int = Field(default=16_384, ge=1024, le=1_048_576)
+
+
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "ToolSettings"]

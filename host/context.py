@@ -12,7 +12,9 @@ store or the length of the inbox backlog:
   same thread was related to (so the editor restores it rather than creating
   a new item), or a pending annotation's item;
 * ``pending_annotations`` — as in the state document;
-* ``events`` — the window's observations (at most ``max_events``);
+* ``events`` — the window's observations (at most ``max_events``); one the
+  editor deferred earlier carries ``"deferred": {"at": first deferral,
+  "times": N}``;
 * long texts are cut with a mark that says how much was left out: event texts
   at ``EVENT_TEXT_LIMIT``, annotation texts at ``ANNOTATION_TEXT_LIMIT``.
 """
@@ -47,9 +49,21 @@ def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Seque
         "user": dict(user),
         "state": state,
         "pending_annotations": state["pending_annotations"],
-        "events": [event.to_event(EVENT_TEXT_LIMIT) for event in events],
+        "events": _events(db, events),
         "signal": signal,
     }
+
+
+def _events(db, events: Sequence[Observation]) -> list[dict]:
+    """The events as the editor reads them; one offered again carries ``deferred: {at, times}``."""
+    marks = db.deferral_marks([event.id for event in events])
+    listed = []
+    for event in events:
+        entry = event.to_event(EVENT_TEXT_LIMIT)
+        if event.id in marks:
+            entry["deferred"] = marks[event.id]
+        listed.append(entry)
+    return listed
 
 
 def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:

@@ -9,6 +9,7 @@ Read top to bottom, this is the data's path::
     signal: events / review / nothing               signal.decide_signal
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
+    deferred ones ride along; too old: expired      hostdb (deferred_events, expire_deferred)
     mark the observations processed / deferred      windows.settle
     hand new records to consumers                   fold_host.delivery
 
@@ -25,9 +26,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fold_core.errors import ConfigError
+from fold_core.timefmt import compact_duration
 from fold_host.citations import settle_cited
 from fold_host.context import build_input
-from fold_host.editor import ask_editor
+from fold_host.editor import OUTCOMES, ask_editor
+from fold_host.fallback import editor_status
 from fold_host.hostdb import open_host_db
 from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
@@ -39,7 +42,6 @@ from fold_host.windows import (drop_intent, drop_window, events_of, last_window,
 
 __all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "tick"]
 
-OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}
 
 
 class Host:
@@ -105,6 +107,8 @@ class CycleReport:
     error: dict | None = None  # why a window failed
     polled: list = field(default_factory=list)
     deliveries: list = field(default_factory=list)
+    fallback: bool = False  # the baseline editor settled the window in the configured one's place
+    unreachable: int = 0  # windows in a row the configured editor could not be reached
 
     def to_json(self) -> dict:
         return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
@@ -114,6 +118,9 @@ class CycleReport:
         """What went wrong, one line each (stderr of ``tick``, the daemon's log)."""
         lines = [f"source {p.source} failed ({p.health.error_class}): {p.health.message}"
                  for p in self.polled if p.status != "ok"]
+        if self.fallback:
+            lines.append(f"the configured editor could not be reached ({self.unreachable} window(s) in a row): "
+                         "the baseline editor settled this window in its place")
         if self.outcome == "failed":
             lines.append(f"the editor's window failed after {self.attempts} attempt(s); its observations stay "
                          f"pending for the next cycle: {describe_error(self.error)}")
@@ -147,6 +154,8 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     report = _finish_interrupted_commit(host, db, now_text)
     if report is None:
         settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
+        settings = host.config.host
+        db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
         found = _window(host, db, now, now_text)
         report = _edit(host, db, *found, now_text) if found else CycleReport()
     report.deliveries = _deliver(host, db, now_text)
@@ -175,11 +184,13 @@ def _window(host: Host, db, now: datetime, now_text: str):
         drop_window(db)
     settings = host.config.host
     decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
-                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db))
+                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db),
+                            max_deferred=settings.max_deferred)
     if decided is None:
         return None
     signal, events = decided
-    return open_window(db, signal, [event.id for event in events], now_text), events
+    window = open_window(db, signal, [event.id for event in events], now_text)
+    return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 
 def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
@@ -194,10 +205,17 @@ def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
     if result.accepted:
         pause_point(host.store_dir, "after_commit")
         settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
-        return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt)
+        return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt,
+                           fallback=result.fallback, unreachable=result.unreachable)
     note_failure(db, window, result.error, attempts=result.attempts, now=now_text)
     receipt = result.error if "errors" in result.error else None
-    return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error)
+    return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error,
+                       fallback=result.fallback, unreachable=result.unreachable)
+
+
+def spell_duration(span) -> str:
+    """A configured duration as people write it (``7d``, ``1d12h``)."""
+    return compact_duration(int(span.total_seconds()))
 
 
 def _codes(error: dict) -> set[str]:
@@ -224,7 +242,7 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
 
     settings = host.config.host
     return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db))
+                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
 
 
 def pause_point(store_dir: str, point: str) -> None:

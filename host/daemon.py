@@ -12,7 +12,12 @@ APScheduler 3 (``BackgroundScheduler``) runs:
 * one **reminder job** per snooze, at its ``until``;
 * a **watch job** every few seconds that notices what other processes put in
   host.db (``foldctl feedback``, the Pinboard: new observations, new
-  reminders) and retries a failed window after the editor's backoff.
+  reminders) and retries a failed window after the editor's backoff;
+* one **watcher thread** per source that can say when it has news (IMAP
+  IDLE; ``fold_host.watch``): its news schedules a poll of that source
+  ``watch_delay`` later (one poll for mail that arrives together), which
+  starts a cycle when it finds something. Two polls of one source never run
+  at once (a lock per source).
 
 host.db is guarded (``hostdb.guard``): every connection first checks that it
 is still the file found at start, and ``quick_check`` runs at start and every
@@ -160,6 +165,9 @@ class Daemon:
         self._deep_check_at: float = 0.0
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         self.scheduler = None
+        self._stopping = threading.Event()
+        self._watchers: list = []
+        self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -186,6 +194,7 @@ class Daemon:
             return
         self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
         self.scheduler.start()
+        self._start_watchers()
         self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
@@ -197,14 +206,18 @@ class Daemon:
                 return
             self.halted = str(error)
         self.scheduler.pause()
+        self._stopping.set()  # the watchers (IMAP IDLE) log out: nothing is polled until a restart
         self.log("halt", reason="host.db", error=f"{type(error).__name__}: {error}")
         if self.host.guard is not None:
             self.host.guard.halt(str(error))
 
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
+        self._stopping.set()
         self.scheduler.shutdown(wait=False)
         deadline = time.monotonic() + grace
+        for watcher in self._watchers:  # a watch notices the stop within a second and logs out
+            watcher.join(max(deadline - time.monotonic(), 0.0) / 2)
         while time.monotonic() < deadline:
             with self._flags:
                 if self._busy == 0:
@@ -213,7 +226,7 @@ class Daemon:
         return False
 
     def _job(self, function, *args):
-        source = getattr(args[0], "name", None) if function.__name__ == "poll" and args else None
+        source = getattr(args[0], "name", None) if function.__name__ in ("poll", "poll_now") and args else None
 
         def job() -> None:
             with self._flags:
@@ -236,12 +249,13 @@ class Daemon:
 
     # -- jobs -------------------------------------------------------------------
 
-    def poll(self, instance, adapter) -> None:
+    def poll(self, instance, adapter, force: bool = False) -> None:
         now, now_text = self.clock()
         every = instance.settings.every
         slack = max(timedelta(seconds=2), every * 0.1)
-        with self.host.open_db() as db:
-            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack)
+        # setdefault: a source added while running (a reload) gets its lock on first use.
+        with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
+            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
             return
         health = outcome.health
@@ -249,6 +263,37 @@ class Daemon:
                  error=f"{health.error_class}: {health.message}" if health.status != "ok" else None)
         if outcome.observations:
             self.request_cycle(f"new observations from {instance.name}")
+
+    def poll_now(self, instance, adapter) -> None:
+        """The poll a watched source's news asked for (before ``every`` is due)."""
+        self.poll(instance, adapter, force=True)
+
+    def _start_watchers(self) -> None:
+        from fold_host.watch import Watcher
+
+        for instance, adapter in self.host.adapters:
+            if adapter.watch_delay() is None:
+                continue
+            watcher = Watcher(instance, adapter, self._news, self.log, self._stopping)
+            self._watchers.append(watcher)
+            watcher.start()
+
+    def _news(self, instance, adapter, why: str) -> None:
+        """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
+        from apscheduler.jobstores.base import ConflictingIdError
+
+        if self._stopping.is_set():
+            return
+        if why != "connected":
+            self.log("watch", source=instance.name, news=why)
+        run_date = datetime.now(self.zone) + adapter.watch_delay()
+        try:
+            self.scheduler.add_job(self._job(self.poll_now, instance, adapter), "date", run_date=run_date,
+                                   id=f"news:{instance.name}")
+        except ConflictingIdError:
+            pass  # a poll is already waiting: it takes this news too
+        except Exception as error:  # the scheduler is shutting down
+            self.log("error", job="news", error=f"{type(error).__name__}: {error}")
 
     def watch(self) -> None:
         if self.host.guard is not None and time.monotonic() >= self._deep_check_at:

@@ -76,7 +76,7 @@ def register_new(db, store_dir: str, instances: Sequence[Any], *, now: str | Non
 
 
 def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
-                coverage: Sequence[Mapping[str, Any]]) -> list[dict]:
+                coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None) -> list[dict]:
     """Hand every consumer the records after its cursor; one result per instance (see module doc)."""
     if not instances:
         return []
@@ -106,7 +106,8 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
             results[instance.name] = _result(instance.name, "failed", 0, message, event_seq=row["event_seq"])
         elif view is not None:
             context = ConsumerContext(state=view, now=now, timezone=timezone, memory=db.memory(instance.name),
-                                      coverage=tuple(dict(entry) for entry in coverage), language=language)
+                                      coverage=tuple(dict(entry) for entry in coverage), language=language,
+                                      editor=dict(editor) if editor else None)
             runs.append(_Run(instance, row["event_seq"], row["failures"], context, store_dir))
         else:
             results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])

@@ -134,6 +134,7 @@ def _sources(db, config) -> list[dict]:
     from fold_host.hostdb.sources import last_error as kept_error
 
     rows = db.source_rows() if db is not None else {}
+    polls = db.last_polls() if db is not None else {}
     checks = []
     for instance in config.adapters:
         name = f"source {instance.name}"
@@ -147,9 +148,14 @@ def _sources(db, config) -> list[dict]:
             checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
                                  "settings in plugins.toml to try again"))
         elif row["failures"]:
-            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER else "warn"
+            # A refused login does not heal by waiting: it fails at once, naming what to fix.
+            refused = (error or {}).get("class") == "auth"
+            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER or refused else "warn"
             checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
                                  f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
+        elif (polls.get(instance.name) or {}).get("message"):  # a part failing while the rest is read
+            checks.append(_check(name, "warn", f"last ok at {row['last_ok_at']}, next poll at "
+                                 f"{row['next_poll_at']}; {polls[instance.name]['message']}"))
         else:
             checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
                                  f"{last_error}"))
@@ -180,9 +186,23 @@ def _agent(db, config) -> dict:
     calls = db.calls(limit=1) if db is not None else []
     if calls:
         described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    standing_in = _standing_in(db, config)
+    if standing_in:
+        return _check("agent", "warn", described + standing_in + held)
     if held:
         return _check("agent", "warn", described + held)
     return _check("agent", status, described)
+
+
+def _standing_in(db, config) -> str:
+    """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
+    from fold_host.fallback import editor_status
+
+    status = editor_status(db, config) if db is not None else None
+    if not status or not status["fallback"]:
+        return ""
+    return (f"; it could not be reached in {status['windows']} window(s) in a row since {status['since']} "
+            f"({status['error']}): the baseline editor stands in until it answers")
 
 
 def _held_back(db) -> str:

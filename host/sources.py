@@ -127,9 +127,12 @@ class Poller:
         return outcomes
 
     def poll_one(self, db, instance: Any, adapter: Any, now: datetime, now_text: str,
-                 slack: timedelta = timedelta(0)) -> PollOutcome | None:
-        """Poll one source if it is due (the daemon's per-source job); None when not due."""
-        if not self.due(db, instance, now, slack):
+                 slack: timedelta = timedelta(0), *, force: bool = False) -> PollOutcome | None:
+        """Poll one source if it is due (the daemon's per-source job); None when not due.
+
+        :param force: poll even before it is due (the source said it has news: IMAP IDLE).
+        """
+        if not force and not self.due(db, instance, now, slack):
             return None
         return self._poll(db, [(instance, adapter)], now, now_text)[0]
 

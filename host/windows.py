@@ -79,8 +79,8 @@ def load_window(db) -> Window | None:
 
 
 def still_pending(db, window: Window) -> bool:
-    """Whether every event of ``window`` is still pending (else the window is stale)."""
-    return db.all_pending(window.event_ids)
+    """Whether every event of ``window`` is still pending or deferred (else the window is stale)."""
+    return db.all_open(window.event_ids)
 
 
 def events_of(db, window: Window) -> list:

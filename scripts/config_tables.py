@@ -151,6 +151,8 @@ def _base_type(annotation: Any, metadata: list) -> str:
         if typing.get_origin(item) is Literal:
             return "list of " + ", ".join(f'`"{value}"`' for value in typing.get_args(item))
         return f"list of {_plural(_base_type(item, []))}"
+    if isinstance(getattr(annotation, "config_label", None), str):  # a table type names itself
+        return annotation.config_label
     if annotation is bool:
         return "boolean"
     if annotation in (int, float):

@@ -37,7 +37,7 @@ from fold_adapters.text.html import html_to_text
 from fold_adapters.text.clean import clean_text
 from fold_adapters.text.clean import cut_line
 
-__all__ = ["Entry", "ParsedFeed", "parse_feed"]
+__all__ = ["Entry", "ParsedFeed", "is_json_feed", "make_entry", "markup_text", "parse_feed", "unique_entries"]
 
 KEY_LIMIT = 400
 TITLE_CHARS = 500
@@ -70,6 +70,11 @@ class ParsedFeed:
 
 
 def parse_feed(body: bytes, *, url: str, content_type: str | None) -> ParsedFeed:
+    """RSS, Atom or (by its media type or its opening brace) a JSON Feed."""
+    if is_json_feed(body, content_type):
+        from fold_adapters.feeds.jsonfeed import parse_json_feed
+
+        return parse_json_feed(body, url=url)
     import feedparser
 
     headers = {"content-location": url, "content-type": content_type or "application/xml"}
@@ -81,17 +86,39 @@ def parse_feed(body: bytes, *, url: str, content_type: str | None) -> ParsedFeed
     if parsed.get("bozo"):
         error = parsed.get("bozo_exception")
         problem = cut_line(f"{type(error).__name__}: {error}", 300) if error is not None else "not well-formed"
-    entries, keys, duplicates = [], set(), 0
-    for raw in parsed.get("entries", []) or []:
-        entry = _entry(raw)
-        if entry.key in keys:
-            duplicates += 1
-            continue
-        keys.add(entry.key)
-        entries.append(entry)
+    entries, duplicates = unique_entries([_entry(raw) for raw in parsed.get("entries", []) or []])
     is_feed = bool(entries) or bool(parsed.get("version")) or bool(feed.get("title"))
     return ParsedFeed(title=cut_line(feed.get("title"), TITLE_CHARS) or None, ttl_seconds=_ttl(feed.get("ttl")),
                       entries=entries, problem=problem, is_feed=is_feed, duplicates=duplicates)
+
+
+def is_json_feed(body: bytes, content_type: str | None) -> bool:
+    """Whether the document is JSON: ``application/feed+json``, ``application/json``, or a body opening with ``{``."""
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if kind in ("application/feed+json", "application/json") or kind.endswith("+json"):
+        return True
+    return body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def unique_entries(entries: list[Entry]) -> tuple[list[Entry], int]:
+    """The entries with the first of each key kept, and how many repeats were dropped."""
+    kept, keys = [], set()
+    for entry in entries:
+        if entry.key not in keys:
+            keys.add(entry.key)
+            kept.append(entry)
+    return kept, len(entries) - len(kept)
+
+
+def make_entry(*, entry_id: Any, title: str, text: str, link: Any, at: str | None, author: Any,
+               meta: dict) -> Entry:
+    """An ``Entry`` from already read parts (bounded, the link checked, the key and digest made)."""
+    title = cut_line(title, TITLE_CHARS) or None
+    digest = hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:16]
+    safe_link = _safe_url(link, meta)
+    key = _key(entry_id, safe_link or link, digest)
+    return Entry(key=key, title=title, text=text, digest=digest, url=safe_link, at=at,
+                 author=cut_line(author, 200) or None, meta=meta)
 
 
 def _ttl(value: Any) -> float | None:
@@ -102,14 +129,14 @@ def _ttl(value: Any) -> float | None:
 def _entry(raw: Any) -> Entry:
     meta: dict[str, Any] = {}
     title = _detail_text(raw.get("title"), raw.get("title_detail"), meta)
-    title = cut_line(title, TITLE_CHARS) or None
     text = _content_text(raw, meta)
-    digest = hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:16]
-    link = _safe_url(raw.get("link"), meta)
-    key = _key(raw.get("id"), link or raw.get("link"), digest)
-    at = _instant(raw, meta)
-    author = cut_line(raw.get("author"), 200) or None
-    return Entry(key=key, title=title, text=text, digest=digest, url=link, at=at, author=author, meta=meta)
+    return make_entry(entry_id=raw.get("id"), title=title, text=text, link=raw.get("link"),
+                      at=_instant(raw, meta), author=raw.get("author"), meta=meta)
+
+
+def markup_text(value: Any, *, html: bool, meta: dict) -> str:
+    """Plain text of ``value``: read as HTML when ``html`` (or when it holds active markup), else cleaned."""
+    return _detail_text(value, {"type": "text/html" if html else "text/plain"}, meta)
 
 
 def _detail_text(value: Any, detail: Any, meta: dict) -> str:

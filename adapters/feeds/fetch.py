@@ -34,6 +34,7 @@ from datetime import datetime
 __all__ = ["FetchError", "Fetched", "fetch", "retry_after_seconds", "max_age_seconds"]
 
 MAX_REDIRECTS = 5
+MAX_SERVER_DELAY = 86400.0  # the longest wait a feed's server can ask for (Retry-After, max-age): one day
 PERMANENT = {301, 308}
 REDIRECTS = {301, 302, 303, 307, 308}
 
@@ -57,11 +58,19 @@ class Fetched:
 
 
 def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None, timeout: float = 30.0,
-          deadline: float = 120.0, max_bytes: int = 10 * 1024 * 1024, user_agent: str = "Fold") -> Fetched:
-    """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure."""
+          deadline: float = 120.0, max_bytes: int = 10 * 1024 * 1024, user_agent: str = "Fold",
+          client=None) -> Fetched:
+    """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure.
+
+    :param client: a ``fold_core.bounded_http.bounded_client`` to reuse (many feeds in one poll share one:
+        a new client loads the CA bundle, ~50 ms); by default a client of its own. The deadline of this
+        fetch goes with each request (``DEADLINE_EXTENSION``), so a shared client keeps each feed's own.
+    """
+    import contextlib
+
     import httpx
 
-    from fold_core.bounded_http import bounded_client, flavour
+    from fold_core.bounded_http import DEADLINE_EXTENSION, bounded_client, flavour
 
     bound = flavour("httpx")
 
@@ -75,11 +84,14 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     started = time.monotonic()
     moved_to, permanent_so_far, current = None, True, url
     try:
-        with bounded_client(seconds=deadline, until=started + deadline, max_bytes=max_bytes,
-                            timeout=httpx.Timeout(timeout), follow_redirects=False, headers=headers) as client:
+        session = contextlib.nullcontext(client) if client is not None else \
+            bounded_client(seconds=deadline, max_bytes=max_bytes, follow_redirects=False)
+        with session as http:
             _check_scheme(current, "config")
             for _ in range(MAX_REDIRECTS + 1):
-                with client.stream("GET", current) as response:
+                with http.stream("GET", current, headers=headers, timeout=httpx.Timeout(timeout),
+                                 follow_redirects=False,
+                                 extensions={DEADLINE_EXTENSION: started + deadline}) as response:
                     if response.status_code in REDIRECTS and "location" in response.headers:
                         target = str(response.url.join(response.headers["location"]))
                         _check_scheme(target, "redirect")
@@ -129,23 +141,28 @@ def _read_capped(response, max_bytes: int, url: str) -> bytes:
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """``Retry-After`` as seconds from ``now`` (delta-seconds or an HTTP date); None when absent or unreadable."""
+    """``Retry-After`` as seconds from ``now`` (delta-seconds or an HTTP date), at most ``MAX_SERVER_DELAY``.
+
+    None when absent or unreadable. A huge number or a far-future date is
+    clamped (the host clamps again to ``[host] max_backoff``): a server cannot
+    silence a feed for years, nor overflow a clock.
+    """
     if not value:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
+        return min(float(value), MAX_SERVER_DELAY)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         return None
-    return max(0.0, (when - now).total_seconds())
+    return min(max(0.0, (when - now).total_seconds()), MAX_SERVER_DELAY)
 
 
 def max_age_seconds(cache_control: str | None) -> float | None:
-    """``max-age`` of a ``Cache-Control`` header (None with no-store/no-cache or no max-age)."""
+    """``max-age`` of a ``Cache-Control`` header, at most ``MAX_SERVER_DELAY`` (None with no-store/no-cache)."""
     if not cache_control:
         return None
     directives = [part.strip().lower() for part in cache_control.split(",")]
@@ -154,6 +171,6 @@ def max_age_seconds(cache_control: str | None) -> float | None:
     for directive in directives:
         name, _, value = directive.partition("=")
         if name.strip() == "max-age" and value.strip().strip('"').isdigit():
-            seconds = float(value.strip().strip('"'))
+            seconds = min(float(value.strip().strip('"')), MAX_SERVER_DELAY)
             return seconds if seconds > 0 else None
     return None

@@ -12,11 +12,12 @@ import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
 
 from fold_adapters.text.clean import clean_line, header_text
 from fold_core.observation import bound_text
 
-__all__ = ["addresses", "first_id", "fingerprint", "message_date"]
+__all__ = ["BULK_HEADERS", "addresses", "delivery_facts", "first_id", "fingerprint", "message_date"]
 
 _ID = re.compile(r"<([^<>\s]{1,900})>")
 _ADDR = r"[^<>\s,;\"()\\@]+@[^<>\s,;\"()\\@]+"
@@ -115,3 +116,26 @@ def fingerprint(headers: dict[str, str]) -> str:
     for name in ("date", "from", "to", "subject"):
         parts.append(" ".join((headers.get(name) or "").split()))
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+#: headers that bulk-sending services and campaign tools add (their names are kept, never their values).
+BULK_HEADERS = ("feedback-id", "list-unsubscribe-post", "x-campaign", "x-campaign-id", "x-campaignid",
+                "x-csa-complaints", "x-mailchimp-campaign", "x-mailgun-sid", "x-mailgun-tag", "x-mailjet-campaign",
+                "x-mandrill-user", "x-mc-user", "x-report-abuse", "x-ses-outgoing", "x-sg-eid", "x-sib-id")
+
+
+def delivery_facts(headers: dict) -> dict[str, Any]:
+    """The few header facts that tell bulk and automated mail (names and short tokens, never addresses)."""
+    facts: dict[str, Any] = {}
+    for key, name in (("precedence", "precedence"), ("auto_submitted", "auto-submitted")):
+        value = clean_line(str(headers.get(name) or "")).split(";")[0].strip().lower()[:32]
+        if value and not (key == "auto_submitted" and value == "no"):
+            facts[key] = value
+    if "auto_submitted" not in facts and ("x-autoreply" in headers or "x-autorespond" in headers):
+        facts["auto_submitted"] = "auto-replied"
+    if "list-unsubscribe" in headers:
+        facts["list_unsubscribe"] = True
+    bulk = [name for name in BULK_HEADERS if name in headers]
+    if bulk:
+        facts["bulk_headers"] = bulk
+    return facts

@@ -16,6 +16,10 @@ Invariants:
   header fingerprint (fetched without bodies) and only unseen ones are
   observed; a health note says so;
 * the first run follows ``first_run`` (default ``new``) and says so;
+* the login (password or OAuth2) is ``fold_adapters.mail.imap_connect``;
+  under ``foldctl run`` the first folder is watched with IMAP IDLE
+  (``watch``, ``fold_adapters.mail.idle``): news only makes the daemon poll
+  sooner — the poll, with its UID cursor, reads;
 * a poll is all or nothing: any failure returns the cursor it was given,
   no observations, and ``Health.failed`` with an error class — ``auth``,
   ``network``, ``timeout``, ``protocol`` (or ``internal`` for a bug); no
@@ -24,54 +28,22 @@ Invariants:
 
 from __future__ import annotations
 
-import ipaddress
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import quote
 
-from pydantic import Field, model_validator
-
-from fold_adapters.mail.source import FirstRun, MailSettings, SeenCache, Tally, observe
+from fold_adapters.mail.imap_connect import connect, health_for, port_of
+from fold_adapters.mail.imap_settings import EmailSettings, is_loopback
+from fold_adapters.mail.source import FirstRun, SeenCache, Tally, observe
 from fold_core import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
-from fold_core.settings import ConfigPath, EnvName, env_value
 
-__all__ = ["EmailAdapter", "EmailSettings"]
+__all__ = ["EmailAdapter", "EmailSettings", "health_for", "is_loopback"]
 
 BODY_CHUNK = 20  # messages per FETCH of bodies
 REBASELINE_LIMIT = 500  # newest messages compared with the cache after a UIDVALIDITY change
 _HEADER_FIELDS = "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID DATE FROM TO SUBJECT)]"
-
-
-class EmailSettings(MailSettings):
-    """``[[adapters]] type = "email"`` (contract §11.1) plus ``ca_file``."""
-
-    host: str = Field(min_length=1, max_length=255)
-    port: int | None = Field(default=None, ge=1, le=65535)
-    security: Literal["ssl", "starttls", "none"] = "ssl"
-    username: str = Field(min_length=1, max_length=320)
-    password_env: EnvName
-    folders: tuple[str, ...] = Field(default=("INBOX",), min_length=1, max_length=64)
-    first_run: str = "new"
-    ca_file: ConfigPath | None = None  # a PEM file of certificates to trust (a self-signed server)
-
-    @model_validator(mode="after")
-    def _plaintext_only_on_loopback(self) -> "EmailSettings":
-        if self.security == "none" and not is_loopback(self.host):
-            raise ValueError(f'security = "none" sends the password in clear text; it is allowed only for a '
-                             f'loopback host (127.0.0.1, ::1, localhost), found host {self.host!r}: use "ssl" '
-                             f'or "starttls"')
-        return self
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class EmailAdapter(Adapter):
@@ -81,14 +53,14 @@ class EmailAdapter(Adapter):
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[EmailSettings]] = EmailSettings
 
+    def __init__(self, name: str, settings: EmailSettings) -> None:
+        super().__init__(name, settings)
+        self._tokens = None  # the OAuth2 token source, shared by the polls and the IDLE watch
+
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         state = _cursor(cursor)
-        password = env_value(self.settings.password_env)
-        if password is None:
-            return Poll(cursor=cursor, health=Health.failed(
-                "auth", f"the environment variable {self.settings.password_env} (password_env) is not set"))
         try:
-            client = self._connect(password)
+            client = self._connect()
         except Exception as error:  # translated at the boundary: nothing escapes
             return Poll(cursor=cursor, health=health_for(error, self._where()))
         try:
@@ -104,36 +76,28 @@ class EmailAdapter(Adapter):
             except Exception:
                 pass
 
+    def watch_delay(self) -> timedelta | None:
+        """``idle_delay`` when ``idle`` is on (the default), else None: polled only."""
+        return self.settings.idle_delay if self.settings.idle else None
+
+    def watch(self, notify, stopping) -> None:
+        """IMAP IDLE on the first folder (``fold_adapters.mail.idle``)."""
+        from fold_adapters.mail.idle import watch_folder
+
+        watch_folder(self._connect, self.settings.folders[0], notify, stopping)
+
     def _where(self) -> str:
         return f"{self.settings.host}:{self._port()}"
 
     def _port(self) -> int:
-        return self.settings.port or (993 if self.settings.security == "ssl" else 143)
+        return port_of(self.settings)
 
-    def _connect(self, password: str):
-        import ssl
+    def _connect(self):
+        if self.settings.auth == "oauth2" and self._tokens is None:
+            from fold_adapters.mail.oauth import token_source
 
-        from imapclient import IMAPClient, SocketTimeout
-
-        seconds = self.settings.poll_timeout.total_seconds()
-        timeout = SocketTimeout(connect=min(seconds, 30.0), read=seconds)
-        context = None
-        if self.settings.security != "none":
-            context = ssl.create_default_context(cafile=str(self.settings.ca_file) if self.settings.ca_file else None)
-        client = IMAPClient(self.settings.host, port=self._port(), ssl=self.settings.security == "ssl",
-                            ssl_context=context, timeout=timeout)
-        try:
-            if self.settings.security == "starttls":
-                client.starttls(context)
-            client.normalise_times = False  # INTERNALDATE stays tz-aware
-            client.login(self.settings.username, password)
-        except Exception:
-            try:
-                client.shutdown()
-            except Exception:
-                pass
-            raise
-        return client
+            self._tokens = token_source(self.settings)
+        return connect(self.settings, self._tokens, read_timeout=self.settings.poll_timeout.total_seconds())
 
 
 def _cursor(cursor: Any) -> dict:
@@ -285,33 +249,6 @@ def _header_fingerprint(item: dict) -> str:
 
     raw = next((v for k, v in item.items() if k.startswith(b"BODY[HEADER")), b"")
     return read_mail(raw if isinstance(raw, bytes) else b"").fingerprint
-
-
-def health_for(error: BaseException, where: str) -> Health:
-    """A failed ``Health`` with an error class for any exception met while talking to the server."""
-    import imaplib
-    import socket
-    import ssl
-
-    try:
-        from imapclient.exceptions import LoginError
-    except ImportError:  # imapclient missing: every error below is still classified
-        LoginError = ()  # noqa: N806
-
-    detail = f"{type(error).__name__}: {error}"[:500]
-    if isinstance(error, LoginError):
-        return Health.failed("auth", f"{where}: the server refused the login ({error})")
-    if isinstance(error, (socket.timeout, TimeoutError)):
-        return Health.failed("timeout", f"{where}: no answer in time ({detail})")
-    if isinstance(error, ssl.SSLError):
-        return Health.failed("network", f"{where}: TLS failed ({detail})")
-    if isinstance(error, imaplib.IMAP4.abort):
-        return Health.failed("network", f"{where}: the connection broke ({detail})")
-    if isinstance(error, imaplib.IMAP4.error):
-        return Health.failed("protocol", f"{where}: the server said no ({detail})")
-    if isinstance(error, OSError):
-        return Health.failed("network", f"{where}: cannot reach the server ({detail})")
-    return Health.failed("internal", f"{where}: unexpected {detail}")
 
 
 @hookimpl

@@ -18,6 +18,12 @@ whatever had to be guessed or could not be read is said in ``meta``:
 * date: the ``Date`` header, tz-aware; when it is missing or unreadable the
   caller's fallback (IMAP INTERNALDATE, file mtime) and ``meta.date_source``
   say so;
+* delivery facts the editor reads to tell bulk and automated mail from
+  personal mail (``Mail.delivery``, only when present): ``precedence`` and
+  ``auto_submitted`` (lower-cased, ≤ 32 characters; ``X-Autoreply`` /
+  ``X-Autorespond`` count as ``auto-replied``), ``list_unsubscribe``
+  (true; the address itself is never kept) and ``bulk_headers`` (the names of
+  the bulk-sending services' headers present, from ``headers.BULK_HEADERS``);
 * ``Mail.fingerprint``: a digest of Message-ID, Date, From, To and Subject, the
   same whether computed from a whole message or from its header alone (the
   adapters' "already seen" cache and the mbox ids use it).
@@ -37,7 +43,7 @@ from datetime import datetime
 from typing import Any
 
 from fold_adapters.text.html import html_to_text
-from fold_adapters.mail.headers import addresses, fingerprint, first_id, message_date
+from fold_adapters.mail.headers import addresses, delivery_facts, fingerprint, first_id, message_date
 from fold_adapters.mail.policy import parser_policy
 from fold_adapters.text.clean import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
@@ -73,6 +79,7 @@ class Mail:
     date: datetime | None = None
     thread: str | None = None
     list_id: str | None = None
+    delivery: dict[str, Any] = field(default_factory=dict)  # precedence, auto_submitted, list_unsubscribe, …
     text: str = ""
     text_from: str | None = None  # "plain" | "html" | None
     attachments: list[dict] = field(default_factory=list)
@@ -172,6 +179,7 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int],
     root = first_id(headers.get("references")) or first_id(headers.get("in-reply-to"))
     mail.thread = root or mail.message_id
     mail.list_id = first_id(headers.get("list-id")) or (text_of("list-id") or None)
+    mail.delivery = delivery_facts(headers)
     mail.fingerprint = fingerprint(headers)
     if body:
         _read_body(message, mail, hints, depth, budget)
@@ -347,6 +355,7 @@ def _observation(mail: Mail, obs_id: str, source: str, channel: str, observed_at
                        ("text_from", mail.text_from), ("size", mail.size)):
         if value:
             meta[key] = list(value) if isinstance(value, list) else value
+    meta.update(mail.delivery)
     meta.update(extra)
     if mail.notes:
         meta["notes"] = [bound_text(note, 300) for note in mail.notes[:10]]

@@ -54,6 +54,7 @@ def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
     store_dir = resolve_store(args.store)
     store = file_store(store_dir)
     document = store.state_document(now=now).document
+    from fold_host.fallback import editor_status
     from fold_host.hostdb import open_host_db
 
     with open_host_db(store_dir) as db:
@@ -61,7 +62,8 @@ def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
         records = store.history(since=since).document["records"] if since is not None else []
         coverage = db.source_health(config.adapters)
         brief = build_briefing(document, records=records, since=since, coverage=coverage,
-                               timezone=config.host.timezone, language=config.host.language)
+                               timezone=config.host.timezone, language=config.host.language,
+                               editor=editor_status(db, config))
         if args.since is None:
             db.set_meta(MARK, document["event_seq"])
     return brief, 0

@@ -34,10 +34,15 @@ def register(commands) -> None:
     run.set_defaults(run=run_daemon)
 
     inbox = commands.add_parser("inbox", help="what came in and what the editor did with it",
-                                description="Observations, newest first, with the editor's disposition and why.")
+                                description="Observations, newest first, with the editor's disposition and why; "
+                                            "`inbox show ID`: one observation whole, with every disposition.")
     _common(inbox)
-    inbox.add_argument("--status", choices=("pending", "processed", "deferred"))
+    inbox.add_argument("action", nargs="?", choices=("show",), help="show: one observation (give its ID)")
+    inbox.add_argument("id", nargs="?", metavar="ID", help="the observation id (with show)")
+    inbox.add_argument("--status", choices=("pending", "processed", "deferred", "expired"))
     inbox.add_argument("--source", help="only this source (instance name, or feedback / reminder)")
+    inbox.add_argument("--search", metavar="TEXT", help="only observations whose title or text holds every word "
+                                                        "of TEXT (best first, with a snippet)")
     inbox.add_argument("--limit", type=non_negative, default=50, help="at most N observations (default 50)")
     inbox.set_defaults(run=run_inbox, render_text=_view(_inbox_text))
 
@@ -110,10 +115,19 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
 def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.hostdb import open_host_db
 
+    if args.action == "show" or args.id is not None:
+        from fold_host.cli.calls import run_inbox_show
+
+        return run_inbox_show(args, _existing_store(args.store))
     store_dir = _existing_store(args.store)
     with open_host_db(store_dir) as db:
-        listed = db.observations(status=args.status, source=args.source, limit=args.limit)
-    return {"observations": listed}, 0
+        if args.search is None:
+            return {"observations": db.observations(status=args.status, source=args.source, limit=args.limit)}, 0
+        hits = db.search_observations(args.search, 1000 if args.status or args.source else args.limit)
+        rows = {row["id"]: row for row in db.observations(status=args.status, source=args.source, limit=len(hits),
+                                                          ids=[hit["id"] for hit in hits])}
+    listed = [{**rows[hit["id"]], "snippet": hit["snippet"]} for hit in hits if hit["id"] in rows]
+    return {"observations": listed[:args.limit]}, 0
 
 
 def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:

@@ -4,7 +4,10 @@ A scenario is one agent call (plus its corrections) on a fixed starting
 point. ``load_scenarios(dir)`` reads every ``*.json`` in a directory, in name
 order, and validates each with pydantic; a malformed file is a
 ``ConfigError`` (exit 2) naming the file and the field. Pairs are checked
-too: a ``pair.with`` must name a scenario of the same run.
+too: a ``pair.with`` must name a scenario of the same run; ``context`` and
+``missing-context`` pairs say how the weight should move (``expect_change``:
+up, down or same); an ``old-version`` pair names the ``items`` that must keep
+their weight and kind.
 """
 
 from __future__ import annotations
@@ -60,6 +63,13 @@ class Surface(_Strict):
     match: str
     min_weight: Literal["trace", "low", "normal", "high", "critical"] = "trace"
     kind: Literal["needs-you", "done", "in-progress", "fyi"] | None = None
+    due: bool | None = None  # true: the item has a due_at; false: it has none
+    _match = field_validator("match")(_regex)
+
+
+class AtMost(_Strict):
+    match: str
+    max_weight: Literal["trace", "low", "normal", "high", "critical"]
     _match = field_validator("match")(_regex)
 
 
@@ -72,6 +82,7 @@ class Expect(_Strict):
     outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
     surface: list[Surface] = Field(default_factory=list)
     absent: list[Absent] = Field(default_factory=list)
+    at_most: list[AtMost] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
     acknowledge_all: bool = False
@@ -81,8 +92,9 @@ class Expect(_Strict):
 
 class Pair(_Strict):
     with_: str = Field(alias="with")
-    kind: Literal["paraphrase", "context"]
-    expect_change: Literal["up", "down"] | None = None
+    kind: Literal["paraphrase", "context", "missing-context", "old-version"]
+    expect_change: Literal["up", "down", "same"] | None = None
+    items: list[str] = Field(default_factory=list)  # the items whose weight (and kind) the pair compares
 
 
 class Signal(_Strict):
@@ -162,7 +174,11 @@ def load_scenarios(directory: str | Path) -> list[tuple[Path, Scenario]]:
         if scenario.pair is not None and scenario.pair.with_ not in names:
             raise ConfigError(f"{path}: field 'pair.with': no scenario named {scenario.pair.with_!r} in {directory}",
                               file=str(path), field="pair.with")
-        if scenario.pair is not None and scenario.pair.kind == "context" and scenario.pair.expect_change is None:
-            raise ConfigError(f"{path}: field 'pair.expect_change': a context pair needs \"up\" or \"down\"",
-                              file=str(path), field="pair.expect_change")
+        pair = scenario.pair
+        if pair is not None and pair.kind in ("context", "missing-context") and pair.expect_change is None:
+            raise ConfigError(f"{path}: field 'pair.expect_change': a {pair.kind} pair needs \"up\", \"down\" or "
+                              "\"same\"", file=str(path), field="pair.expect_change")
+        if pair is not None and pair.kind == "old-version" and not pair.items:
+            raise ConfigError(f"{path}: field 'pair.items': an old-version pair names the items that must keep "
+                              "their weight and kind", file=str(path), field="pair.items")
     return loaded

@@ -4,8 +4,10 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 (the store keeps the state; this keeps the host's work):
 
 * ``observations`` — the inbox, deduplicated by id, in arrival order, each
-  pending / processed / deferred with its disposition and why;
-  ``cursors``, ``polls``; ``reminders`` (``inbox``);
+  pending / processed / deferred / expired with its disposition and why;
+  ``cursors``, ``polls``; ``reminders`` (``inbox``); ``dispositions``, every
+  disposition of each observation, and deferral and expiry
+  (``dispositions``); ``observation_text``, the full-text index (``search``);
 * ``sources`` — per-source health and backoff (``sources``);
 * ``consumers`` and ``consumer_memory`` — consumer cursors, failures, memory
   (``consumers``);
@@ -25,14 +27,17 @@ from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.cited import CitedTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
+from fold_host.hostdb.dispositions import DispositionTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
+from fold_host.hostdb.search import SearchTables
 from fold_host.hostdb.sources import SourceTables
 
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, SourceTables, ConsumerTables, CallTables, CitedTables, Connection):
+class HostDB(InboxTables, DispositionTables, SearchTables, SourceTables, ConsumerTables, CallTables, CitedTables,
+             Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 

@@ -13,7 +13,6 @@ asking the editor, related to the items that cite it.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 
@@ -45,13 +44,18 @@ class CitedTables:
             self._set_meta_in(db, CITED_THROUGH, 0)
 
     def settle_cited(self, *, now: str) -> list[str]:
-        """Pending observations the store already cites become ``used`` (related: the citing items); their ids."""
+        """Pending observations the store already cites become ``used`` (related: the citing items); their ids.
+
+        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle.
+        """
         with self.transaction() as db:
             rows = db.execute("SELECT o.id, group_concat(c.item, char(10)) FROM observations o JOIN cited c "
-                              "ON c.event = o.id WHERE o.status = 'pending' GROUP BY o.id ORDER BY o.seq").fetchall()
+                              "ON c.event = o.id WHERE o.status = 'pending' AND o.deferred_times = 0 "
+                              "GROUP BY o.id ORDER BY o.seq").fetchall()
+            marks = []
             for event, joined in rows:
                 items = sorted(set(joined.split("\n")))
-                db.execute("UPDATE observations SET status = 'processed', disposition = 'used', why = ?, "
-                           "related = ?, processed_at = ? WHERE id = ? AND status = 'pending'",
-                           (WHY.format(items=", ".join(items)), json.dumps(items, ensure_ascii=False), now, event))
+                marks.append({"event": event, "disposition": "used", "why": WHY.format(items=", ".join(items)),
+                              "related": items})
+            self._mark_in(db, marks, batch_id=None, now=now)
         return [event for event, _ in rows]

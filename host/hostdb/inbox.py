@@ -17,6 +17,7 @@ from typing import Any
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import parse_instant
 from fold_host.bounded import backoff
+from fold_host.hostdb.search import index_text
 
 __all__ = ["InboxTables", "retry_pause"]
 
@@ -76,6 +77,8 @@ class InboxTables:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (observation.id, observation.source, observation.channel, observation.at,
                  observation.observed_at, observation.to_json(), observation.thread))
+            if cursor.rowcount:
+                index_text(db, cursor.lastrowid, observation.title, observation.text)
             added += cursor.rowcount
         return added
 
@@ -146,7 +149,7 @@ class InboxTables:
         return self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending'").fetchone()[0]
 
     def status_counts(self) -> dict[str, int]:
-        """How many observations are pending, processed, deferred."""
+        """How many observations are pending, processed, deferred, expired."""
         return dict(self.connection.execute("SELECT status, count(*) FROM observations GROUP BY status").fetchall())
 
     def all_pending(self, ids: Sequence[str]) -> bool:
@@ -175,49 +178,13 @@ class InboxTables:
             f"ORDER BY seq DESC LIMIT ?", (*threads, limit)).fetchall()
         return {item for (related,) in rows for item in json.loads(related) if isinstance(item, str)}
 
-    # -- the editor's dispositions -------------------------------------------
-
-    def mark(self, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
-        """Record the editor's dispositions: ``deferred`` stays deferred, the rest become processed.
-
-        Each disposition is ``{"event", "disposition", "why", "related"?}``.
-        """
-        with self.transaction() as db:
-            self._mark_in(db, dispositions, batch_id=batch_id, now=now)
-
-    @staticmethod
-    def _mark_in(db: sqlite3.Connection, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
-        """``mark`` inside the caller's transaction; only pending observations change (exactly once)."""
-        for entry in dispositions:
-            status = "deferred" if entry["disposition"] == "deferred" else "processed"
-            db.execute("UPDATE observations SET status = ?, disposition = ?, why = ?, related = ?, "
-                       "batch_id = ?, processed_at = ? WHERE id = ? AND status = 'pending'",
-                       (status, entry["disposition"], entry.get("why"),
-                        json.dumps(entry.get("related") or [], ensure_ascii=False), batch_id, now,
-                        entry["event"]))
-
-    def settle_window(self, dispositions: Iterable[dict], *, batch_id: str, now: str, drop: Sequence[str],
-                      note: tuple[str, Any]) -> None:
-        """Mark a window's observations, drop the ``drop`` meta keys and set ``note``: one transaction."""
-        with self.transaction() as db:
-            self._mark_in(db, dispositions, batch_id=batch_id, now=now)
-            self._drop_meta_in(db, *drop)
-            self._set_meta_in(db, *note)
-
-    def fail_window(self, ids: Sequence[str], *, count: bool, now: str, drop: Sequence[str],
-                    note: tuple[str, Any]) -> None:
-        """A window the editor could not settle: (``count``: its observations' failures grow), one transaction."""
-        with self.transaction() as db:
-            if ids and count:
-                db.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
-                           f"WHERE id IN ({_marks(ids)})", (now, *ids))
-            self._drop_meta_in(db, *drop)
-            self._set_meta_in(db, *note)
-
     def observations(self, *, status: str | None = None, source: str | None = None,
-                     limit: int = 50) -> list[dict]:
-        """The inbox listing of ``foldctl inbox``, newest first."""
+                     limit: int = 50, ids: Sequence[str] | None = None) -> list[dict]:
+        """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
         clauses, params = [], []
+        if ids is not None:
+            clauses.append(f"id IN ({_marks(ids)})" if ids else "0")
+            params.extend(ids)
         if status is not None:
             clauses.append("status = ?")
             params.append(status)

@@ -106,7 +106,68 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE observations ADD COLUMN failed_at TEXT;
     """,
-    # 4: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
+    # 4: the editor's loop. Deferred observations come back until they expire (a new status,
+    # so the table is rebuilt: SQLite cannot change a CHECK), every disposition is kept
+    # (``dispositions``), titles and texts are searchable (FTS5, trigram: substrings in any
+    # language), and a call records its model, skill digest, tool calls and fallback.
+    """
+    CREATE TABLE observations_4 (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        at TEXT,
+        observed_at TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending'
+            CHECK (status IN ('pending', 'processed', 'deferred', 'expired')),
+        disposition TEXT,
+        why TEXT,
+        related TEXT,
+        batch_id TEXT,
+        processed_at TEXT,
+        failed_windows INTEGER NOT NULL DEFAULT 0,
+        thread TEXT,
+        failed_at TEXT,
+        deferred_at TEXT,
+        deferred_times INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO observations_4 (seq, id, source, channel, at, observed_at, body, status, disposition, why, related,
+                                batch_id, processed_at, failed_windows, thread, failed_at, deferred_at, deferred_times)
+        SELECT seq, id, source, channel, at, observed_at, body, status, disposition, why, related, batch_id,
+               processed_at, failed_windows, thread, failed_at,
+               CASE WHEN status = 'deferred' THEN processed_at END,
+               CASE WHEN status = 'deferred' THEN 1 ELSE 0 END
+        FROM observations;
+    DROP TABLE observations;
+    ALTER TABLE observations_4 RENAME TO observations;
+    CREATE INDEX observations_by_status ON observations (status, seq);
+    CREATE INDEX observations_by_source ON observations (source, seq);
+    CREATE INDEX observations_by_thread ON observations (thread) WHERE thread IS NOT NULL;
+    CREATE TABLE dispositions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        observation TEXT NOT NULL,
+        at TEXT NOT NULL,
+        batch_id TEXT,
+        disposition TEXT NOT NULL,
+        why TEXT,
+        related TEXT
+    );
+    CREATE INDEX dispositions_by_observation ON dispositions (observation, seq);
+    INSERT INTO dispositions (observation, at, batch_id, disposition, why, related)
+        SELECT id, coalesce(processed_at, observed_at), batch_id, disposition, why, related FROM observations
+        WHERE disposition IS NOT NULL ORDER BY seq;
+    CREATE VIRTUAL TABLE observation_text USING fts5(title, text, tokenize = 'trigram');
+    INSERT INTO observation_text (rowid, title, text)
+        SELECT seq, coalesce(json_extract(body, '$.title'), ''), coalesce(json_extract(body, '$.text'), '')
+        FROM observations;
+    ALTER TABLE agent_calls ADD COLUMN model TEXT;
+    ALTER TABLE agent_calls ADD COLUMN skill TEXT;
+    ALTER TABLE agent_calls ADD COLUMN tools TEXT;
+    ALTER TABLE agent_calls ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX agent_calls_by_batch ON agent_calls (batch_id, seq);
+    """,
+    # 5: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
     # a new or rebuilt host.db never offers them again as new.
     """
     CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;

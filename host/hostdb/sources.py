@@ -42,6 +42,17 @@ class SourceTables:
         """The ``sources`` table by source name."""
         return {row["source"]: row for row in self._rows("SELECT * FROM sources")}
 
+    def last_polls(self) -> dict[str, dict]:
+        """Each source's latest poll: ``{at, status, error_class, message}`` by source name.
+
+        An ok poll may carry a message: the part of the source that failed while the
+        rest was read (one feed of many).
+        """
+        rows = self.connection.execute(
+            "SELECT source, at, status, error_class, message FROM polls "
+            "WHERE seq IN (SELECT max(seq) FROM polls GROUP BY source)").fetchall()
+        return {row[0]: {"at": row[1], "status": row[2], "error_class": row[3], "message": row[4]} for row in rows}
+
     def source_schedule(self, source: str) -> tuple[str | None, bool, str | None] | None:
         """``(next_poll_at, disabled, settings_digest)`` of a source, or None before its first poll."""
         row = self.connection.execute("SELECT next_poll_at, disabled, settings_digest FROM sources "

@@ -9,6 +9,8 @@ templates, none needing JavaScript (there is none):
                                (?history=all: its records from the whole log, not the last 2,000 events)
     POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
     POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
+    GET  /observation/{id}     one observation as it came in (an item's event:<id> source links here),
+                               with every disposition the editor gave it (read from host.db)
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
     GET  /login, POST /login   the token form (only when a token is configured)
     GET  /static/pinboard.css  the only stylesheet
@@ -74,6 +76,17 @@ class Pinboard:
         with self._lock:  # save_feedback reads the store through its own lock: not beside ours
             return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
 
+    def observation(self, observation_id: str) -> dict | None:
+        """One observation with its status and dispositions (host.db), or None; never creates host.db."""
+        import os
+
+        from fold_host.hostdb import FILE_NAME, open_host_db
+
+        if not os.path.exists(os.path.join(self.store_dir, FILE_NAME)):
+            return None
+        with open_host_db(self.store_dir) as db:
+            return db.observation_detail(observation_id)
+
     def board_html(self, state, query: BoardQuery, render: Callable) -> str:
         """The board's rectangles and list; kept per (event, minute, filters): positions never move on reload."""
         now = self.now().replace(second=0).isoformat()
@@ -110,6 +123,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/item/{item}", pages.guarded(pages.item_view)),
         Route("/item/{item}/annotate", pages.posted(pages.annotate), methods=["POST"]),
         Route("/item/{item}/feedback", pages.posted(pages.feedback), methods=["POST"]),
+        Route("/observation/{observation:path}", pages.guarded(pages.observation_view)),
         Route("/changes", pages.guarded(pages.changes_page)),
         Route("/login", pages.login_form, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),

@@ -14,21 +14,23 @@ the store and hands them in.
 * ``changes`` — a "since your last visit" view of records: created, updated,
   restored, withdrawn and merged items (from each commit's receipt, titles
   from its post-images), annotations saved and acknowledged, checks.
-* ``source_link`` — the only place a source becomes a link: an ``http(s)``
-  reference without spaces. Anything else (``javascript:``, ``data:``,
-  ``event:e-17``) is text. The server never fetches any of them.
+* ``source_link`` — the only place a source becomes a link out: an
+  ``http(s)`` reference without spaces. Anything else (``javascript:``,
+  ``data:``) is text. The server never fetches any of them.
+* ``observation_link`` — an ``event:<id>`` source links to the Pinboard's own
+  page of that observation (``/observation/<id>``).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from fold_consumers.overview.layout import Query, capture, layout
 from fold_host.pinboard.board import fold_lines
 
-__all__ = ["HISTORY_FIELDS", "changes", "item_history", "item_page", "source_link"]
+__all__ = ["HISTORY_FIELDS", "changes", "item_history", "item_page", "observation_link", "source_link"]
 
 HISTORY_FIELDS = ("status", "title", "summary", "weight", "kind", "share", "explicit_share", "due_at",
                   "stale_after", "sources", "parent", "merged_into")
@@ -46,6 +48,14 @@ def source_link(ref: str) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
     return ref
+
+
+def observation_link(ref: str, item_id: str | None = None) -> str | None:
+    """The Pinboard's own page for a ``event:<id>`` source (the observation it came from), else None."""
+    if not isinstance(ref, str) or not ref.startswith("event:") or len(ref) <= len("event:"):
+        return None
+    target = "/observation/" + quote(ref[len("event:"):], safe=":@")
+    return target + (f"?item={item_id}" if item_id else "")
 
 
 def _parents(state, record: Mapping) -> list[dict]:
@@ -81,7 +91,8 @@ def item_page(state, now: str, item_id: str, canvases: Mapping) -> dict | None:
                                                    ("id", "text", "author", "status", "created_at",
                                                     "acknowledged_revision")} for note in notes]}
     page["sources"] = [{"channel": source.get("channel"), "ref": source.get("ref"), "quote": source.get("quote"),
-                        "observed_at": source.get("observed_at"), "href": source_link(source.get("ref"))}
+                        "observed_at": source.get("observed_at"), "href": source_link(source.get("ref")),
+                        "observation": observation_link(source.get("ref"), item_id)}
                        for source in record["sources"] or ()]
     return page
 

@@ -9,6 +9,7 @@ with a redirect (post/redirect/get: a reload never sends twice).
 from __future__ import annotations
 
 import hmac
+import json
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -20,7 +21,7 @@ from fold_core.errors import StoreError, UsageError
 from fold_core.timefmt import parse_instant
 from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
-from fold_host.pinboard.pages import changes, item_history, item_page
+from fold_host.pinboard.pages import changes, item_history, item_page, source_link
 from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
 
 __all__ = ["Pages"]
@@ -102,6 +103,21 @@ class Pages:
                          notice=notice, quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS,
                          timezone=pinboard.timezone, picker_min=now.strftime("%Y-%m-%dT%H:%M"),
                          form=extra.pop("form", {}), **extra)
+
+    def observation_view(self, request):
+        wanted = request.path_params["observation"]
+        detail = self.pinboard.observation(wanted) if 0 < len(wanted) <= 512 else None
+        if detail is None:
+            return self.trouble(request, 404, "No such observation",
+                                "This host's inbox holds no observation with that id.")
+        meta = detail["observation"].get("meta")
+        back = request.query_params.get("item")
+        return self.page(request, "observation.html.j2", detail=detail,
+                         url_href=source_link(detail["observation"].get("url")),
+                         meta=json.dumps(meta, ensure_ascii=False, indent=1) if meta else "",
+                         linkable={item for entry in detail["dispositions"] for item in entry.get("related") or ()
+                                   if isinstance(item, str) and ITEM_ID.match(item)},
+                         back=back if back is not None and ITEM_ID.match(back) else None)
 
     def changes_page(self, request):
         state = self.pinboard.state()

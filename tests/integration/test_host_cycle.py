@@ -85,7 +85,8 @@ def test_every_disposition_error_reaches_the_editor_as_a_receipt(tmp_path):
         assert code in {e["code"] for e in receipt["errors"]}, (code, receipt)
         with open_host_db(ws.store) as db:
             calls = sorted(db.calls(limit=10), key=lambda c: c["seq"])
-        assert [c["outcome"] for c in calls] == ["rejected", "accepted"]
+        first = "invalid" if code == "invalid_json" else "rejected"  # no JSON object at all: invalid
+        assert [c["outcome"] for c in calls] == [first, "committed"]
         assert all(c["input_tokens"] and c["latency_ms"] is not None for c in calls)
 
 
