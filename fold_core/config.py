@@ -22,7 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fold_core.configfile import find_config
 from fold_core.errors import ConfigError, ConfigErrors
@@ -42,7 +42,23 @@ class _Section(BaseModel):
 
 
 class StoreSection(_Section):
+    """``[store]``: a directory (``path``) or a PostgreSQL database (``url``, ``name``, password)."""
+
     path: ConfigPath | None = None
+    url: str | None = Field(default=None, pattern=r"^postgres(ql)?://")
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    password_env: EnvName | None = None
+    password_file: ConfigPath | None = None
+
+    @model_validator(mode="after")
+    def _one_store(self) -> "StoreSection":
+        if self.path is not None and self.url is not None:
+            raise ValueError("give path or url, not both (a directory, or a PostgreSQL database)")
+        if self.url is None and (self.name, self.password_env, self.password_file) != (None, None, None):
+            raise ValueError("name, password_env and password_file go with url (a PostgreSQL store)")
+        if self.password_env is not None and self.password_file is not None:
+            raise ValueError("give password_env or password_file, not both")
+        return self
 
 
 class HostSection(_Section):
@@ -165,6 +181,8 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
     pinboard = checked(_section, data, "pinboard", where, PinboardSection, context)
     if pinboard is not None:
         checked(_check_env, pinboard, where, "[pinboard]", "[pinboard]")
+    if store is not None:
+        checked(_check_env, store, where, "[store]", "[store]")
     agent_given = "agent" in data
     agent = None
     if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:

@@ -4,8 +4,10 @@ Light on purpose (no pydantic, no plugins): ``foldctl state`` resolves its
 store through here. Precedence of the file: ``--config FILE`` >
 ``$FOLD_CONFIG`` > ``./plugins.toml`` > ``$XDG_CONFIG_HOME/fold/plugins.toml``
 (default ``~/.config/fold/plugins.toml``); none at all means the embedded
-defaults. ``store_path`` reads only ``[store] path`` (``~`` expanded, relative
-to the file); the full validation is ``fold_core.config.load_config``.
+defaults. ``store_path`` reads only ``[store]``: ``path`` (``~`` expanded,
+relative to the file), or ``url`` with ``name``, ``password_env`` and
+``password_file`` composed into one store URL (``store.location``); the full
+validation is ``fold_core.config.load_config``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ def store_path(given: str | None = None) -> str | None:
     section = data.get("store")
     if section is None:
         return None
+    if isinstance(section, dict) and section.get("url") is not None:
+        return _store_url(path, section)
     value = section.get("path") if isinstance(section, dict) else None
     if value is None:
         return None
@@ -65,3 +69,32 @@ def store_path(given: str | None = None) -> str | None:
         raise ConfigError(f"{path}: [store], field 'path': expected a non-empty string, found {value!r}",
                           file=str(path), instance="[store]", field="path")
     return os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(value))
+
+
+def _store_url(path: Path, section: dict) -> str:
+    """``[store] url`` (+ ``name``, ``password_env``, ``password_file``) as one store URL."""
+    from fold_core.errors import UsageError
+    from fold_core.store.location import compose
+
+    where = str(path)
+    options = {}
+    for key in ("url", "name", "password_env", "password_file"):
+        value = section.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ConfigError(f"{where}: [store], field {key!r}: expected a non-empty string, found {value!r}",
+                              file=where, instance="[store]", field=key)
+        options[key] = value
+    if section.get("path") is not None:
+        raise ConfigError(f"{where}: [store]: give path or url, not both", file=where, instance="[store]",
+                          field="url")
+    if options["password_file"] is not None:
+        options["password_file"] = os.path.join(os.path.dirname(os.path.abspath(path)),
+                                                os.path.expanduser(options["password_file"]))
+    try:
+        return compose(options["url"], name=options["name"], password_env=options["password_env"],
+                       password_file=options["password_file"])
+    except UsageError as error:
+        if isinstance(error, ConfigError):
+            raise ConfigError(f"{where}: {error}", file=where, instance="[store]", field=error.field) from None
+        raise ConfigError(f"{where}: [store], field 'url': {error}", file=where, instance="[store]",
+                          field="url") from None
