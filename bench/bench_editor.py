@@ -78,9 +78,21 @@ def editor_run(observed: list[dict], repeats: int) -> dict:
         if not receipt["ok"]:
             raise RuntimeError(f"window {number} was rejected: {receipt['errors'][:3]}")
     final = store.state_document(now=now).document
+    active, deepest = _count(final["root"], 1)
     return {"ms_per_event_median": statistics.median(per_event) * 1000, "ms_per_event_max": max(per_event) * 1000,
             "windows": len(per_event), "dispositions": decided, "root_used": final["root"]["used"],
-            "active_root": len(final["root"]["items"])}
+            "active_root": len(final["root"]["items"]), "active": active, "deepest": deepest}
+
+
+def _count(layer: dict, depth: int) -> tuple[int, int]:
+    """Active items under a layer and the depth of its deepest item."""
+    total, deepest = 0, depth if layer.get("items") else depth - 1
+    for view in layer.get("items", []):
+        total += 1
+        if view.get("children"):
+            below, level = _count(view["children"], depth + 1)
+            total, deepest = total + below, max(deepest, level)
+    return total, deepest
 
 
 def adapter_ms(path: str, count: int, repeats: int) -> float:
@@ -140,13 +152,15 @@ timed (median of {result['repeats']} runs per window, after a warm-up), divided 
 | editor ÷ adapter | {result['ratio']:.2f}× |
 | dispositions | {', '.join(f'{k} {v}' for k, v in sorted(result['dispositions'].items()))} |
 | root after the last window | {result['active_root']} items, {result['root_used']} of 64 shares |
+| active items in all layers after the last window, deepest item | {result['active']}, depth {result['deepest']} |
 
 The target (≤ 5 ms per event, in every window) {verdict}. The editor reads no clock and does no I/O: the
 time is spent reading the first 1,200 code points of each message's own words (word sets, substring tests
 and small regexes, zh and en), matching it against the items of the state, and fitting the budget. The
-corpus is a flood of look-alike subjects from a small vocabulary, so many messages read as re-sends of an
-item (`duplicate`), and once the root and both bundles are full the newest small items wait for a later
-round (`deferred`) rather than push out what is there.
+corpus is a flood of look-alike subjects from a small vocabulary: a message in its own words about an
+item's matter updates it (`used`), only forwards and near-verbatim re-sends are `duplicate`; what does not
+fit the root goes into bundles, and a full bundle into a bundle inside it, so each layer stays within its
+budget however many matters there are.
 {END}
 """
 

@@ -11,6 +11,10 @@ store or the length of the inbox backlog:
   a feedback or reminder target, or an item that an earlier observation of the
   same thread was related to (so the editor restores it rather than creating
   a new item), or a pending annotation's item;
+* ``user`` — the configured background, purpose and feedback policy, and
+  ``learned`` (at most ``MAX_LEARNED`` entries, only when there are some):
+  what the user's feedback says about senders and threads
+  (``fold_host.learning``);
 * ``pending_annotations`` — as in the state document;
 * ``events`` — the window's observations (at most ``max_events``); one the
   editor deferred earlier carries ``"deferred": {"at": first deferral,
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fold_core.observation import Observation, bound_text
+from fold_host.learning import learned_for
 
 __all__ = ["ANNOTATION_TEXT_LIMIT", "EVENT_TEXT_LIMIT", "RECENT", "build_input"]
 
@@ -43,10 +48,14 @@ def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Seque
         everything = store.state_document(now=now, not_active=None).document["not_active"]
         state["not_active"] = [entry for entry in everything if entry["id"] in listed or entry["id"] in referenced]
     _cut_annotations(state)
+    user = dict(user)
+    learned = learned_for(db, now)
+    if learned:
+        user["learned"] = learned
     return {
         "now": now,
         "batch_id": batch_id,
-        "user": dict(user),
+        "user": user,
         "state": state,
         "pending_annotations": state["pending_annotations"],
         "events": _events(db, events),

@@ -5,8 +5,9 @@ both call it. It checks the target item against the store (unknown →
 ``item_not_found``, merged → ``item_merged``: the §4.2 shape without
 ``batch_id``, exit 1), then keeps one observation of channel ``feedback`` in
 the inbox; a snooze also schedules its reminder, in the same host.db
-transaction. The editor reads the feedback at its next cycle: feedback never
-edits an item itself. Annotations stay ``foldctl annotate``.
+transaction, and what the feedback teaches about the item's senders and
+threads (``fold_host.learning``; ``input`` clears it). The editor reads the
+feedback at its next cycle: feedback never edits an item itself. Annotations stay ``foldctl annotate``.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     :param action: the concrete action the user took (default: the meaning).
     """
     _check(meaning, value, until, now)
-    rejection = _check_item(store_dir, item, now)
+    rejection, refs = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
     from fold_host.hostdb import open_host_db
+    from fold_host.learning import learning_for
 
     feedback = {"target": item, "action": action or meaning, "meaning": meaning, "via": via}
     if value is not None:
@@ -54,7 +56,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     if meaning == "snooze":
         reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until, "requested_at": now}
     with open_host_db(store_dir) as db:
-        db.add_feedback(observation, reminder)
+        db.add_feedback(observation, reminder, learning_for(db, item, refs, meaning, now))
     return {"ok": True, "observation": observation.to_event(), "reminder": reminder}, 0
 
 
@@ -74,12 +76,16 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
         raise UsageError(f"now must be an instant with an offset; got {now!r}")
 
 
-def _check_item(store_dir: str, item: str, now: str) -> dict | None:
-    """None when feedback may target ``item`` (active or withdrawn); else the rejection."""
+def _check_item(store_dir: str, item: str, now: str) -> tuple[dict | None, list[str]]:
+    """``(None, observation ids its sources cite)`` when feedback may target ``item`` (active or
+    withdrawn); else ``(the rejection, [])``."""
     from fold_core.store.file import file_store
 
     answer = file_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
     if answer.exit_code == 0:
-        return None
+        view = answer.document.get("item") or {}
+        refs = [str(s.get("ref"))[len("event:"):] for s in view.get("sources") or ()
+                if isinstance(s, dict) and str(s.get("ref") or "").startswith("event:")]
+        return None, refs
     codes = {error.get("code") for error in answer.document.get("errors", ())}
-    return None if codes == {"item_inactive"} else answer.document
+    return (None, []) if codes == {"item_inactive"} else (answer.document, [])

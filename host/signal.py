@@ -1,8 +1,10 @@
 """Why the editor is called now: the §9 ``signal`` (contract §9).
 
 * ``events`` — pending observations exist (polled mail, feedback, reminders
-  that came due). At most ``max_events`` of them, oldest first, go into one
-  call; the rest wait for the next cycle and the ``reason`` says how many.
+  that came due). At most ``max_events`` of them, oldest first (a poll that
+  brought more than that is read newest first: ``HostDB.window_events``),
+  go into one call; the rest wait for the next cycle and the ``reason`` says
+  how many.
 * ``review`` — nothing is pending and no window was settled for
   ``review_every`` (counted from the last settled window, or from the host's
   first cycle): ``received: 0``, so the editor re-reads the state against the

@@ -44,7 +44,7 @@ from typing import Any
 
 from fold_adapters.text.html import html_to_text
 from fold_adapters.mail.headers import addresses, delivery_facts, fingerprint, first_id, message_date
-from fold_adapters.mail.policy import parser_policy
+from fold_adapters.mail.policy import parse
 from fold_adapters.text.clean import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
@@ -93,9 +93,8 @@ class Mail:
 def read_mail(raw: bytes) -> Mail:
     """The ``Mail`` in ``raw`` (RFC 5322 bytes); never raises."""
     try:
-        from email.parser import BytesParser
-
         bounded, cut = _bound_headers(raw)
+<<<<<<< HEAD
         try:
             message = BytesParser(policy=parser_policy()).parsebytes(bounded)
             mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
@@ -103,6 +102,10 @@ def read_mail(raw: bytes) -> Mail:
             message = BytesParser(policy=parser_policy()).parsebytes(bounded, headersonly=True)
             mail = _read_message(message, _Hints(raw), depth=0, budget=[0], body=False)
             mail.unreadable.append("MIME parts nested too deeply to parse; the body was not read")
+=======
+        message = parse(bounded)
+        mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
+>>>>>>> main
         if cut:
             mail.notes.append(cut)
     except Exception as error:  # the last line of defence: the adapter must go on
@@ -217,7 +220,8 @@ def _read_body(message: Any, mail: Mail, hints: _Hints, depth: int, budget: list
         mail.embedded.append(embedded)
         texts.append(f"[forwarded message: {embedded.subject or '(no subject)'} — from {embedded.sender or '?'}]")
     mail.text = clean_text("\n\n".join(t for t in texts if t.strip()))
-    defects = sorted({type(d).__name__ for part in message.walk() for d in getattr(part, "defects", ())})
+    parts = message.walk() if message.is_multipart() else (message,)  # what walk() yields for one part
+    defects = sorted({type(d).__name__ for part in parts for d in getattr(part, "defects", ())})
     if defects:
         mail.notes.append("malformed MIME: " + ", ".join(defects[:8]))
     if body is None and not mail.text:

@@ -17,16 +17,72 @@ remembers its content type, which ``get_body`` and the walk ask for again
 and again, indexes its header fields by name for ``get``, and keeps the
 parameters of header texts it has parsed (a mailbox repeats a handful of
 Content-Type values); a message is never changed after it is parsed.
+
+``parse(raw)`` is the message the standard library's parser builds from
+``raw`` with this policy. The parser reads a message line by line; for a
+message of one part (not multipart, not ``message/*``) with ``\n`` line ends
+and headers the parser reads without a defect — most of a Maildir — what it
+builds is the header lines up to the first empty line, each field through
+``header_source_parse``, and the rest of the text as the payload: ``parse``
+builds exactly that directly, and hands anything else to the parser.
 """
 
 from __future__ import annotations
 
-__all__ = ["parser_policy"]
+import re
+
+__all__ = ["parse", "parser_policy"]
 
 _POLICY = None
 _PARAMS: dict = {}  # header text → its parameters, as ``Message._get_params_preserve`` finds them
 _PARAMS_LIMIT = 512  # texts kept at most (then forgotten all at once)
 _PARAMS_TEXT = 256  # longer header texts are not kept: at most about half a megabyte, whatever mail arrives
+_NAME = r"[\041-\071\073-\176]++"  # the field name of ``email.feedparser.headerRE`` (printable ASCII but ':')
+_HEADER_BLOCK = re.compile(rf"{_NAME}:[^\n]*+(?:\n(?:{_NAME}:|[ \t])[^\n]*+)*+")
+# One field and its line end: in a block that ``_HEADER_BLOCK`` accepts, each match starts where the last ended.
+_FIELD = re.compile(rf"({_NAME}):[ \t]*+([^\n]*+(?:\n[ \t][^\n]*+)*+)\n?")
+
+
+def parse(raw: bytes):
+    """The ``MailMessage`` in ``raw`` (the same object the standard library's parser would build)."""
+    policy = parser_policy()
+    message = None
+    # A CR is a line end too (the parser's case); a header block that names a multipart or message/* type
+    # anywhere goes straight to the parser (cheap byte searches: a hint, the direct path checks the type).
+    end = raw.find(b"\n\n")
+    if end > 0 and b"\r" not in raw and raw.find(b"ultipart/", 0, end) < 0 and raw.find(b"essage/", 0, end) < 0:
+        message = _one_part(raw, policy)
+    if message is None:
+        from email.parser import BytesParser
+
+        message = BytesParser(policy=policy).parsebytes(raw)
+    return message
+
+
+def _one_part(raw: bytes, policy):
+    """The message of a one-part ``raw`` with ``\\n`` line ends and well-formed headers, else None.
+
+    The parser's rules for such a message (``email.feedparser``): header lines
+    are those matching its ``headerRE`` up to the first empty line (dropped); a
+    line starting with white space continues the field before it; a field is
+    split at its first colon and ``header_source_parse`` keeps the value from
+    its first character that is not a space or tab, continuation lines and
+    their line ends included, without the final line end. ``_HEADER_BLOCK``
+    accepts only blocks the parser reads without a defect: the first line is a
+    field, every line is a field or a continuation (a ``From `` line, a line
+    without a name or without a colon do not match), so ``_FIELD`` finds
+    exactly the parser's fields.
+    """
+    text = raw.decode("ascii", "surrogateescape")
+    end = text.find("\n\n")
+    if end <= 0 or _HEADER_BLOCK.fullmatch(text, 0, end) is None:
+        return None
+    message = policy.message_factory(policy=policy)
+    message._headers = _FIELD.findall(text, 0, end)  # what ``set_raw`` appends: (name, value) per field
+    if message.get_content_maintype() in ("multipart", "message"):
+        return None
+    message.set_payload(text[end + 2:])
+    return message
 
 
 def parser_policy():
@@ -59,11 +115,13 @@ def _build():
             headers, known = self._headers, self._fields
             if known is not None and known[0] is headers and known[1] == len(headers):
                 return known[2]
-            first: dict = {}
-            for field in headers:
-                first.setdefault(field[0].lower(), field)
+            first = {field[0].lower(): field for field in reversed(headers)}  # the first of a name wins
             self._fields = (headers, len(headers), first)
             return first
+
+        def __contains__(self, name):
+            # ``get_param`` (so ``get_content_charset``) asks first; the stdlib lower-cases every name to answer.
+            return name.lower() in self.first_fields()
 
         def get(self, name, failobj=None):
             # The stdlib scans every field, lower-casing each name, on every call (the parser and the

@@ -16,7 +16,10 @@ given size with the tool's fonts; it lets a live page (the Pinboard) link
 small cards to their details without a browser round trip. The overview
 measures the real layout in Chromium and reports what did not fit.
 
-Pure functions; the sizes below are the ones the stylesheet uses.
+Pure functions; the sizes below are the ones the stylesheet uses. A card's
+text depends only on its item's ``card_facts`` (the fields a card reads), so
+``card_text`` keeps its plans per facts and size: a live page that lays the
+same items out again (the Pinboard, on every request) plans each card once.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from __future__ import annotations
 import math
 import unicodedata
 from functools import lru_cache
+from operator import itemgetter
 from collections.abc import Mapping, Sequence
 
-__all__ = ["FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_lines", "card_text", "fits",
-           "marks"]
+__all__ = ["CARD_FIELDS", "FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_facts",
+           "card_lines", "card_text", "fits", "marks"]
 
 FIELDS = ("title", "summary", "weight", "kind", "share", "due", "stale", "age")
 DEFAULT_FIELDS = ("title", "summary", "weight", "kind", "share", "due")
@@ -39,6 +43,10 @@ PADDING_PX = 5.0
 # Average advance of a non-wide character in em (Noto Sans CJK's Latin is ~0.55;
 # bold a little wider); wide (CJK) characters advance 1 em.
 _NARROW_EM = {"title": 0.62, "head": 0.58, "summary": 0.58, "time": 0.58}
+#: the fields of an item view that a card's lines are made of (``card_lines`` reads nothing else).
+CARD_FIELDS = ("id", "weight", "kind", "share", "title", "summary", "until_due", "until_stale", "age")
+_FACTS = itemgetter(*CARD_FIELDS)
+_PLANS = 4096  # card plans kept (a few boards' worth; then forgotten least recently used first)
 
 
 def marks(view: Mapping, diff_op: str | None) -> tuple[str, ...]:
@@ -57,29 +65,40 @@ def _negative(duration: object) -> bool:
     return isinstance(duration, str) and duration.startswith("-")
 
 
+def card_facts(view: Mapping) -> tuple:
+    """The values of ``CARD_FIELDS`` in ``view`` (None when absent): all that a card's text depends on."""
+    try:
+        return _FACTS(view)  # a §8 item view has them all
+    except KeyError:
+        return tuple(view.get(name) for name in CARD_FIELDS)
+
+
 def card_lines(view: Mapping, fields: Sequence[str], budget: int) -> tuple:
     """``((field, text), ...)`` for a card; ``head`` (id, weight, kind, share) first and always present."""
-    head = [view["id"]]
+    return _lines(card_facts(view), tuple(fields), budget)
+
+
+def _lines(facts: tuple, fields: tuple, budget: int) -> tuple:
+    item_id, weight, kind, share, title, summary, until_due, until_stale, age = facts
+    head = [item_id]
     if "weight" in fields:
-        head.append(view["weight"])
+        head.append(weight)
     if "kind" in fields:
-        head.append(view["kind"])
+        head.append(kind)
     if "share" in fields:
-        head.append(f"{view['share']}/{budget}")
+        head.append(f"{share}/{budget}")
     lines = [("head", " · ".join(head))]
     if "title" in fields:
-        lines.append(("title", view["title"]))
-    if "summary" in fields and view.get("summary"):
-        lines.append(("summary", view["summary"]))
+        lines.append(("title", title))
+    if "summary" in fields and summary:
+        lines.append(("summary", summary))
     times = []
-    if "due" in fields and view.get("until_due") is not None:
-        until = view["until_due"]
-        times.append(f"overdue {until[1:]}" if _negative(until) else f"due in {until}")
-    if "stale" in fields and view.get("until_stale") is not None:
-        until = view["until_stale"]
-        times.append(f"stale {until[1:]} ago" if _negative(until) else f"stale in {until}")
-    if "age" in fields and view.get("age") is not None:
-        times.append(f"age {view['age']}")
+    if "due" in fields and until_due is not None:
+        times.append(f"overdue {until_due[1:]}" if _negative(until_due) else f"due in {until_due}")
+    if "stale" in fields and until_stale is not None:
+        times.append(f"stale {until_stale[1:]} ago" if _negative(until_stale) else f"stale in {until_stale}")
+    if "age" in fields and age is not None:
+        times.append(f"age {age}")
     if times:
         lines.append(("time", " · ".join(times)))
     return tuple(lines)
@@ -113,8 +132,14 @@ def fits(lines: Sequence[tuple[str, str]], width: float, height: float, badges: 
 def card_text(view: Mapping, fields: Sequence[str], budget: int, width: float, height: float,
               badges: Sequence[str] = (), extra: tuple = ()) -> tuple[tuple, tuple, bool]:
     """``(lines shown on the card, full lines for the detail list, likely fits)``."""
-    full = card_lines(view, fields, budget) + extra
+    return _plan(card_facts(view), tuple(fields), budget, width, height, tuple(badges), extra)
+
+
+@lru_cache(maxsize=_PLANS)  # a pure function of its arguments: the facts, not the view they came from
+def _plan(facts: tuple, fields: tuple, budget: int, width: float, height: float, badges: tuple,
+          extra: tuple) -> tuple[tuple, tuple, bool]:
+    full = _lines(facts, fields, budget) + extra
     if fits(full, width, height, badges):
         return full, full, True
-    compact = card_lines(view, [name for name in fields if name not in ("weight", "kind")], budget) + extra
+    compact = _lines(facts, tuple(name for name in fields if name not in ("weight", "kind")), budget) + extra
     return compact, full, fits(compact, width, height, badges)

@@ -48,9 +48,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 
-from fold_consumers.overview.cardtext import DEFAULT_FIELDS, FIELDS, card_text, marks
+from fold_consumers.overview.cardtext import CARD_FIELDS, DEFAULT_FIELDS, FIELDS, card_facts, card_text, marks
 from fold_consumers.overview.statediff import TreeEntry, item_tree, state_diff
 from fold_consumers.overview.treemap import layer_tiles, squarify, strip
 
@@ -125,6 +126,11 @@ class Capture:
     @property
     def source_event_seq(self) -> int:
         return self.current["event_seq"]
+
+    @cached_property
+    def tree(self) -> dict[str, TreeEntry]:
+        """``item_tree(current)``, made once per capture (each canvas laid out from it asks for it)."""
+        return item_tree(self.current)
 
 
 def capture(state, *, now: str, baseline=None) -> Capture:
@@ -249,7 +255,7 @@ def layout(shot: Capture, query: Query = Query(), canvas: Canvas = Canvas()) -> 
     """The boxes of every shown layer; raises ``ValueError`` when ``query.item`` is not active."""
     document = shot.current
     budget = document["budget"]
-    tree = item_tree(document)
+    tree = shot.tree
     members: dict[str | None, list[TreeEntry]] = {}
     for entry in tree.values():
         members.setdefault(entry.parent, []).append(entry)
@@ -264,6 +270,20 @@ def layout(shot: Capture, query: Query = Query(), canvas: Canvas = Canvas()) -> 
     listed = [{**change, "shown": change["id"] in shown} for change in changes.values()]
     return Overview(document["event_seq"], document["revision"], document["now"], budget,
                     shot.baseline_event_seq, query, tuple(builder.layers), tuple(builder.omitted), tuple(listed))
+
+
+@lru_cache(maxsize=4096)
+def _card_box(facts: tuple, rect: tuple, diff: str | None, fields: tuple, budget: int,
+              children: tuple | None) -> Box:
+    """A card from all that it depends on (an immutable ``Box``: the same card is built once, then shared)."""
+    item_id, weight, kind, share = facts[:4]
+    badges = marks(dict(zip(CARD_FIELDS, facts)), diff)
+    lines, detail, likely = card_text(dict(zip(CARD_FIELDS, facts)), fields, budget, rect[2], rect[3], badges)
+    below = None
+    if children is not None:
+        below = MappingProxyType({"count": children[0], "used": children[1], "shown": children[2]})
+    return Box("card", *rect, share=share, id=item_id, kind=kind, weight=weight, diff=diff,
+               lines=lines, detail=detail, badges=badges, fits=likely, children=below)
 
 
 class _Builder:
@@ -313,16 +333,10 @@ class _Builder:
     def _card(self, entry: TreeEntry, rect: tuple, deeper: bool) -> Box:
         view = entry.view
         change = self.changes.get(view["id"])
-        diff = change["op"] if change is not None else None
-        badges = marks(view, diff)
-        lines, detail, likely = card_text(view, self.query.fields, self.budget, rect[2], rect[3], badges)
         below = self.members.get(view["id"])
-        children = None
-        if below:
-            children = {"count": len(below), "used": sum(child.view["share"] for child in below), "shown": deeper}
-        return Box("card", *rect, share=view["share"], id=view["id"], kind=view["kind"], weight=view["weight"],
-                   diff=diff,
-                   lines=lines, detail=detail, badges=badges, fits=likely, children=children)
+        children = (len(below), sum(child.view["share"] for child in below), deeper) if below else None
+        return _card_box(card_facts(view), rect, change["op"] if change is not None else None, self.query.fields,
+                         self.budget, children)
 
     def _gone(self, parent: str | None, area: float) -> tuple[tuple[Box, ...], tuple[float, float]]:
         """Withdrawn / merged items of this layer, at the layer's scale, outside its rectangle."""

@@ -19,13 +19,15 @@ mostly empty layer does not squeeze its cards into slivers.
 ``strip`` sizes a free-standing rectangle that holds a given area with a
 reasonable shape (for items shown outside a budget rectangle at its scale).
 
-Pure functions over numbers.
+Pure functions over numbers; ``layer_tiles`` keeps its answers per
+arguments (a live page lays the same layers out on every request).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["Rect", "aspect", "layer_tiles", "squarify", "strip"]
 
@@ -95,8 +97,13 @@ def aspect(rect: Rect) -> float:
     return max(w / h, h / w)
 
 
-def layer_tiles(values: Sequence[float], free: float, w: float, h: float) -> tuple[list[Rect], list[Rect]]:
+def layer_tiles(values: Sequence[float], free: float, w: float, h: float) -> tuple[tuple[Rect, ...], tuple[Rect, ...]]:
     """Rectangles for ``values`` (in order) and one or two for ``free``, tiling ``(0, 0, w, h)`` by area."""
+    return _tiles(tuple(values), free, w, h)
+
+
+@lru_cache(maxsize=1024)  # tuples out: a kept answer cannot be changed by a caller
+def _tiles(values: tuple, free: float, w: float, h: float) -> tuple[tuple[Rect, ...], tuple[Rect, ...]]:
     whole = squarify([*values, free], 0.0, 0.0, w, h)
     candidates = [(whole[:-1], [whole[-1]])]
     used = float(sum(values))
@@ -112,7 +119,8 @@ def layer_tiles(values: Sequence[float], free: float, w: float, h: float) -> tup
     def worst(candidate: tuple[list[Rect], list[Rect]]) -> float:
         return max((aspect(rect) for rect in candidate[0]), default=1.0)
 
-    return min(candidates, key=worst)
+    cards, spaces = min(candidates, key=worst)
+    return tuple(cards), tuple(spaces)
 
 
 def strip(area: float, max_width: float, aspect: float = 1.6) -> tuple[float, float]:

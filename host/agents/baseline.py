@@ -16,10 +16,13 @@ input). What it does:
   without new facts is ``duplicate``, a message older than the item's last
   update never overrides it; a withdrawn item is restored under its old id, a
   merged one followed to its successor;
-* feedback, reminders, annotations and reviews: ``baseline_attention``;
+* feedback, reminders, annotations and reviews: ``baseline_attention``; the
+  user's habits with a sender or thread (``user.learned``) move a message one
+  step (``baseline_learned``), said in the reason;
 * every layer it touches fits its budget (``baseline_plan.fit_budget``):
   finished and fyi items give way first, new items that do not fit share a
-  bundle parent, a needs-you item due within 7 days stays at high or above;
+  bundle parent (and a bundle inside it when that is full), a needs-you item
+  due within 7 days stays at high or above;
 * on a receipt: ``item_exists`` (an id older than the not-active window)
   becomes a restore, ``item_merged`` follows ``merged_into``; any other error,
   or the same error again, gives the safe minimal batch (no declarations,
@@ -34,15 +37,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_attention import Attention, clean_sources
+from fold_host.agents.baseline_learned import Learned
 from fold_host.agents.baseline_output import Output
 from fold_host.agents.baseline_mail import judge, own_words, plain_claims, read_message
-from fold_host.agents.baseline_match import matter_of, news_in, same_matter
-from fold_host.agents.baseline_plan import BUNDLES, Change, Known, fit_budget
+from fold_host.agents.baseline_match import matter_of, news_in, resent, same_matter
+from fold_host.agents.baseline_plan import BUNDLE_IDS, Change, Known, fit_budget
 from fold_host.agents.baseline_rules import heavier, line, quote, summary_line, thread_item_id, title_line
 from fold_host.agents.baseline_words import Words
 from fold_host.agents.conversation import Clock, skill_language
@@ -101,6 +106,8 @@ class _Planner(Attention, Output):
                     self.refused.append(code)
                 if code == "annotation_not_found":
                     self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
+        self.learned = Learned(self.user.get("learned"))
+        self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
         self.changes: dict[str, Change] = {}
         self.dispositions: dict[str, dict] = {}
         self._matters: dict[str, Any] | None = None
@@ -203,11 +210,12 @@ class _Planner(Attention, Output):
             change.new_sources.append({"channel": source["channel"], "ref": url})
 
     def _same_matter(self, event: Mapping[str, Any]) -> tuple[str, str] | None:
-        """An active or withdrawn item about the same matter as an event outside its threads."""
+        """An item about the same matter as an event outside its threads: active, withdrawn, or new in this
+        batch (a forward read in the same window as its original)."""
         if self._matters is None:
             self._matters = {}
             for item_id, view in self.known.active.items():
-                if item_id not in BUNDLES.values():
+                if item_id not in BUNDLE_IDS:
                     quotes = " ".join(str(s.get("quote") or "") for s in view.get("sources") or ())
                     self._matters[item_id] = (matter_of(view.get("title")), matter_of(view.get("summary"), quotes))
             for item_id, entry in self.known.not_active.items():
@@ -215,17 +223,30 @@ class _Planner(Attention, Output):
         found = matter_of(event.get("title"), own_words(str(event.get("text") or ""))[:300])
         heading = matter_of(_REPLY_OR_FORWARD.sub("", str(event.get("title") or ""))) if event.get("title") else None
         for item_id, (title, more) in self._matters.items():
-            whole = type(title)(title.keys | more.keys, title.topic)
-            if (found.keys & whole.keys or found.topic & whole.topic) and same_matter(found, whole, heading):
+            whole = type(title)(title.keys | more.keys, title.topic, title.amounts | more.amounts)
+            if (found.keys & whole.keys or found.amounts & whole.amounts or found.topic & whole.topic) and \
+                    same_matter(found, whole, heading):
                 target = self.resolve(item_id, restore=True)
                 if target is not None:
                     return target
+        # An item of this batch: only by a shared identifier or the same subject (a forward, a re-send).
+        subject = title_line(event.get("title"), 24)
+        for change in self.changes.values():
+            if change.mode == "new" and change.bundle is None and (
+                    subject and subject == change.title
+                    or found.keys and found.keys & matter_of(change.title, change.summary, *(
+                        str(s.get("quote") or "") for s in change.new_sources)).keys):
+                return change.id, "new"
         return None
 
     # -- messages -------------------------------------------------------------------------
 
     def _message(self, event: Mapping[str, Any]) -> None:
         verdict = judge(read_message(event, now=self.now, user=self.user))
+        lean = None if verdict.noise else self.learned.lean(event)
+        if lean is not None and lean.apply(verdict.weight) != verdict.weight:
+            verdict = replace(verdict, weight=lean.apply(verdict.weight))
+            self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
         thread_id = thread_item_id(dict(event))
         target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
             self.resolve(thread_id, restore=True)
@@ -239,28 +260,35 @@ class _Planner(Attention, Output):
             self._new(event, verdict, thread_id)
             return
         item_id, mode = target
-        if mode == "patch" and self._settled(event, verdict, item_id, by_thread):
+        if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
-        """Dispose of an event that changes nothing on its active item (duplicate, late); True when done."""
-        view = self.known.active[item_id]
+        """Dispose of an event that changes nothing on its item (duplicate, late); True when done.
+
+        The item is an active one (its stored view and what this batch plans for it) or one this batch
+        creates."""
+        view = self.known.active.get(item_id, {})
+        change = self.changes.get(item_id)
+        sources = clean_sources(view.get("sources")) + (change.new_sources if change else [])
+        kind = change.kind if change and change.kind else view.get("kind")
         ref = f"event:{event['id']}"
         if any(s["ref"] == ref for s in clean_sources(view.get("sources"))):
             self._dispose(event["id"], "duplicate", self.words("duplicate"), [item_id])
             return True
-        said = " ".join([str(view.get("title") or ""), str(view.get("summary") or ""), str(view.get("due_at") or "")]
-                        + [str(s.get("quote") or "") for s in view.get("sources") or ()])
+        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary"), view.get("due_at")]
+                        + ([change.title, change.summary, change.due_at] if change else [])
+                        + [s.get("quote") for s in sources[-8:]])  # the latest sources say what is known now
         own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
-        if not by_thread and item_id not in self.changes and not news_in(own, said) and (
-                not verdict.explicit_kind or verdict.kind == view["kind"]):
+        if not by_thread and not news_in(own, said) and resent(str(event.get("title") or ""), own, said) and (
+                not verdict.explicit_kind or verdict.kind == kind):
             self._dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
             return True
-        seen = [parse_instant(s.get("observed_at")) for s in view.get("sources") or ()]
+        seen = [parse_instant(s.get("observed_at")) for s in sources]
         seen = [t for t in seen if t is not None]
         sent, basis = parse_instant(event.get("at")), max(seen) if seen else parse_instant(view.get("updated_at"))
-        if sent is not None and basis is not None and sent < basis and verdict.kind != view["kind"]:
+        if sent is not None and basis is not None and sent < basis and verdict.kind != kind:
             self._dispose(event["id"], "used", self.words("late", item=item_id), [item_id])
             return True
         return False
@@ -275,7 +303,7 @@ class _Planner(Attention, Output):
         if verdict.kind in ("in-progress", "needs-you"):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
-        change.reason = self._reason("new", verdict)
+        change.reason = self._reason("new", verdict, event)
         self.cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
@@ -303,24 +331,27 @@ class _Planner(Attention, Output):
             summary = line(plain_claims(summary), 60)
         if summary:
             change.summary = summary
-        if moved_on and mode == "patch" and event.get("title"):  # the old title no longer says where it stands
+        if moved_on and mode in ("patch", "new") and event.get("title"):  # the old title no longer says where it stands
             change.title = title_line(event.get("title"), 24) or None
             if change.title and change.kind in ("in-progress", "needs-you"):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
-        change.reason = self._reason(key, verdict)
+        change.reason = self._reason(key, verdict, event)
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
         self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
-    def _reason(self, key: str, verdict) -> str:
+    def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)
         due = parse_instant(verdict.due_at) if verdict.due_at else None
         if due is not None and self.moment is not None and key in ("new", "update"):
-            return self.words(f"{key}_due", rule=rule, due=self.words.when(due, self.moment),
+            said = self.words(f"{key}_due", rule=rule, due=self.words.when(due, self.moment),
                               left=self.words.left(due, self.moment))
-        return self.words(key, rule=rule)
+        else:
+            said = self.words(key, rule=rule)
+        habit = self.habits.get(event["id"])
+        return line(f"{said} {habit}", 200) if habit else said
 
 
 def _errors(receipt: Any) -> list[dict]:

@@ -27,8 +27,8 @@ from datetime import timedelta
 from typing import Any
 
 from fold_core.timefmt import parse_instant
-from fold_host.agents.baseline_terms import words
-from fold_host.agents.baseline_plan import BUNDLES
+from fold_host.agents.baseline_terms import AUTOPAY, words
+from fold_host.agents.baseline_plan import BUNDLE_IDS
 from fold_host.agents.baseline_rules import heavier, lighter_by_one, line
 
 __all__ = ["Attention", "clean_sources", "merge_sources"]
@@ -40,8 +40,9 @@ _DROP = words("不再占位", "通知中心", "撤下", "不再显示", "notific
 _PARTLY = words("部分", "其中", "还差", "还剩", "剩下", "还没", "只", "先", "一份", "一张", "partly", "part of", "some of",
                 "one of", "still", "remaining", "except", "but not", "only")
 _RAISE = words("重要", "优先", "紧急", "置顶", "关注", "别忘", "urgent", "important", "priority", "asap", "don't forget")
-_LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "别管", "不急", "以后再说", "not important", "ignore",
-               "don't care", "not needed", "no rush", "later")
+_LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "别管", "不急", "以后再说", "不用再提醒", "别再提醒", "不用提醒",
+               "无需提醒", "不要再提醒", "not important", "ignore", "don't care", "not needed", "no rush", "later",
+               "don't remind", "no need to remind", "stop reminding")
 _MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
 
 
@@ -117,9 +118,11 @@ class Attention:
             change = self.change(*target)
             if change.weight is None:  # a restored item: its stored weight is not visible
                 change.weight, change.kind = "normal", "fyi"
-            if _LOWER.search(text.lower()):
+            if _LOWER.search(text.lower()) or AUTOPAY.search(text.lower()):
                 change.weight = heavier("low", lighter_by_one(change.weight, "low"))
                 change.lowered_reason = self.words("annotation_reason", text=text)
+                if change.kind == "needs-you" and AUTOPAY.search(text.lower()):
+                    change.kind = "in-progress"  # paid automatically now: nothing left for the user to do
             elif _RAISE.search(text.lower()):
                 change.weight = heavier(change.weight, "high")
             if not change.new_sources and change.summary is None or change.mode == "restore":
@@ -134,7 +137,7 @@ class Attention:
         if self.moment is None:
             return
         for item_id, view in self.known.active.items():
-            if item_id in self.changes or item_id in BUNDLES.values():
+            if item_id in self.changes or item_id in BUNDLE_IDS:
                 continue
             summary = str(view.get("summary") or view.get("title") or "")
             stale = parse_instant(view.get("stale_after"))

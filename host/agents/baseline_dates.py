@@ -42,7 +42,7 @@ _DATE_PATTERNS = (
     ("zh_hours", re.compile(rf"({_N}|\d{{1,3}})\s*(?:个)?(?:小时|钟头)\s*(?:之内|以内|内)")),
     ("en_hours", re.compile(r"\b(?:within|in)\s+(\d{1,3}|one|two|three|four|five|seven|ten|fourteen)\s+hours?\b",
                             re.IGNORECASE)),
-    ("zh_within", re.compile(rf"({_N}|\d{{1,3}})\s*(?:个)?(工作日|天|日)\s*(?:之内|以内|内)")),
+    ("zh_within", re.compile(rf"({_N}|\d{{1,3}})\s*(?:个)?(工作日|天|日|周|星期|礼拜)\s*(?:之内|以内|内)")),
     ("zh_month_end", re.compile(r"(本月|这个月|当月|月)\s*(?:底|末)")),
     ("zh_day", re.compile(r"(?<![\d月周期拜今明后昨节生作当])(\d{1,2})\s*[日号](?![内期常元])")),
     ("en_md", re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s*(20\d\d))?", re.IGNORECASE)),
@@ -52,7 +52,7 @@ _DATE_PATTERNS = (
     ("en_rel", re.compile(r"\b(the day after tomorrow|tomorrow|tmrw|today|tonight|end of (?:the )?day|eod|cob"
                           r"|end of (?:the )?week|eow|end of (?:the )?month|this weekend)\b", re.IGNORECASE)),
     ("en_within", re.compile(r"\b(?:within|in)\s+(\d{1,3}|one|two|three|four|five|seven|ten|fourteen)\s+"
-                             r"(business days?|working days?|days?)\b", re.IGNORECASE)),
+                             r"(business days?|working days?|days?|weeks?)\b", re.IGNORECASE)),
 )
 _EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "ten": 10, "fourteen": 14}
 
@@ -155,6 +155,8 @@ def _resolve(name: str, match: re.Match, today: date) -> date | None:
             count = cn_number(groups[0]) if name == "zh_within" else (
                 int(groups[0]) if groups[0].isdigit() else _EN_NUMBERS[groups[0].lower()])
             business = groups[1].startswith(("工作", "business", "working", "Business", "Working"))
+            if groups[1] in ("周", "星期", "礼拜") or groups[1].lower().startswith("week"):
+                count = count * 7 if count is not None else None
             return _add_days(today, count, business) if count is not None and count <= 366 else None
     except (ValueError, KeyError, TypeError):
         return None

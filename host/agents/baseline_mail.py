@@ -135,13 +135,19 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
         channel, sender, sender in ("person", "automated", "worklog") and not terms.GENERIC_GREETING.search(low_body[:200]),
         promotion, phishing, asks=asks and (not autopay or pay_failed), asks_you=asks and bool(terms.ASKS_YOU.search(text)),
         soft=bool(terms.SOFT_ASK.search(text)), result=bool(terms.RESULT.search(text)), waiting=bool(terms.WAITING.search(text)),
-        partial=bool(terms.PARTIAL.search(text)), failure=failure, production=production, staging=staging,
+        partial=bool(terms.PARTIAL.search(text)) or _staging_only(text, staging),
+        failure=failure, production=production, staging=staging,
         autopay=autopay, pay_failed=pay_failed, consequence=bool(terms.CONSEQUENCE.search(text)),
         urgent=bool(terms.URGENT.search(text)), question=sender == "person" and bool(terms.QUESTION.search(body)),
         due=_deadline(original, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
         incident=failure and not pay_failed and bool(terms.INCIDENT.search(text) or production or staging)
         and not (terms.RESULT.search(text) or terms.PARTIAL.search(text)),  # a fix reported is progress, not an alert
         duty=_duty(background), impact=bool(terms.IMPACT.search(text)))
+
+
+def _staging_only(text: str, staging: bool) -> bool:
+    """A result seen on a test or pre-production environment, production not said to be done: still going."""
+    return staging and bool(terms.RESULT.search(text)) and not terms.PROD_DONE.search(text)
 
 
 def _sender(channel: str, sender: str, meta: Mapping[str, Any], title: str, body: str) -> str:
@@ -167,12 +173,28 @@ def _sender(channel: str, sender: str, meta: Mapping[str, Any], title: str, body
     return "person"
 
 
+_CLAUSE = re.compile(r"[，。,;；\n]|\.(?:\s|$)")
+_MINE = re.compile(r"我|\b(?:i|i'm|i am|my|me)\b")
+_SOMEONE_ELSE = re.compile(r"由[^，。,；;]{1,12}(?:值班|负责)|值班(?:的|人|人员)?(?:是|为)|\bcovers?\b|\bcovering\b")
+
+
 def _duty(background: str) -> str | None:
-    """"on" when the user's background says they are on duty, "leave" when on leave (their own leave wins)."""
-    leave, duty = bool(terms.ON_LEAVE.search(background)), bool(terms.ON_DUTY.search(background))
-    if leave and (not duty or terms.MY_LEAVE.search(background)):
+    """"on" when the user's background says they are on duty, "leave" when they are on leave or someone else
+    is on duty; read clause by clause (who is on duty in each); the user's own leave wins."""
+    clauses = [c for c in _CLAUSE.split(background) if c.strip()]
+    anyone_named = any(_MINE.search(c) for c in clauses)
+    leave = on = other = False
+    for clause in clauses:
+        if terms.ON_LEAVE.search(clause):
+            leave = leave or bool(_MINE.search(clause)) or not anyone_named
+        elif terms.ON_DUTY.search(clause):
+            if _SOMEONE_ELSE.search(clause) or (anyone_named and not _MINE.search(clause)):
+                other = True
+            else:
+                on = True
+    if leave or (other and not on):
         return "leave"
-    return "on" if duty else None
+    return "on" if on else None
 
 
 def _deadline(text: str, event: Mapping[str, Any], now: datetime) -> datetime | None:
@@ -208,7 +230,7 @@ def judge(r: Reading) -> Verdict:
         return _incident(r, due_at)
     if r.asks and not r.partial and r.sender != "feed":
         return _request(r, due_at)
-    local = r.addressed or r.sender in ("worklog", "person")
+    local = r.addressed or r.sender == "worklog"  # "尊敬的客户" is not written to the user personally
     if r.partial:
         return Verdict(False, "normal" if local else "low", "in-progress", "partial", True, due_at)
     if r.autopay and not r.pay_failed:
@@ -231,7 +253,8 @@ def _request(r: Reading, due_at: str | None) -> Verdict:
         weight = _by_time_left(left)
     else:
         personal = r.addressed and r.sender in ("person", "worklog") and not r.question
-        weight = "high" if personal or r.asks_you else "normal"
+        # The user's own submission or payment came back: theirs to fix, whoever sent the notice.
+        weight = "high" if personal or r.asks_you or (r.pay_failed and r.addressed) else "normal"
         if r.sent is not None and r.now is not None and r.now - r.sent > timedelta(days=14):
             weight = "normal" if weight == "high" else "low"  # an old request without a date: likely handled
     if r.consequence and left is not None and timedelta(days=-3) <= left <= timedelta(days=7) \

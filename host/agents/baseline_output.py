@@ -14,7 +14,7 @@ from typing import Any
 
 from fold_core.timefmt import parse_instant
 from fold_host.agents.baseline_attention import merge_sources
-from fold_host.agents.baseline_plan import BUNDLES, Change, rank_entries
+from fold_host.agents.baseline_plan import BUNDLE_IDS, Change, bundle_id, rank_entries
 from fold_host.agents.baseline_rules import heavier
 
 __all__ = ["Output"]
@@ -23,24 +23,39 @@ __all__ = ["Output"]
 class Output:
     """Bundles and declarations of the baseline planner (a mixin)."""
 
-    def _bundle(self, name: str) -> Change:
-        bundle_id = BUNDLES[name]
-        if bundle_id in self.changes:
-            return self.changes[bundle_id]
-        target = self.resolve(bundle_id, restore=True)
-        change = self.change(*(target or (bundle_id, "new")))
+    def _bundle(self, name: str, level: int = 1) -> Change:
+        holder = bundle_id(name, level)
+        if holder in self.changes:
+            return self.changes[holder]
+        entry = self.known.not_active.get(holder) or {}
+        if holder in self.known.active:
+            change = self.change(holder, "patch")
+        elif entry.get("status") == "withdrawn" or holder in self.exists:
+            change = self.change(holder, "restore")  # its parent bundle, if any, is planned in this batch too
+        else:
+            change = self.change(holder, "new")
         change.bundle = name
         if change.weight is None or change.mode == "restore":
             change.weight, change.kind = {"needs-you": ("high", "needs-you"), "updates": ("low", "fyi")}[name]
-        change.parent = None
+        change.parent = None if level == 1 else bundle_id(name, level - 1)
         return change
 
-    def _name_bundles(self, withdrawn: list[str]) -> None:
-        for name, bundle_id in BUNDLES.items():
-            change = self.changes.get(bundle_id)
-            if change is None or change.bundle is None:
+    def _leaves(self, holder: str, withdrawn: list[str]) -> list[str]:
+        """The items a bundle holds, those of the bundles inside it included (not the bundles)."""
+        found = []
+        for child in rank_entries(self.known, self.changes, holder, self.now):
+            if child in withdrawn:
                 continue
-            children = [i for i in rank_entries(self.known, self.changes, bundle_id, self.now) if i not in withdrawn]
+            found += self._leaves(child, withdrawn) if child in BUNDLE_IDS else [child]
+        return found
+
+    def _name_bundles(self, withdrawn: list[str]) -> None:
+        for holder in sorted(BUNDLE_IDS & set(self.changes)):
+            change = self.changes[holder]
+            if change.bundle is None:
+                continue
+            name = change.bundle
+            children = self._leaves(holder, withdrawn)
             count = len(children)
             change.title = self.words(f"bundle_{name.replace('-', '_')}", limit=24, count=count)
             dues = [parse_instant((self.changes.get(i).due_at if i in self.changes else
@@ -55,37 +70,35 @@ class Output:
             change.reason = self.words("bundle_reason")
 
     def _declarations(self, withdrawn: list[str]) -> list[dict]:
-        nested = {c.parent for c in self.changes.values() if c.mode == "new" and c.parent in BUNDLES.values()}
+        self._listing = {c.parent for c in self.changes.values() if c.mode == "new" and c.parent in BUNDLE_IDS}
         declarations = []
         for change in self.changes.values():
-            if change.parent in nested:
+            if change.parent in self._listing:
                 continue  # written inside its bundle's children list
-            declaration = self._declaration(change)
-            if change.id in nested:
-                declaration["children"] = self._children(change.id, withdrawn)
-            declarations.append(declaration)
+            declarations.append(self._declaration(change, withdrawn))
         withdraw_reason = {True: self.words("withdraw_budget"), False: self.words("withdraw_open")}
         for item_id in withdrawn:
             finished = self.known.active[item_id]["kind"] in ("done", "fyi")
             declarations.append({"id": item_id, "relation": "withdraw", "reason": withdraw_reason[finished]})
         return declarations
 
-    def _children(self, bundle_id: str, withdrawn: list[str]) -> list[dict]:
+    def _children(self, holder: str, withdrawn: list[str]) -> list[dict]:
+        """The target set of a bundle's children (§3.4): every active child it keeps, and the new ones."""
         listed = []
-        for child in self.known.children.get(bundle_id, []) if bundle_id in self.known.active else []:
+        for child in self.known.children.get(holder, []) if holder in self.known.active else []:
             if child in withdrawn:
                 continue
             if child in self.changes:
-                listed.append(self._declaration(self.changes[child]))
+                listed.append(self._declaration(self.changes[child], withdrawn))
             else:
                 view = self.known.active[child]
                 listed.append({"id": child, "relation": f"supersedes:{child}", "weight": view["weight"],
                                "kind": view["kind"]})
-        listed += [self._declaration(c) for c in self.changes.values()
-                   if c.parent == bundle_id and c.id not in self.known.active]
+        listed += [self._declaration(c, withdrawn) for c in self.changes.values()
+                   if c.parent == holder and c.id not in self.known.active]
         return listed
 
-    def _declaration(self, change: Change) -> dict:
+    def _declaration(self, change: Change, withdrawn: list[str]) -> dict:
         declaration: dict[str, Any] = {"id": change.id}
         if change.mode == "new":
             declaration["relation"] = "new"
@@ -106,4 +119,6 @@ class Output:
             declaration["reason"] = reason
         if change.new_sources:
             declaration["sources"] = merge_sources(change.base_sources, change.new_sources)
+        if change.id in self._listing:
+            declaration["children"] = self._children(change.id, withdrawn)
         return declaration

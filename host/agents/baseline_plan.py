@@ -13,7 +13,9 @@
   2. at the root, new items that do not fit go into a **bundle**, an item whose
      children layer has its own budget: "更多待你处理" (needs-you) or "其他动态"
      (everything else) — several pressing matters share a parent rather than
-     push each other out;
+     push each other out; a bundle's layer that does not fit moves its least
+     pressing new items into a bundle of the same kind inside it (at most
+     ``MAX_LEVEL`` deep);
   3. items still in progress and requests without a near deadline are lowered
      to low, then withdrawn;
   4. a needs-you item due within 7 days (or overdue) is *protected*: lowered
@@ -34,10 +36,19 @@ from typing import Any
 from fold_core.shares import derive_share, rank_key
 from fold_core.timefmt import parse_instant
 
-__all__ = ["BUNDLES", "Change", "Fit", "Known", "fit_budget", "protected"]
+__all__ = ["BUNDLES", "BUNDLE_IDS", "Change", "Fit", "Known", "bundle_id", "fit_budget", "protected"]
 
 WEIGHTS = ("critical", "high", "normal", "low", "trace")
 BUNDLES = {"needs-you": "fold-needs-you", "updates": "fold-updates"}
+MAX_LEVEL = 4  # a bundle inside a bundle, at most four deep (items stay within the contract's depth 6)
+
+
+def bundle_id(name: str, level: int = 1) -> str:
+    """The fixed id of the bundle ``name`` at ``level`` (1: in the root; 2: inside the level-1 bundle, …)."""
+    return BUNDLES[name] if level == 1 else f"{BUNDLES[name]}-{level}"
+
+
+BUNDLE_IDS = frozenset(bundle_id(name, level) for name in BUNDLES for level in range(1, MAX_LEVEL + 1))
 _BUNDLE_WEIGHT = {"needs-you": ("high", "needs-you"), "updates": ("low", "fyi")}
 _CLASS = {"done": 0, "fyi": 1, "in-progress": 2, "needs-you": 3}
 
@@ -172,7 +183,7 @@ class _Layer:
 
     def withdraw(self, select: Callable[[str], bool], *, bundles: bool = False) -> None:
         """Withdraw untouched selected items, the least valuable first (a bundle only when ``bundles``)."""
-        able = [i for i in self.ids if self.untouched(i) and select(i) and (bundles or i not in BUNDLES.values())]
+        able = [i for i in self.ids if self.untouched(i) and select(i) and (bundles or i not in BUNDLE_IDS)]
         for item in self.order(able):
             if self.over() <= 0:
                 return
@@ -201,27 +212,36 @@ class _Layer:
 
 
 def fit_budget(known: Known, changes: dict[str, Change], now: str,
-               bundle: Callable[[str], Change] | None = None) -> Fit:
+               bundle: Callable[[str, int], Change] | None = None) -> Fit:
     """Adjust ``changes`` in place (demote, move into bundles, drop) and choose withdrawals so every layer fits.
 
-    ``bundle(name)`` gives the planned change of the bundle ``name`` (created on first use); without it
-    nothing is moved.
+    ``bundle(name, level)`` gives the planned change of the bundle ``name`` at ``level`` (created on first
+    use); without it nothing is moved. A bundle's own layer that does not fit moves its least pressing new
+    items into a bundle of the same name one level deeper.
     """
     fit, moment = Fit(), parse_instant(now)
-    touched = sorted({c.parent for c in changes.values()}, key=lambda p: (p is not None, p or ""))
+    touched = sorted({c.parent for c in changes.values() if c.parent not in BUNDLE_IDS},
+                     key=lambda p: (p is not None, p or ""))
     for parent in touched:
-        _fit_layer(_Layer(known, changes, parent, moment, fit), bundle if parent is None else None)
-    for name, bundle_id in BUNDLES.items():
-        if bundle_id in changes and any(c.parent == bundle_id for c in changes.values()):
-            _fit_layer(_Layer(known, changes, bundle_id, moment, fit), None)
+        root = bundle is not None and parent is None
+        _fit_layer(_Layer(known, changes, parent, moment, fit), (lambda name: bundle(name, 1)) if root else None)
+    for level in range(1, MAX_LEVEL + 1):
+        for name in BUNDLES:
+            holder = bundle_id(name, level)
+            if any(c.parent == holder for c in changes.values()):
+                deeper = None
+                if bundle is not None and level < MAX_LEVEL:
+                    deeper = lambda wanted, name=name, level=level: (  # noqa: E731 - the same kind, one deeper
+                        bundle(wanted, level + 1) if wanted == name else None)
+                _fit_layer(_Layer(known, changes, holder, moment, fit), deeper)
     fit.demoted = [i for i in fit.demoted if i in changes]
     return fit
 
 
-def _fit_layer(layer: _Layer, bundle: Callable[[str], Change] | None) -> None:
+def _fit_layer(layer: _Layer, bundle: Callable[[str], Change | None] | None) -> None:
     finished = lambda i: _CLASS.get(layer.kind(i), 1) <= 1  # noqa: E731 - done and fyi
     open_ = lambda i: not finished(i) and not layer.guarded(i)  # noqa: E731 - in progress, requests
-    plain = lambda i: i not in BUNDLES.values()  # noqa: E731 - a bundle's weight follows what it holds
+    plain = lambda i: i not in BUNDLE_IDS  # noqa: E731 - a bundle's weight follows what it holds
     layer.withdraw(lambda i: finished(i) and layer.weight(i) in ("low", "trace"))
     layer.demote(lambda i: layer.untouched(i) and finished(i) and plain(i), "low")
     layer.withdraw(lambda i: finished(i) and layer.weight(i) in ("low", "trace"))
@@ -245,8 +265,9 @@ def _fit_layer(layer: _Layer, bundle: Callable[[str], Change] | None) -> None:
     layer.withdraw(lambda i: True, bundles=True)
 
 
-def _move(layer: _Layer, bundle: Callable[[str], Change], name: str, select: Callable[[str], bool]) -> None:
-    """Move the layer's new items (selected, least valuable first) into the bundle ``name``."""
+def _move(layer: _Layer, bundle: Callable[[str], Change | None], name: str, select: Callable[[str], bool]) -> None:
+    """Move the layer's new items (selected, least valuable first) into the bundle ``name`` (when it may
+    have one)."""
     able = [i for i in layer.ids if i in layer.changes and layer.changes[i].mode == "new"
             and layer.changes[i].bundle is None and select(i)
             and (name == "needs-you") == (layer.kind(i) == "needs-you")]
@@ -261,6 +282,8 @@ def _move(layer: _Layer, bundle: Callable[[str], Change], name: str, select: Cal
         if layer.over() <= 0:
             return
         holder = bundle(name)
+        if holder is None:
+            return
         if holder.id not in layer.ids:
             layer.ids.append(holder.id)
         layer.changes[item].parent = holder.id

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASK", "ASKS_YOU", "AUTOMATED_LOCAL", "AUTOMATED_TEXT", "AUTOPAY", "CONSEQUENCE", "FAILURE", "GENERIC_GREETING", "GROUP_GREETING", "GROUP_LOCAL", "IMPACT", "INCIDENT", "MY_LEAVE", "NEWSLETTER", "NO_ACTION", "ON_DUTY", "ON_LEAVE", "PARTIAL", "PAY_FAILED", "PHISHING", "PRODUCTION", "PROMO_STRONG", "PROMO_WEAK", "QUESTION", "QUOTE_START", "REPLY", "RESULT", "SOFT_ASK", "STAGING", "Terms", "URGENT", "WAITING", "words"]
+__all__ = ["ASK", "ASKS_YOU", "AUTOMATED_LOCAL", "AUTOMATED_TEXT", "AUTOPAY", "CONSEQUENCE", "FAILURE", "GENERIC_GREETING", "GROUP_GREETING", "GROUP_LOCAL", "IMPACT", "INCIDENT", "NEWSLETTER", "NO_ACTION", "ON_DUTY", "ON_LEAVE", "PARTIAL", "PAY_FAILED", "PHISHING", "PROD_DONE", "PRODUCTION", "PROMO_STRONG", "PROMO_WEAK", "QUESTION", "QUOTE_START", "REPLY", "RESULT", "SOFT_ASK", "STAGING", "Terms", "URGENT", "WAITING", "words"]
 
 
 class Terms:
@@ -89,11 +89,13 @@ PHISHING = words("r:verify your (?:account|identity|email|password|information)"
                   "r:邮箱(?:容量)?已满")
 NEWSLETTER = words("newsletter", "digest", "roundup", "this week in", "unsubscribe", "view in browser",
                     "view this email in your browser", "周刊", "月刊", "订阅号", "精选推荐", "早报", "资讯速递", "退订")
-ASK = words("r:(?<!申)请(?!求|问)(?:您|你)?(?:务必|尽快)?(?:在|于)?[^。！？\n]{0,24}?(?:提交|补交|上传|缴费|缴纳|支付|付款|还款|回复|答复|确认|审批|审核|批准"
+ASK = words("r:(?<![申邀聘宴])请(?!求|问|假|柬|各部门|各单位)(?:您|你)?(?:务必|尽快)?(?:在|于)?[^。！？\n]{0,24}?(?:提交|补交|上传|缴费|缴纳|支付|付款|还款|回复|答复|确认|审批|审核|批准"
              "|签字|签署|填写|填报|选择|决定|评审|审阅|review|处理|补充|补一下|提供|安排|参加|出席|预约|办理|修改|更新|反馈|告知|告诉|联系|准备"
              "|完成|报名|发我|发给我|看一下|看看)",
-             "r:(?<!申)请(?:您|你)(?!们)", "r:(?<!申)请(?!求|问)[^。！？\n]{0,30}?(?:之前|以前|前)(?![往来进])", "要求你", "要求您", "你需要", "您需要",
-             "需要您", "需要你", "麻烦您", "麻烦你", "能否", "可否", "是否可以", "可不可以", "帮忙", "帮我", "待您", "待你",
+             "r:(?<![申邀聘宴])请(?:您|你)(?!们)", "r:(?<![申邀聘宴])请(?!求|问|假|柬)[^。！？\n]{0,30}?(?:之前|以前|前)(?![往来进])",
+             "要求你", "要求您", "你需要", "您需要", "需要您", "需要你", "麻烦您", "麻烦你", "能否", "可否", "是否可以",
+             "可不可以", "r:帮忙(?:看|处理|确认|审|签|填|发|回|转|催|查一下|改|弄|跟进|提交)", "r:(?:请|能|可以|麻烦)[^。！？\n]{0,4}帮忙",
+             "帮我", "待您", "待你", "发我", "发给我", "交给我", "给我发", "回我", "r:建议(?:您|你)(?!们)",
              "等您", "等你", "烦请", "劳驾", "最后还款日", "未缴", "欠费", "补交", "还缺", "还差", "缺少", "不全", "待审批",
              "待确认", "截止时间", "截止日期", "务必", "必须", "需要提交", "需提交", "you must", "you need to",
              "r:you(?:'ll| will) need to", "required by",
@@ -105,22 +107,29 @@ ASK = words("r:(?<!申)请(?!求|问)(?:您|你)?(?:务必|尽快)?(?:在|于)?[
              "could you", "can you", "would you", "will you", "kindly", "action required", "action needed",
              "r:requires? your (?:approval|review|signature|response|attention|action|input|decision)",
              "awaiting your", "r:waiting (?:for|on) you\\b", "r:needs? your", "requested your review", "review requested",
-             "r:approval (?:needed|required|requested|pending)", "pending your", "assigned to you",
+             "r:approval (?:needed|required|requested|pending)", "pending your", "r:assigned (?:[^.\n]{0,40} )?to you",
+             "r:please accept (?!our |my |the apolog|apolog)",
              "r:you(?:'ve| have) been (?:assigned|requested)", "respond by", "reply by", "payment due", "amount due",
              "balance due", "past due", "overdue", "r:due (?:on|by|date)", "deadline", "rsvp")
 ASKS_YOU = words("requested your review", "review requested", "awaiting your", "r:requires? your", "r:needs? your",
-                  "pending your", "assigned to you", "r:waiting (?:for|on) you\\b", "待您", "待你", "请您", "需要您", "需要你")
+                  "pending your", "r:assigned (?:[^.\n]{0,40} )?to you", "r:waiting (?:for|on) you\\b", "待您", "待你", "请您", "需要您", "需要你")
 NO_ACTION = words("无需操作", "无需处理", "无需回复", "无需任何操作", "不需要操作", "不用回复", "不用处理", "仅供参考",
                    "r:no action (?:is )?(?:needed|required)", "r:you don't need to do anything", "no need to reply",
-                   "r:for your (?:information|records|reference)", "fyi only", "you can ignore this")
-AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "代扣", "autopay", "auto-pay", "automatic payment",
+                   "r:for your (?:information|records|reference)", "fyi only", "you can ignore this",
+                   "r:[如若](?:非|不是|果不是|果非)本人(?:操作)?", "r:if (?:this|it) (?:wasn't|was not) you",
+                   "r:if you did(?:n't| not) (?:make|request|do|change|authori[sz]e)")
+AUTOPAY = words("自动扣款", "自动还款", "自动缴费", "自动扣费", "自动转账", "自动付款", "自动扣除", "自动划扣", "自动划款", "代扣",
+                 "代缴", "托收", "autopay", "auto-pay",
+                 "automatic payment", "automatic transfer", "standing order",
                  "direct debit", "r:(?:will be |is )?(?:automatically|auto) ?(?:debited|charged|paid|deducted)",
                  "r:will be (?:debited|charged|deducted) (?:automatically|from your)")
 PAY_FAILED = words("扣款失败", "支付失败", "还款失败", "缴费失败", "payment failed", "r:could not be (?:charged|processed)",
                     "card was declined", "payment was declined", "被退回", "退回", "驳回", "rejected", "returned")
 RESULT = words("已合并", "合并到", "已完成", "已办结", "已发布", "已上线", "已部署", "已解决", "已送达", "已签收", "已妥投",
                 "已到账", "到账成功", "付款成功", "支付成功", "还款成功", "缴费成功", "已批准", "审批通过", "已通过", "已生成",
-                "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "merged",
+                "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "已接受", "已入账",
+                "入账成功", "r:已于[^。；\n]{0,24}(?:到账|入账|送达|签收|完成|发放|办结)",
+                "接受了", "accepted", "merged",
                 "completed", "resolved", "released", "delivered", "payment received", "paid", "succeeded",
                 "successfully", "approved", "is ready", "are ready", "now available", "passed", "deployed", "published",
                 "confirmed", "fixed", "recovered")
@@ -133,7 +142,11 @@ PARTIAL = words("r:(?:还没有?|尚未|未|暂未|仍未|还未|待)(?:验证|�
                  "r:not (?:been )?(?:verified|tested)", "untested", "r:yet to be (?:verified|tested|deployed)",
                  "r:only (?:on|in) staging", "staging only", "r:(?:仅|只)(?:在|于)?[^。；\\n]{0,12}(?:验证|测试)",
                  "r:(?:生产|线上|production)[^。；\\n]{0,8}(?:还没|尚未|未|还未|暂未|not yet)",
-                 "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)")
+                 "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)",
+                 "r:(?:还没有?|尚未|未|没有)[^。；\n]{0,4}(?:全量|全面上线|全部上线|全面发布|全部发布)",
+                 "r:not (?:yet )?(?:fully|widely) (?:rolled out|released|deployed)", "r:(?:only|still) (?:on|in) (?:canary|beta)")
+PROD_DONE = words("r:(?:生产|线上|正式)环境?[^。；，\n]{0,6}(?:已|验证通过|确认|恢复)", "已上线", "已全量", "已发布到生产",
+                   "r:(?:deployed|released|rolled out|live) (?:to|in|on) production", "r:production[^.;\n]{0,12}(?:verified|confirmed)")
 FAILURE = words("告警", "报警", "故障", "宕机", "不可用", "错误率", "失败", "出错", "中断", "崩溃", "outage", "alert",
                  "alarm", "incident", "error rate", "failed", "failure", "failing", "degraded", "unavailable", "crashed",
                  "r:\\bdown\\b")
@@ -163,8 +176,8 @@ QUOTE_START = re.compile(r"^(?:on .{0,200}wrote:|在.{0,100}写道[:：]|-{2,}\s
                           r"|from:.{0,200}\n\s*sent:|发件人[:：])", re.IGNORECASE | re.MULTILINE)
 ON_DUTY = words("值班", "轮值", "on-call", "on call", "oncall", "on duty")
 ON_LEAVE = words("休假", "请假", "年假", "不值班", "不在值班", "on leave", "on vacation", "out of office", "ooo", "pto",
+                  "r:\\bi(?:'m| am) away",
                   "off duty", "not on call", "off-call", "on holiday")
-MY_LEAVE = words("r:我[^，。,.]{0,4}(?:休假|请假|年假|不值班)", "r:\\bI(?:'m| am) (?:on leave|on vacation|out of office|off duty|not on call)")
 INCIDENT = words("告警", "报警", "故障", "宕机", "outage", "alert", "alarm", "incident", "pagerduty", "sev1", "sev2", "p0", "p1")
 REPLY = re.compile(r"^\s*(?:re|aw|答复|回复)\s*(?:\[\d+\])?\s*[:：]", re.IGNORECASE)
 SOFT_ASK = words("最好看一下", "最好先看", "建议先看", "有空看", "有空的话", "when you get a chance", "if you have time",

@@ -66,6 +66,9 @@ _TEXT: dict[str, dict[str, Any]] = {
         "overdue_reason": "已过截止时间：不撤下、不降档，提醒核实现状。",
         "approaching": "截止临近（{left}），升为 high。",
         "fallback": "基线回退：上次批次被拒（{codes}），本轮只做最小批次。",
+        "learned_lower": "按用户习惯：{who}的消息此前 {count} 次被稍后处理或已阅未办，降一档。",
+        "learned_raise": "按用户习惯：{who}的事此前 {count} 次由用户动手处理，升一档。",
+        "who": {"sender": "该发件人", "thread": "该会话"},
         "left": "还剩 {n} {unit}", "past": "已过 {n} {unit}", "day": "天", "hour": "小时",
         "date": "{month}月{day}日 {hm}",
     },
@@ -120,6 +123,9 @@ _TEXT: dict[str, dict[str, Any]] = {
         "overdue_reason": "Past its due time: not withdrawn, not lowered; asks to verify where it stands.",
         "approaching": "Due soon ({left}): raised to high.",
         "fallback": "Baseline fallback: the last batch was rejected ({codes}); a minimal batch this time.",
+        "learned_lower": "By the user's habit: {who} was put off or only acknowledged {count} times; one step lower.",
+        "learned_raise": "By the user's habit: the user acted on {who} {count} times; one step higher.",
+        "who": {"sender": "this sender", "thread": "this thread"},
         "left": "{n} {unit} left", "past": "{n} {unit} past", "day": "days", "hour": "hours",
         "date": "{month_en} {day} {hm}",
     },
@@ -140,6 +146,10 @@ class Words:
         """The sentence ``key`` with ``values`` (cleaned) filled in, cut to ``limit`` code points."""
         filled = self._table[key].format(**{k: clean(str(v)) for k, v in values.items()})
         return line(filled, limit)
+
+    def habit(self, direction: str, by: str, count: int) -> str:
+        """Why the user's feedback moved a message (``user.learned``)."""
+        return self(f"learned_{direction}", who=self._table["who"][by], count=count)
 
     def when(self, instant: datetime, now: datetime) -> str:
         """A due time in the offset of ``now``: "10月12日 17:00" / "Oct 12 17:00"."""

@@ -62,7 +62,7 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
             signal = _signal(scenario, before)
             with host.open_db() as db:
                 window = open_window(db, signal, [e["id"] for e in events], scenario.now)
-                document = {"now": scenario.now, "batch_id": window.batch_id, "user": dict(scenario.user),
+                document = {"now": scenario.now, "batch_id": window.batch_id, "user": scenario.user.document(),
                             "state": before, "pending_annotations": before["pending_annotations"],
                             "events": events, "signal": signal}
                 started = time.monotonic()

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fold_core.errors import ConfigError
 from fold_core.timefmt import parse_instant
@@ -127,12 +127,44 @@ class Event(_Strict):
         return event
 
 
+class LearnedEntry(_Strict):
+    """One ``user.learned`` entry (contract §9): a sender or a thread and the user's feedback on it."""
+
+    sender: str | None = None
+    thread: str | None = None
+    snoozed: int = Field(default=0, ge=0)
+    acknowledged: int = Field(default=0, ge=0)
+    acted: int = Field(default=0, ge=0)
+    last: str | None = None
+
+    @model_validator(mode="after")
+    def _one_key(self) -> "LearnedEntry":
+        if (self.sender is None) == (self.thread is None):
+            raise ValueError("name exactly one of sender and thread")
+        return self
+
+
+class User(_Strict):
+    background: str = ""
+    purpose: str = ""
+    feedback_policy: str = ""
+    learned: list[LearnedEntry] = Field(default_factory=list, max_length=50)
+
+    def document(self) -> dict[str, Any]:
+        """The §9 ``user`` object (``learned`` only when it has entries)."""
+        user: dict[str, Any] = {"background": self.background, "purpose": self.purpose,
+                                "feedback_policy": self.feedback_policy}
+        if self.learned:
+            user["learned"] = [e.model_dump(exclude_none=True) for e in self.learned]
+        return user
+
+
 class Scenario(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
     about: str = ""
     lang: Literal["zh", "en"] = "zh"
     budget: int = Field(default=64, ge=8, le=4096)
-    user: dict[str, str] = Field(default_factory=dict)
+    user: User = Field(default_factory=User)
     setup: list[SetupStep] = Field(default_factory=list)
     annotations: list[AnnotationStep] = Field(default_factory=list)
     now: str

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fold_core.observation import Observation, Poll
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant_key, parse_instant
 from fold_host.bounded import backoff
 from fold_host.hostdb.search import index_text
 
@@ -102,7 +102,12 @@ class InboxTables:
         """The observations of the next window: fresh ones first, failed ones in ever smaller groups.
 
         Pending observations that never failed come first (at most
-        ``max_events``, in arrival order). Only when there are none, those
+        ``max_events``, in arrival order). The observations of one poll arrive
+        at one instant: when the oldest poll still pending brought more than a
+        window holds (a first run, a backlog after an outage), the window takes
+        its newest messages (by their own time) — what is most likely to
+        matter now is read and placed first, the older ones follow. Only when
+        there are none, those
         whose window failed ``f`` times are taken — once their pause
         (``retry_pause(f)`` after the failure) is over, only those with the
         fewest failures, at most ``max_events >> f`` of them (at least one).
@@ -111,8 +116,10 @@ class InboxTables:
         and it is retried ever more rarely. It stays pending (nothing is lost);
         ``foldctl doctor`` and ``foldctl inbox`` show it.
         """
-        rows = self.connection.execute("SELECT body FROM observations WHERE status = 'pending' AND "
-                                       "failed_windows = 0 ORDER BY seq LIMIT ?", (max_events,)).fetchall()
+        newest = self._newest_of_first_poll(max_events)
+        rows = newest if newest is not None else self.connection.execute(
+            "SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0 ORDER BY seq LIMIT ?",
+            (max_events,)).fetchall()
         if rows:
             return [Observation.from_json(row[0]) for row in rows]
         group: list[str] = []
@@ -127,6 +134,22 @@ class InboxTables:
             failed = count
             group.append(body)
         return [Observation.from_json(body) for body in group]
+
+    def _newest_of_first_poll(self, max_events: int) -> list | None:
+        """The bodies of the ``max_events`` newest observations (by ``at``, then arrival) of the oldest pending
+        poll, in arrival order, when that poll brought more than ``max_events``; else None."""
+        first = self.connection.execute("SELECT observed_at FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0 ORDER BY seq LIMIT 1").fetchone()
+        if first is None:
+            return None
+        group = self.connection.execute("SELECT seq, at FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0 AND observed_at = ? ORDER BY seq", first).fetchall()
+        if len(group) <= max_events:
+            return None
+        newest = sorted(group, key=lambda row: (-instant_key(row[1]) if row[1] else float("inf"), -row[0]))
+        chosen = sorted(seq for seq, _ in newest[:max_events])
+        return self.connection.execute(f"SELECT body FROM observations WHERE seq IN ({_marks(chosen)}) ORDER BY seq",
+                                       chosen).fetchall()
 
     def ready_count(self, now: datetime) -> int:
         """How many pending observations a window could take now (not pausing after failed windows)."""
@@ -205,13 +228,25 @@ class InboxTables:
 
     # -- reminders -------------------------------------------------------------
 
-    def add_feedback(self, observation: Observation, reminder: dict | None) -> None:
-        """A feedback observation and, for a snooze, its reminder: one transaction."""
+    def add_feedback(self, observation: Observation, reminder: dict | None, learning: dict | None = None) -> None:
+        """A feedback observation, for a snooze its reminder, and what it teaches: one transaction.
+
+        ``learning`` is ``{"at", "before": UTC texts, "item", "meaning", "keys": [(by, key)], "forget": bool}``:
+        the keys are noted (``feedback_learning``), or their counts cleared when ``forget``; what is older
+        than ``before`` is forgotten.
+        """
         with self.transaction() as db:
-            self._insert(db, [observation])
+            added = self._insert(db, [observation])
             if reminder is not None:
                 db.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
                            "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+            if learning is not None and added:
+                self._prune_learning_in(db, learning["before"])
+                if learning["forget"]:
+                    self._forget_learning_in(db, learning["keys"])
+                else:
+                    self._note_learning_in(db, feedback=observation.id, at=learning["at"], item=learning["item"],
+                                           meaning=learning["meaning"], keys=learning["keys"])
 
     def unfired_reminders(self) -> list[dict]:
         """Reminders that have not fired yet (in no particular order)."""

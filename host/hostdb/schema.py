@@ -167,7 +167,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE agent_calls ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX agent_calls_by_batch ON agent_calls (batch_id, seq);
     """,
-    # 5: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
+    # 5: what the user's feedback teaches (contract §9 ``user.learned``): one row per feedback and
+    # per sender or thread of the item it was about; ``at`` in UTC so that text order is time order.
+    """
+    CREATE TABLE feedback_learning (
+        feedback TEXT NOT NULL,
+        at TEXT NOT NULL,
+        item TEXT NOT NULL,
+        meaning TEXT NOT NULL,
+        by TEXT NOT NULL CHECK (by IN ('sender', 'thread')),
+        key TEXT NOT NULL,
+        PRIMARY KEY (feedback, by, key)
+    );
+    CREATE INDEX feedback_learning_by_key ON feedback_learning (by, key);
+    CREATE INDEX feedback_learning_by_at ON feedback_learning (at);
+    """,
+    # 6: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
     # a new or rebuilt host.db never offers them again as new.
     """
     CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;

@@ -132,7 +132,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
     guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
-    guard.pinboard = pinboard
+    guard.pinboard, guard.pages = pinboard, pages
     pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 

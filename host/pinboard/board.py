@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from fold_consumers.overview.cardtext import fits
-from fold_consumers.overview.layout import KINDS, WEIGHTS, Canvas, Overview, Query, capture, layout
-from fold_consumers.overview.statediff import item_tree
+from fold_consumers.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
 
 __all__ = ["CANVASES", "Board", "BoardQuery", "board", "fold_lines"]
 
@@ -94,14 +94,36 @@ def fold_lines(overview: Overview) -> Overview:
     """
     layers = []
     for layer in overview.layers:
-        boxes = []
-        for box in layer.boxes:
-            lines = box.lines
-            while not box.fits and len(lines) > 1 and not fits(lines, box.w, box.h, box.badges):
-                lines = lines[:-1]
-            boxes.append(box if lines == box.lines else replace(box, lines=lines))
-        layers.append(replace(layer, boxes=tuple(boxes)))
+        boxes = layer.boxes
+        if not all(box.fits for box in boxes):
+            layer = replace(layer, boxes=tuple(box if box.fits else _fold(box) for box in boxes))
+        layers.append(layer)
     return replace(overview, layers=tuple(layers))
+
+
+# The layout shares one immutable Box per card between renders: its folded form is kept beside it
+# (by identity; the entry holds the box, so its id is not reused while the entry lives).
+_FOLDS: dict[int, tuple[Box, Box]] = {}
+_FOLDS_LIMIT = 4096
+
+
+def _fold(box: Box) -> Box:
+    known = _FOLDS.get(id(box))
+    if known is not None and known[0] is box:
+        return known[1]
+    lines = _folded(box.lines, box.w, box.h, box.badges)
+    folded = box if lines == box.lines else replace(box, lines=lines)
+    if len(_FOLDS) >= _FOLDS_LIMIT:
+        _FOLDS.clear()
+    _FOLDS[id(box)] = (box, folded)
+    return folded
+
+
+@lru_cache(maxsize=4096)  # a pure function of the card's lines and size: the same cards fold the same way
+def _folded(lines: tuple, width: float, height: float, badges: tuple) -> tuple:
+    while len(lines) > 1 and not fits(lines, width, height, badges):
+        lines = lines[:-1]
+    return lines
 
 
 def board(state, now: str, query: BoardQuery) -> Board:
@@ -111,7 +133,7 @@ def board(state, now: str, query: BoardQuery) -> Board:
     shot = capture(state.replace(annotations={}), now=now)
     views = {name: fold_lines(layout(shot, query.layout_query(), canvas)) for name, canvas in CANVASES.items()}
     wide = views["wide"]
-    tree = item_tree(shot.current)
+    tree = shot.tree
     layers = []
     for layer in wide.layers:
         entries = [{"view": tree[box.id].view, "badges": box.badges, "children": box.children}

@@ -21,6 +21,7 @@ from fold_core.errors import StoreError, UsageError
 from fold_core.timefmt import parse_instant
 from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
+from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
 from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
 
@@ -38,6 +39,7 @@ class Pages:
     def __init__(self, pinboard, templates, css: str, *, token: str | None) -> None:
         self.pinboard, self.templates, self.css, self.token = pinboard, templates, css, token
         self.csrf = Csrf()
+        self.fragments = Fragments(templates, card_href="/item/")
 
     # -- rendering ------------------------------------------------------------
 
@@ -52,6 +54,12 @@ class Pages:
         if fresh:
             response.set_cookie(CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/")
         return response
+
+    def board_body(self, drawn, query: BoardQuery, budget: int) -> str:
+        """The board's rectangles and lists (box and entry markup kept by ``self.fragments``)."""
+        return self.templates.get_template("board_body.html.j2").render(
+            board=drawn, query=query, budget=budget, details=frozenset(), card_href="/item/",
+            fragments=self.fragments)
 
     def trouble(self, request, status: int, title: str, text: str) -> Response:
         return self.page(request, "message.html.j2", status, title=title, text=text)
@@ -77,9 +85,7 @@ class Pages:
         state = pinboard.state()
         if query.item is not None and state.items.get(query.item, {}).get("status") != "active":
             return self.trouble(request, 404, "No such active item", f"{query.item} is not an active item.")
-        body = self.templates.get_template("board_body.html.j2")
-        html = pinboard.board_html(state, query, lambda drawn: body.render(
-            board=drawn, query=query, budget=state.budget, details=frozenset(), card_href="/item/"))
+        html = pinboard.board_html(state, query, lambda drawn: self.board_body(drawn, query, state.budget))
         return self.page(request, "board.html.j2", body=html, query=query, state=state, seen=_seen(request),
                          weights=WEIGHTS, kinds=KINDS, now=pinboard.now().isoformat())
 

@@ -290,3 +290,29 @@ def test_a_reminder_restores_a_child_only_under_an_active_parent_with_a_summary(
     receipt, outputs, _ = Editor(store).cycle(at(9), reminders, batch_id="b")
     assert len(outputs) == 1 and receipt["changes"] == [{"item": "c1", "op": "restored", "layer": "p1", "share": 12}]
     assert [d["disposition"] for d in outputs[0]["dispositions"]] == ["used", "deferred"]
+
+
+def test_pressing_matters_that_do_not_fit_a_bundle_share_a_bundle_inside_it():
+    store, editor = memory_store(), None
+    editor = Editor(store)
+    topics = ["签证", "合同", "房租", "体检", "报销", "面签", "车险", "护照", "学费", "网费", "燃气", "社保", "公积金", "年检",
+              "换证", "续约", "押金"]
+    def asks(i, topic):
+        return mail(i, f"{topic}事项请在 10 月 {11 + i % 4} 日前处理", f"张伟，{topic}的材料请在 10 月 {11 + i % 4} 日 18:00 前交给我。",
+                    f"t{i}")
+    receipt, _, _ = editor.cycle(at(1), [asks(i, t) for i, t in enumerate(topics[:12])], batch_id="b1")
+    assert receipt["ok"], receipt
+    receipt, _, _ = editor.cycle(at(2), [asks(i, t) for i, t in enumerate(topics[12:], start=12)], batch_id="b2")
+    assert receipt["ok"], receipt
+    items = active(store, at(2))
+    mine = [v for v in items.values() if "事项" in v["title"]]
+    assert len(mine) == 17 and all(v["weight"] in ("critical", "high") and v["due_at"] for v in mine)
+    assert {"fold-needs-you", "fold-needs-you-2"} <= set(items)
+    document = store.state_document(now=at(2)).document
+    def layers(layer, depth=1):
+        yield layer, depth
+        for view in layer.get("items", []):
+            if view.get("children"):
+                yield from layers(view["children"], depth + 1)
+    found = list(layers(document["root"]))
+    assert all(layer["used"] <= 64 for layer, _ in found) and max(depth for _, depth in found) <= 6

@@ -8,7 +8,7 @@ import pytest
 
 from fold_host.agents.baseline_dates import cn_number, find_dates
 from fold_host.agents.baseline_mail import judge, plain_claims, read_message
-from fold_host.agents.baseline_match import matter_of, news_in, same_matter
+from fold_host.agents.baseline_match import matter_of, news_in, resent, same_matter
 
 CST = timezone(timedelta(hours=8))
 FRIDAY = datetime(2026, 10, 9, 8, 0, tzinfo=CST)  # a Friday morning
@@ -135,3 +135,63 @@ def test_a_withdrawn_matter_is_found_when_the_message_carries_its_whole_title():
 def test_an_item_still_in_progress_never_says_it_is_finished():
     assert plain_claims("PDF 导出崩溃已修复：staging 验证通过") == "PDF 导出崩溃修复：staging 验证通过"
     assert "fixed" not in plain_claims("The crash is fixed on staging").lower()
+
+
+@pytest.mark.parametrize(("background", "duty"), [
+    ("后端工程师；本周（10月5日—11日）轮到我值班，负责订单服务。", "on"),
+    ("后端工程师；我 10 月 5 日到 16 日休年假，这周订单服务由李强值班。", "leave"),
+    ("李强休假，我值班。", "on"),
+    ("我所在的团队这周由李强值班", "leave"),
+    ("这周我不值班", "leave"),
+    ("on call this week", "on"),
+    ("Alex is on call while I am out of office", "leave"),
+    ("支付组后端工程师。这周的 on-call 是我。", "on"),
+    ("在上海工作的软件工程师。", None),
+])
+def test_who_is_on_duty_is_read_clause_by_clause(background, duty):
+    alert = mail("【P1告警】订单服务错误率 15%", "生产环境订单服务 5xx 错误率 15%，部分用户下单失败。", "alert@monitor.example",
+                 meta={"auto_submitted": "auto-generated"})
+    expected = {"on": ("needs-you", "critical"), "leave": ("fyi", "low"), None: ("needs-you", "high")}[duty]
+    found = verdict(alert, {"background": background})
+    assert (found.kind, found.weight) == expected
+
+
+@pytest.mark.parametrize(("title", "text", "kind"), [
+    ("登录超时", "登录超时问题已修复，预发环境验证通过，生产环境明早发布后再观察。", "in-progress"),
+    ("搜索超时", "补丁先放给了 5% 的用户，P99 恢复正常；还没有全量发布。", "in-progress"),
+    ("登录超时", "登录超时问题已修复，预发验证通过，生产环境已发布并确认恢复。", "done"),
+    ("转账到账", "您向王建国转账的 6,500.00 元已于 10 月 9 日 07:10 到账。", "done"),
+    ("已接受：架构评审 @ 周四 14:00", "王芳已接受你的会议邀请：架构评审，周四 14:00。", "done"),
+    ("您的账号密码已修改", "密码已于今天 09:12 修改成功。如非本人操作，请联系 IT 服务台。", "fyi"),
+])
+def test_results_progress_and_notices_in_other_words(title, text, kind):
+    assert verdict(mail(title, text, "noreply@example.com")).kind == kind
+
+
+@pytest.mark.parametrize(("title", "text", "weight"), [
+    ("述职材料", "张伟，季度述职的材料明天中午12点前发我，下午要汇总。", "critical"),
+    ("您的体检报告已出", "张伟先生：报告显示空腹血糖偏高，建议您两周内到内分泌科复查。", "normal"),
+    ("[JIRA] OPS-221", "Wang Fang assigned OPS-221 to you: rotate the certificates before they expire on Oct 30.", "normal"),
+    ("Schedule change", "Dear Mr Zhang, please accept the new time or choose another flight by Oct 11; otherwise the "
+                        "booking may be cancelled.", "critical"),
+    ("报销单已驳回", "您好，报销单 BX-2026-1207 已被驳回：发票抬头不一致。请更正后在系统中重新提交。", "high"),
+])
+def test_requests_in_other_words_need_the_user(title, text, weight):
+    found = verdict(mail(title, text, "noreply@example.com"))
+    assert (found.kind, found.weight) == ("needs-you", weight)
+
+
+def test_thanks_for_help_and_a_group_notice_to_departments_ask_nothing():
+    assert verdict(mail("谢谢昨天帮忙排查", "张伟，昨天那个问题多亏你帮忙，已经上线了，谢谢！", "wang@example.com")).kind == "fyi"
+    notice = mail("元旦假期安排", "全体员工：1月1日至3日放假。请各部门做好值班安排。", "hr@example.com", meta={"to": ["all@example.com"]})
+    assert verdict(notice).kind == "fyi"
+
+
+def test_amounts_of_money_name_a_matter_and_forwards_pass_on_what_an_item_says():
+    arrived = matter_of("转账到账通知", "向王建国转账的 6,500.00 元（10 月房租）已到账。")
+    assert same_matter(arrived, matter_of("10 月房租 10 日前转给房东", "房租 6,500 元，10 日前转给房东。"))
+    assert not same_matter(matter_of("费用 80 元"), matter_of("停车费 80 元"))  # a small amount names nothing
+    said = "秋游回执和费用 回执在小程序提交，另交 80 元，今晚 20:00 截止。"
+    assert resent("转发：秋游回执", "你看下。---------- 转发的邮件 ---------- 回执在小程序提交", said)
+    assert resent("秋游回执和费用", "回执在小程序提交，另交 80 元，今晚 20:00 截止。", said)
+    assert not resent("Re: 秋游回执", "回执收到了，80 元费用还没有交，请今天 20:00 前补交。", said)

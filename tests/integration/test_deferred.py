@@ -74,10 +74,12 @@ def test_deferred_again_counts_times_and_expires_after_defer_for(tmp_path):
 def test_at_most_max_deferred_ride_along_inside_max_events_in_turns(tmp_path):
     ws = Workspace(tmp_path, script=[{"defer": [f"mail:{n}" for n in range(1, 6)]}],
                    host="max_events = 3\nmax_deferred = 2\n")
-    ws.feed("mail", *(mail(n) for n in range(1, 6)))
+    ws.feed("mail", *(mail(n) for n in range(1, 4)))
     ws.tick("2026-10-09T08:00:00+08:00")  # mail 1-3, deferred
+    ws.feed("mail", mail(4))
     ws.tick("2026-10-09T08:01:00+08:00")  # mail 4 and two deferred ones (1, 2), deferred again
     assert sorted(events_of(ws.requests()[1])) == ["mail:1", "mail:2", "mail:4"]
+    ws.feed("mail", mail(5))
     report = ws.tick("2026-10-09T08:02:00+08:00")  # mail 5 and the two not seen for the longest (3, then 1)
     offered = events_of(ws.requests()[2])
     assert len(offered) == 3 and report["signal"]["received"] == 1 and "mail:5" in offered
