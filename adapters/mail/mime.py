@@ -44,7 +44,7 @@ from typing import Any
 
 from fold_adapters.text.html import html_to_text
 from fold_adapters.mail.headers import addresses, delivery_facts, fingerprint, first_id, message_date
-from fold_adapters.mail.policy import parse
+from fold_adapters.mail.policy import parse, parser_policy
 from fold_adapters.text.clean import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
@@ -94,18 +94,15 @@ def read_mail(raw: bytes) -> Mail:
     """The ``Mail`` in ``raw`` (RFC 5322 bytes); never raises."""
     try:
         bounded, cut = _bound_headers(raw)
-<<<<<<< HEAD
         try:
-            message = BytesParser(policy=parser_policy()).parsebytes(bounded)
+            message = parse(bounded)
             mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
         except RecursionError:  # parts nested far beyond MAX_NESTING: the parser gives up, the header is fine
+            from email.parser import BytesParser
+
             message = BytesParser(policy=parser_policy()).parsebytes(bounded, headersonly=True)
             mail = _read_message(message, _Hints(raw), depth=0, budget=[0], body=False)
             mail.unreadable.append("MIME parts nested too deeply to parse; the body was not read")
-=======
-        message = parse(bounded)
-        mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
->>>>>>> main
         if cut:
             mail.notes.append(cut)
     except Exception as error:  # the last line of defence: the adapter must go on
