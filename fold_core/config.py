@@ -22,18 +22,19 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from fold_core.configfile import find_config
 from fold_core.errors import ConfigError, ConfigErrors
 from fold_core.settings import ConfigPath, Duration, EnvName
 
-__all__ = ["Config", "HostSection", "Instance", "PinboardSection", "UserSection", "find_config", "load_config"]
+__all__ = ["Config", "HostSection", "Instance", "McpSection", "PinboardSection", "UserSection", "find_config",
+           "load_config"]
 
 INSTANCE_NAME = re.compile(r"^[a-z0-9-]{1,32}$")
 SECRET_KEYS = frozenset({"password", "passwd", "pass", "api_key", "apikey", "key", "token", "secret",
                          "access_token", "auth_token", "client_secret", "url_with_password"})
-TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard")
+TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard", "mcp")
 DEFAULT_AGENT = "baseline"
 
 
@@ -95,6 +96,32 @@ class PinboardSection(_Section):
     token_env: EnvName | None = None
 
 
+class McpSection(_Section):
+    """``foldctl mcp``: the source its reports are filed under, and the token of its HTTP transport.
+
+    The token's variable or file is read when ``foldctl mcp --http`` starts,
+    not here: the other commands never need it.
+    """
+
+    source: str = "agents"
+    token_env: EnvName | None = None
+    token_file: ConfigPath | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_name(cls, value: str) -> str:
+        if not INSTANCE_NAME.match(value):
+            raise ValueError(f"expected a source name matching [a-z0-9-]{{1,32}}, found {value!r}")
+        return value
+
+    @field_validator("token_file")
+    @classmethod
+    def _one_token(cls, value, info: ValidationInfo):
+        if value is not None and info.data.get("token_env") is not None:
+            raise ValueError("give token_env or token_file, not both (found both)")
+        return value
+
+
 class PluginModule(_Section):
     module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -128,6 +155,7 @@ class Config:
     consumers: tuple[Instance, ...]
     plugin_modules: tuple[str, ...]
     registry: Any = field(repr=False, default=None)
+    mcp: McpSection = field(default_factory=McpSection)
 
     @property
     def agent_configured(self) -> bool:
@@ -183,6 +211,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
         checked(_check_env, pinboard, where, "[pinboard]", "[pinboard]")
     if store is not None:
         checked(_check_env, store, where, "[store]", "[store]")
+    mcp = checked(_section, data, "mcp", where, McpSection, context)
     agent_given = "agent" in data
     agent = None
     if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:
@@ -196,7 +225,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
                   adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
-                  _agent_given=agent_given)
+                  mcp=mcp, _agent_given=agent_given)
 
 
 def _read(path: Path) -> dict:

@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         args = build_parser(groups).parse_args(argv)
         use_config(args.config)
         document, code = args.run(args)
-        _answer(args, document)
+        if document is not None:  # a command that spoke on stdout itself (``foldctl mcp`` over stdio)
+            _answer(args, document)
         if code == 1:
             explain(f"foldctl {args.command}: rejected (see the errors on stdout)")
         return code

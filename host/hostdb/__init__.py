@@ -13,6 +13,7 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
 * ``feedback_learning`` — what feedback teaches, per sender and thread (``learning``);
+* an observation added once under its id (``entries``: an agent's report);
 * ``cited`` — the observation ids the store's records cite, so that a
   rebuilt host.db never offers them again as new (``cited``);
 * ``host_meta`` — small facts such as the last window (``connection``).
@@ -29,6 +30,7 @@ from fold_host.hostdb.cited import CitedTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
+from fold_host.hostdb.entries import EntryTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
 from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
@@ -38,8 +40,8 @@ from fold_host.hostdb.sources import SourceTables
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, LearningTables, SearchTables, SourceTables, ConsumerTables, CallTables,
-             CitedTables, Connection):
+class HostDB(InboxTables, DispositionTables, EntryTables, LearningTables, SearchTables, SourceTables,
+             ConsumerTables, CallTables, CitedTables, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 

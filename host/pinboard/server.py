@@ -87,27 +87,30 @@ def listen(bind: Bind):
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
 
-def _server(app):
+def _server(app, lifespan: str = "off", graceful: float | None = None):
     import uvicorn
 
     # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False,
-                            lifespan="off", log_config=None)
+                            lifespan=lifespan, timeout_graceful_shutdown=graceful, log_config=None)
     return uvicorn.Server(config)
 
 
-def serve_socket(app, sock, ready: Callable[[], None] = lambda: None) -> str | None:
+def serve_socket(app, sock, ready: Callable[[], None] = lambda: None, *, lifespan: str = "off",
+                 graceful: float | None = None) -> str | None:
     """Serve on a listening socket until SIGINT / SIGTERM; the name of the signal that stopped it.
 
     The handlers are in place before ``ready()`` announces the server, so a
     signal that comes at once still stops it. uvicorn shuts down gracefully on
     either signal and then raises it again for the handler that was there
     before: these handlers take it, so that a stop by signal is a normal end
-    (exit 0, like ``foldctl run``).
+    (exit 0, like ``foldctl run``). ``lifespan="on"`` runs the app's
+    startup and shutdown, ``graceful`` bounds the wait for open connections
+    (``foldctl mcp --http``: its session manager, its clients' open streams).
     """
     import signal
 
-    server = _server(app)
+    server = _server(app, lifespan, graceful)
     received: list[str] = []
 
     def stopped(number, _frame) -> None:
