@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentRequest, Reply
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_core.settings import EnvName, ToolSettings
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
 from fold_host.agents.tool_loop import anthropic_reply, tool_box
@@ -57,9 +57,11 @@ class AnthropicBackend(SdkBackend):
         box = tool_box(request, self.settings)
         try:
             if box is not None:
-                return anthropic_reply(lambda call: client.messages.create(**call), arguments, box, clock,
-                                       self.settings.model)
-            response = client.messages.create(**arguments)
+                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call)), arguments,
+                                       box, clock, self.settings.model)
+            response = self.call(lambda: client.messages.create(**arguments))
+        except AgentUnavailable:
+            raise
         except Exception as error:  # the SDK's transport and status errors
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])

@@ -70,13 +70,13 @@ class OpenAIBackend(SdkBackend):
         try:
             if box is not None:
                 try:
-                    return openai_reply(lambda call: self._create(client, call), arguments, box, clock,
-                                        self.settings.model)
+                    return openai_reply(lambda call: self.call(lambda: self._create(client, call)), arguments,
+                                        box, clock, self.settings.model)
                 except Exception as error:
                     if not refused_tools(error, box):
                         raise
                     self._tools = False  # this server takes no tools: ask plainly from now on
-            response = self._create(client, arguments)
+            response = self.call(lambda: self._create(client, arguments))
         except AgentUnavailable:
             raise
         except Exception as error:  # the SDK's transport and status errors
