@@ -53,13 +53,13 @@ class AnthropicBackend(SdkBackend):
                                      "system": request.skill, "messages": messages(request)}
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
-        clock = Clock()
+        clock, deadline = Clock(), self.deadline()
         box = tool_box(request, self.settings)
         try:
             if box is not None:
-                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call)), arguments,
+                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call), deadline), arguments,
                                        box, clock, self.settings.model)
-            response = self.call(lambda: client.messages.create(**arguments))
+            response = self.call(lambda: client.messages.create(**arguments), deadline)
         except AgentUnavailable:
             raise
         except Exception as error:  # the SDK's transport and status errors

@@ -181,21 +181,32 @@ class SdkBackend(AgentBackend):
             )
         return self._client
 
-    def call(self, function: Callable[[], Any]) -> Any:
-        """``function()`` (one SDK request) within the attempt's deadline: ``timeout`` plus a moment.
+    def deadline(self) -> float:
+        """When an attempt that starts now must be over (``time.monotonic()``): ``timeout`` from now."""
+        return time.monotonic() + self.settings.timeout.total_seconds()
 
-        The transport already ends a request at ``timeout`` however the server
-        trickles; this is the guarantee that holds whatever the SDK does
-        around it. A call that outruns it is left to end on its own thread
-        (its transport stops it soon after) and the attempt fails as a timeout.
+    def call(self, function: Callable[[], Any], deadline: float) -> Any:
+        """``function()`` (one SDK request) within the attempt's ``deadline`` (plus a moment).
+
+        An attempt may make several requests (a model looking things up with
+        the editor's tools): all of them share the one deadline, so
+        ``timeout`` bounds the whole attempt. The transport already ends each
+        request at ``timeout`` however the server trickles; this is the
+        guarantee that holds whatever the SDK does around it. A call that
+        outruns it is left to end on its own thread (its transport stops it
+        soon after) and the attempt fails as a timeout.
         """
-        seconds = self.settings.timeout.total_seconds()
+        limit = self.settings.timeout.total_seconds()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AgentUnavailable("timeout", f"{self.type_name}: timeout: no complete answer within {limit:g}s",
+                                   latency_ms=limit * 1000)
         worker = Worker(f"editor-{self.type_name}")
         try:
-            return worker.call(function, seconds + CALL_GRACE)
+            return worker.call(function, left + CALL_GRACE)
         except TimeoutError:
-            raise AgentUnavailable("timeout", f"{self.type_name}: timeout: no complete answer within {seconds:g}s",
-                                   latency_ms=seconds * 1000) from None
+            raise AgentUnavailable("timeout", f"{self.type_name}: timeout: no complete answer within {limit:g}s",
+                                   latency_ms=limit * 1000) from None
         finally:
             worker.stop()
 
