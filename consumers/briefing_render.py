@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from fold_core.words import Words
+
 __all__ = ["LABELS", "clean", "md_escape", "render"]
 
 LABELS = {
@@ -42,9 +44,9 @@ LABELS = {
            "since": "自上次简报以来（事件 {after} 之后，到事件 {to}）",
            "first": "自上次简报以来：这是第一份简报（没有可比较的上一份）。",
            "nothing": "没有变化。", "created": "新建", "updated": "更新", "restored": "恢复", "withdrawn": "撤下",
-           "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（没有 active 条目）",
-           "children": "子层（已用 {used}/{budget}）", "trace": "trace（{count}）", "due": "截止 {at}（{left}）",
-           "in": "还有 {d}", "overdue": "已逾期 {d}", "stale": "已过时 {d}", "now_weight": "现为 {weight}",
+           "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（看板上没有条目）",
+           "children": "子层（已用 {used}/{budget}）", "trace": "痕迹（{count}）", "due": "截止 {at}（{left}）",
+           "in": "还有 {d}", "overdue": "已逾期 {d}", "stale": "已过时 {d}", "now_weight": "现为{weight}",
            "with": "随 {parent}", "was_created": "本期新建又撤下", "on": "于", "pending": "等待整理的批注", "by": "作者",
            "coverage": "信息源", "coverage_unknown": "信息源覆盖情况未知：本简报只反映已提交的状态。",
            "coverage_none": "没有配置信息源：本简报只反映已提交的状态。",
@@ -85,6 +87,7 @@ class _Renderer:
     def __init__(self, brief: Mapping[str, Any], *, markdown: bool) -> None:
         self.brief, self.md = brief, markdown
         self.labels = LABELS.get(brief.get("language"), LABELS["en"])
+        self.words = Words(brief.get("language") or "en")  # weights and kinds in the same language
         self.zone = _zone(brief.get("timezone") or "UTC")
         self.lines: list[str] = []
 
@@ -193,10 +196,11 @@ class _Renderer:
 
     def _since_item(self, entry: Mapping[str, Any]) -> str:
         line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
-        return line + (f" — {entry['weight']}, {entry['kind']}" if entry.get("weight") else "")
+        return line + (f" — {self.words(entry['weight'])}, {self.words(entry['kind'])}" if entry.get("weight") else "")
 
     def _since_updated(self, entry: Mapping[str, Any]) -> str:
-        return f"{self.ident(entry['id'])} {self.text(entry['title'])} — {self.t('now_weight', weight=entry['weight'])}"
+        weight = self.words(entry["weight"])
+        return f"{self.ident(entry['id'])} {self.text(entry['title'])} — {self.t('now_weight', weight=weight)}"
 
     def _since_withdrawn(self, entry: Mapping[str, Any]) -> str:
         line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
@@ -237,9 +241,9 @@ class _Renderer:
         full = weight in ("critical", "high")
         title = self.text(entry["title"])
         parts = [f"{pad}{entry['rank']}. {self.strong(title) if full else title} {self.ident(entry['id'])}",
-                 weight]
+                 self.words(weight)]
         if full:
-            parts.append(entry["kind"])
+            parts.append(self.words(entry["kind"]))
             if entry.get("due_at"):
                 left = entry.get("until_due") or ""
                 left = self.t("overdue", d=left[1:]) if left.startswith("-") else self.t("in", d=left)

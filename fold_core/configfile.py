@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fold_core.errors import ConfigError
 
-__all__ = ["find_config", "store_path"]
+__all__ = ["find_config", "store_path", "view_settings"]
 
 
 def find_config(given: str | None = None) -> Path | None:
@@ -53,6 +53,8 @@ def store_path(given: str | None = None) -> str | None:
             data = tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
     section = data.get("store")
@@ -96,3 +98,30 @@ def _store_url(path: Path, section: dict) -> str:
             raise ConfigError(f"{where}: {error}", file=where, instance="[store]", field=error.field) from None
         raise ConfigError(f"{where}: [store], field 'url': {error}", file=where, instance="[store]",
                           field="url") from None
+
+
+def view_settings(given: str | None = None) -> tuple[str, str | None]:
+    """``(language, timezone)`` for the text views: ``[host] language`` and ``timezone`` when the file sets them.
+
+    Without a setting the views stay English and show instants as stored
+    (the skill's default language is the editor's, not the reader's). A file
+    that cannot be read gives the same defaults: the command itself reports it.
+    """
+    try:
+        path = find_config(given)
+    except ConfigError:
+        return "en", None
+    if path is None:
+        return "en", None
+    import tomllib
+
+    try:
+        with open(path, "rb") as file:
+            host = tomllib.load(file).get("host")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "en", None
+    if not isinstance(host, dict):
+        return "en", None
+    language = host.get("language") if host.get("language") in ("zh", "en") else "en"
+    zone = host.get("timezone") if isinstance(host.get("timezone"), str) else None
+    return language, zone

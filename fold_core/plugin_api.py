@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from fold_core.editor_tools import EditorTools, ToolBox
 from fold_core.errors import FoldError
-from fold_core.observation import Poll
+from fold_core.observation import Health, Poll
 from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings, ToolSettings
 
 __all__ = [
@@ -79,6 +79,15 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    def probe(self, *, timeout: float) -> Health | None:
+        """``foldctl doctor --probe``: try reaching the source and its credentials now, reading nothing.
+
+        :param timeout: seconds the attempt may take (the caller stops waiting after them).
+        :return: how it went (a failed ``Health`` with its error class, never an exception),
+            or None when this type has nothing to try (the default).
+        """
+        return None
 
     # An optional capability: news pushed by the source. The daemon (``foldctl run``) calls
     # ``watch`` on a thread of its own for each instance whose ``watch_delay`` is not None;
@@ -177,6 +186,15 @@ class AgentBackend(ABC):
     def describe(self) -> str:
         """One line for ``doctor`` and the cycle's output (no secrets)."""
         return self.type_name
+
+    def probe(self, *, timeout: float) -> str | None:
+        """``foldctl doctor --probe``: ask the endpoint something cheap (its model list) without editing.
+
+        :param timeout: seconds the request may take.
+        :return: one line on what answered, or None when there is nothing to ask (the default);
+            raise ``AgentUnavailable`` when the endpoint cannot be reached or lacks the model.
+        """
+        return None
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)

@@ -5,6 +5,7 @@ Read top to bottom, this is the data's path::
     poll due sources ─→ inbox (host.db)            sources.Poller
     reminders that came due ─→ inbox               reminders.fire_due
     an interrupted commit? finish it first          windows (intent → replayed receipt)
+    what the store already cites is not new        citations.settle_cited
     signal: events / review / nothing               signal.decide_signal
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
@@ -27,10 +28,12 @@ from datetime import datetime
 from fold_core.errors import ConfigError
 from fold_core.store.location import is_url
 from fold_core.timefmt import compact_duration
+from fold_host.citations import settle_cited
 from fold_host.context import build_input
 from fold_host.editor import OUTCOMES, ask_editor
 from fold_host.fallback import editor_status
 from fold_host.hostdb import ClaimLost, open_host_db
+from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -38,14 +41,19 @@ from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "same_instance",
+           "tick"]
 
 
 
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, location: str, *, holder: str | None = None) -> None:
+    def __init__(self, config, location: str, *, reuse: "Host | None" = None, holder: str | None = None) -> None:
+        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept.
+
+        ``holder``: this host's id among several (a store in PostgreSQL: ``presence``).
+        """
         from fold_core.store.locate import create, open_store
         from fold_core.store.meta import DEFAULT_BUDGET
 
@@ -53,15 +61,18 @@ class Host:
             where = str(config.path) if config.path else "(embedded defaults)"
             raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
                               "baseline editor is installed", file=where, instance="agent", field="type")
-        self.config, self.location, self.holder = config, location, holder
+        self.config, self.location = config, location
+        self.holder = reuse.holder if reuse is not None else holder
         create(location, DEFAULT_BUDGET)  # a cycle writes: like commit, it creates the store on first use
-        self.store = open_store(location)
-        self._pool = None
-        if is_url(location):  # the host's tables are in the store's database, shared with other hosts
+        self.store = reuse.store if reuse is not None else open_store(location)
+        self._pool = reuse._pool if reuse is not None else None
+        if self._pool is None and is_url(location):  # the host's tables: in the store's database, shared
             from fold_host.hostdb.pg import PgHostPool
 
-            self._pool = PgHostPool(location, holder=holder, lease=config.host.lease.total_seconds())
-        self.adapters = [(instance, _build(instance)) for instance in config.adapters]
+            self._pool = PgHostPool(location, holder=self.holder, lease=config.host.lease.total_seconds())
+        kept = {instance.name: (instance, adapter) for instance, adapter in reuse.adapters} if reuse else {}
+        self.adapters = [(instance, kept[instance.name][1]) if same_instance(kept.get(instance.name), instance)
+                         else (instance, _build(instance)) for instance in config.adapters]
         self.consumers = config.consumers
         self.agent = _build(config.agent)
         self.agent_type = config.agent.type_name
@@ -69,10 +80,20 @@ class Host:
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
-        self.poller = Poller()
+        self.poller = reuse.poller if reuse is not None else Poller(config.host.max_backoff)
+        self.guard = reuse.guard if reuse is not None else None  # the daemon's HostDBGuard: its connections check host.db is still the same file
+
+    @property
+    def store_dir(self) -> str:
+        """The store's location (a directory, or a URL): the name older callers use."""
+        return self.location
 
     def open_db(self):
-        return self._pool.open() if self._pool is not None else open_host_db(self.location)
+        if self._pool is not None:
+            return self._pool.open()
+        if self.guard is not None:
+            return self.guard.open()
+        return open_host_db(self.location)
 
     def describe_agent(self) -> str:
         text = getattr(self.agent, "describe", lambda: self.agent_type)()
@@ -95,8 +116,8 @@ class Host:
                 pass
         if refresh_snapshot:
             self.store.recorder.close()
-        if self._pool is not None:
-            self._pool.close()
+            if self._pool is not None:
+                self._pool.close()
 
 
 @dataclass
@@ -145,6 +166,9 @@ def describe_error(error: dict | None) -> str:
 def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
+        quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
+        if not is_url(host.location):
+            clear_halt(host.location)  # sound again: a daemon's earlier halt is over
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled
@@ -159,6 +183,7 @@ def run_window(host: Host, db, now: datetime, now_text: str, *, deliver: bool = 
         window = load_window(db)  # left open by a cycle that died or failed (several hosts: or taken over)
         report = _finish_interrupted_commit(host, db, window, now_text)
         if report is None:
+            settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
             settings = host.config.host
             db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
             found = _window(host, db, window, now, now_text)
@@ -272,6 +297,11 @@ def pause_point(location: str, point: str) -> None:
         with open(os.path.join(folder, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
+
+
+def same_instance(kept: tuple | None, instance) -> bool:
+    """Whether a running ``(instance, adapter)`` has the type and settings of ``instance`` (a reload keeps it)."""
+    return kept is not None and kept[0].type_name == instance.type_name and kept[0].settings == instance.settings
 
 
 def _build(instance):

@@ -17,112 +17,63 @@ APScheduler 3 (``BackgroundScheduler``) runs:
   IDLE; ``fold_host.watch``): its news schedules a poll of that source
   ``watch_delay`` later (one poll for mail that arrives together), which
   starts a cycle when it finds something. Two polls of one source never run
-  at once (a lock per source).
+  at once (a lock per source);
+* the **heartbeat** every 10 s (or twice per systemd ``WatchdogSec``): the
+  daemon record in host.db (``/healthz``, doctor) and ``WATCHDOG=1``
+  (``systemd``); a clean stop is noted there too;
+* the **retention** pass (``[host] keep_observations``, at most hourly).
 
-One daemon per store directory (``hostlock``): a second start is refused
-with a clear message (exit 3). On a store in PostgreSQL any number of daemons
-(on any number of machines) share the work (``presence``, ``hostdb.pg_shared``):
-a source is polled by one host at a time (a poll that finds another host
-polling leaves the source to it; a watched source's news is tried again
-``watch_delay`` later), windows are claimed, each consumer delivers from one
-host at a time — in a **delivery job** of its own, asked for after each
-committed window (coalesced like cycles), so that windows follow one another
-without waiting for consumers; the watch job also notices windows another
-host let expire and consumers left behind the store's head. SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
-once; a cycle or poll still running after a short grace is abandoned — safe,
-because every step is durable (host.db transactions, the store's commit
-protocol, the commit intent) and the next start resumes it. Logs: one line
-per event on stderr, readable text or ``--log-format json``.
+host.db is guarded (``hostdb.guard``): every connection first checks that it
+is still the file found at start, and ``quick_check`` runs at start and every
+ten minutes. When host.db was removed, replaced or is damaged, the daemon
+stops all its jobs (``halt``: one log line, ``host.db.halted`` for ``doctor``
+and ``/healthz``) and waits to be restarted; it never builds a new host.db
+under itself.
+
+On a store in PostgreSQL any number of daemons (on any number of machines)
+share the work (``presence``, ``hostdb.pg_shared``): a source is polled by
+one host at a time (a poll that finds another host polling leaves the source
+to it; a watched source's news is tried again ``watch_delay`` later), windows
+are claimed, each consumer delivers from one host at a time in a delivery job
+of its own (``shared_jobs``); the watch job also notices windows another host
+let expire and consumers left behind the store's head. There is no host.db
+to guard there, and the hosts table stands for the daemon record.
+
+The process around it — one daemon per store directory, signals, SIGHUP
+reload, systemd, the log — is ``service.run``.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
-import signal
-import sys
 import threading
 import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from fold_core.store.locate import describe
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
-from fold_core.store.locate import describe
-from fold_core.store.location import is_url
-from fold_host.presence import presence
+from fold_host.eventlog import EventLog
+from fold_host.health import HEARTBEAT_EVERY
+from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
+from fold_host.systemd import notify, watchdog_seconds
 from fold_host.reminders import unfired
+from fold_host.retention import retain
+from fold_host.shared_jobs import SharedJobs
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
-__all__ = ["Daemon", "EventLog", "run"]
+__all__ = ["Daemon"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
-STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
+DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
+RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
 
 
-class EventLog:
-    """One line per event on stderr: ``at event key=value …`` or one JSON object."""
-
-    def __init__(self, form: str = "text", stream=None) -> None:
-        self.form, self.stream = form, stream or sys.stderr
-        self._lock = threading.Lock()
-
-    def __call__(self, event: str, **fields) -> None:
-        at = datetime.now().astimezone().isoformat(timespec="seconds")
-        if self.form == "json":
-            line = json.dumps({"at": at, "event": event, **fields}, ensure_ascii=False, default=str)
-        else:
-            line = " ".join([at, event] + [f"{k}={_shown(v)}" for k, v in fields.items() if v is not None])
-        with self._lock:
-            try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
-
-
-def _shown(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
-
-
-def run(config, location: str, *, log_format: str = "text") -> tuple[dict, int]:
-    """Run until SIGTERM / SIGINT; the final document and exit code."""
-    log = EventLog(log_format)
-    with presence(location, "run", config.host.lease.total_seconds(), log) as holder:
-        daemon = Daemon(Host(config, location, holder=holder), log)
-        stop = threading.Event()
-        received: list[str] = []
-
-        def on_signal(number, _frame) -> None:
-            received.append(signal.Signals(number).name)
-            stop.set()
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            daemon.start()
-            while not stop.wait(0.5):
-                pass
-            finished = daemon.stop(STOP_GRACE)
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-        document = {"ok": True, "stopped_by": received[0] if received else None, "cycles": daemon.cycles}
-        log("stop", signal=document["stopped_by"], cycles=daemon.cycles, clean=finished)
-        if not finished:
-            # A job is still inside a poll or an editor call: leave it. Everything it did so
-            # far is durable and the next start resumes the rest.
-            from fold_core.cli.common import emit
-
-            emit(document)
-            os._exit(0)
-        daemon.host.close(refresh_snapshot=True)
-    return document, 0
-
-
-class Daemon:
+class Daemon(SharedJobs):
     """The scheduler wiring around one ``Host``."""
 
     def __init__(self, host: Host, log: EventLog) -> None:
@@ -135,43 +86,104 @@ class Daemon:
         self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
+        self._deep_check_at: float = 0.0
+        self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         self.scheduler = None
         self._stopping = threading.Event()
-        self._watchers: list = []
+        self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
-        self._reader = None  # a store reader for the watch job (several hosts)
-        self.shared = is_url(host.location)  # several hosts: deliveries in a job of their own
-        self._delivering = self._delivery_requested = False
-        self._deliveries_store = None  # the delivery job's reader
+        self._shared_init()
 
     # -- lifecycle ------------------------------------------------------------
 
     def start(self) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        import logging
+        from fold_core.errors import FoldError
 
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(self.zone)
         for instance, adapter in self.host.adapters:
-            every = instance.settings.every.total_seconds()
-            self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
-                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
+            self.add_source(instance, adapter, at=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        try:
+            if self.host.guard is not None:
+                self.host.guard.start()
+        except FoldError as error:  # a damaged host.db: say so and do nothing until restarted
+            self.scheduler.start(paused=True)
+            self.halt(error)
+            return
+        self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+        if not self.shared:  # several hosts: the hosts table is the daemon record
+            with self.host.open_db() as db:
+                db.daemon_started(pid=os.getpid(), now=self.clock()[1])
+        watchdog = watchdog_seconds()
+        beat = min(HEARTBEAT_EVERY, watchdog / 2) if watchdog else HEARTBEAT_EVERY
+        self.scheduler.add_job(self._job(self.heartbeat), "interval", seconds=beat, id="heartbeat")
+        self.scheduler.add_job(self._job(self.retain), "interval", seconds=RETAIN_EVERY, id="retain",
+                               next_run_time=now)
         self.scheduler.start()
         self._start_watchers()
         self.log("start", store=describe(self.host.location), host=self.host.holder, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
 
+    def add_source(self, instance, adapter, *, at: datetime | None = None) -> None:
+        """The poll job of one source: every ``every`` with a jitter, the first at ``at`` (default now)."""
+        every = instance.settings.every.total_seconds()
+        self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
+                               jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}",
+                               name=f"poll {instance.name}", next_run_time=at or datetime.now(self.zone),
+                               replace_existing=True)
+
+    def halt(self, error: BaseException) -> None:
+        """host.db was lost or damaged: stop every job, log it once, leave word for doctor and /healthz."""
+        with self._flags:
+            if self.halted is not None:
+                return
+            self.halted = str(error)
+        self.scheduler.pause()
+        self._stopping.set()  # the watchers (IMAP IDLE) log out: nothing is polled until a restart
+        self.log("halt", reason="host.db", error=f"{type(error).__name__}: {error}")
+        if self.host.guard is not None:
+            self.host.guard.halt(str(error))
+
+    def heartbeat(self) -> None:
+        """host.db's ``beat_at`` and systemd's watchdog: the scheduler still runs jobs."""
+        if not self.shared:  # several hosts: ``presence`` beats in the hosts table
+            with self.host.open_db() as db:
+                db.daemon_beat(pid=os.getpid(), now=self.clock()[1])
+        notify("WATCHDOG=1")
+
+    def retain(self) -> None:
+        """Drop the text of old processed observations (``[host] keep_observations``)."""
+        keep = self.host.config.host.keep_observations
+        now, now_text = self.clock()
+        with self.host.open_db() as db:
+            dropped = retain(db, keep, now, now_text)
+        if dropped:
+            self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
+
+    def stopped(self) -> None:
+        """A clean stop, noted in host.db (``/healthz`` and doctor tell it from a death)."""
+        if self.shared:  # several hosts: ``presence`` notes it in the hosts table
+            return
+        try:
+            with self.host.open_db() as db:
+                db.daemon_stopped(pid=os.getpid(), now=self.clock()[1])
+        except Exception as error:  # noting it is best effort; the stop itself is done
+            self.log("error", job="stopped", error=f"{type(error).__name__}: {error}")
+
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
         self._stopping.set()
+        for _, stopping in self._watchers.values():
+            stopping.set()
         self.scheduler.shutdown(wait=False)
         deadline = time.monotonic() + grace
-        for watcher in self._watchers:  # a watch notices the stop within a second and logs out
+        for watcher, _ in self._watchers.values():  # a watch notices the stop within a second and logs out
             watcher.join(max(deadline - time.monotonic(), 0.0) / 2)
         while time.monotonic() < deadline:
             with self._flags:
@@ -181,13 +193,17 @@ class Daemon:
         return False
 
     def _job(self, function, *args):
+        source = getattr(args[0], "name", None) if function.__name__ in ("poll", "poll_now") and args else None
+
         def job() -> None:
             with self._flags:
                 self._busy += 1
             try:
                 function(*args)
+            except (HostDBLost, HostDBCorrupt) as error:
+                self.halt(error)
             except Exception as error:  # a job never dies silently; the next firing tries again
-                self.log("error", job=function.__name__, error=f"{type(error).__name__}: {error}")
+                self.log("error", job=function.__name__, source=source, error=f"{type(error).__name__}: {error}")
             finally:
                 with self._flags:
                     self._busy -= 1
@@ -222,14 +238,29 @@ class Daemon:
         self.poll(instance, adapter, force=True)
 
     def _start_watchers(self) -> None:
+        for instance, adapter in self.host.adapters:
+            self.start_watcher(instance, adapter)
+
+    def start_watcher(self, instance, adapter) -> None:
+        """A watcher thread for a source that can say when it has news (each with its own stop event)."""
         from fold_host.watch import Watcher
 
-        for instance, adapter in self.host.adapters:
-            if adapter.watch_delay() is None:
-                continue
-            watcher = Watcher(instance, adapter, self._news, self.log, self._stopping)
-            self._watchers.append(watcher)
-            watcher.start()
+        if adapter.watch_delay() is None:
+            return
+        stopping = threading.Event()
+        watcher = Watcher(instance, adapter, self._news, self.log, stopping)
+        self._watchers[instance.name] = (watcher, stopping)
+        watcher.start()
+
+    def stop_watcher(self, name: str) -> None:
+        """A source left the configuration (a reload): its watcher logs out; a poll its news asked for is dropped."""
+        found = self._watchers.pop(name, None)
+        if found is not None:
+            found[1].set()
+        try:
+            self.scheduler.remove_job(f"news:{name}")
+        except Exception:  # no such job (the JobLookupError of APScheduler)
+            pass
 
     def _news(self, instance, adapter, why: str) -> None:
         """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
@@ -249,13 +280,15 @@ class Daemon:
             self.log("error", job="news", error=f"{type(error).__name__}: {error}")
 
     def watch(self) -> None:
+        if self.host.guard is not None and time.monotonic() >= self._deep_check_at:
+            self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+            self.host.guard.deep_check()
         with self.host.open_db() as db:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
-            behind = self._deliveries_behind(db)
-        if behind:
-            self.request_delivery()
+            if self.deliveries_behind(db):
+                self.request_delivery()
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -269,20 +302,6 @@ class Daemon:
             if idle:
                 self.request_cycle(f"{pending} pending observation(s)")
 
-    def _deliveries_behind(self, db) -> list[str]:
-        """Several hosts: consumers (not waiting after a failure) behind the store's last record."""
-        if not db.shared or not self.host.consumers:
-            return []
-        from fold_core.store.locate import open_store
-        from fold_core.timefmt import parse_instant
-
-        if self._reader is None:  # the watch's own reader: the cycle's store is not shared between threads
-            self._reader = open_store(self.host.location)
-        head = self._reader.state().event_seq
-        now = self.clock()[0]
-        return [row["name"] for row in db.lagging_consumers(head, [c.name for c in self.host.consumers])
-                if not row["next_try_at"] or parse_instant(row["next_try_at"]) <= now]
-
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""
         with self._flags:
@@ -291,39 +310,6 @@ class Daemon:
                 return
             self._cycling = True
         self.scheduler.add_job(self._job(self.cycle), id="cycle", replace_existing=True)
-
-    def request_delivery(self) -> None:
-        """Several hosts: ask for a delivery; requests made while one runs are coalesced into one more."""
-        with self._flags:
-            if self._delivering:
-                self._delivery_requested = True
-                return
-            self._delivering = True
-        self.scheduler.add_job(self._job(self.deliver), id="deliver", replace_existing=True)
-
-    def deliver(self) -> None:
-        from fold_core.store.locate import open_store
-        from fold_host.cycle import deliver_records
-
-        try:
-            while True:
-                with self._flags:
-                    self._delivery_requested = False
-                if self._deliveries_store is None:
-                    self._deliveries_store = open_store(self.host.location)
-                with self.host.open_db() as db:
-                    results = deliver_records(self.host, db, self.clock()[1], store=self._deliveries_store)
-                for result in results:
-                    if result.get("status") == "failed":
-                        self.log("problem", detail=f"consumer {result.get('consumer')} failed: {result.get('error')}")
-                with self._flags:
-                    if not self._delivery_requested:
-                        self._delivering = False
-                        return
-        except BaseException:
-            with self._flags:
-                self._delivering = False
-            raise
 
     def cycle(self) -> None:
         try:
@@ -352,6 +338,8 @@ class Daemon:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text, deliver=not self.shared)
                 self._schedule_review(db)
+        except (HostDBLost, HostDBCorrupt):
+            raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
             self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
             self._editor_failed()

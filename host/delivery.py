@@ -178,7 +178,7 @@ class _Run:
         if records:
             self.cursor = records[-1]["event_seq"]
             self.delivered += len(records)
-        db.set_consumer_cursor(self.instance.name, self.cursor, now=now)
+        db.set_consumer_cursor(self.instance.name, self.cursor, now=now, delivered=bool(records))
         self.failures = 0
         return True
 

@@ -3,10 +3,15 @@
 ``{"ok": bool, "checks": [{"name", "status": "ok"|"warn"|"fail", "detail"}]}``
 — ``ok`` is false when a check fails (exit 1). Checks, in order: the
 configuration and its file permissions, the store, the host database (with
-the inbox backlog), the daemon (on a store in PostgreSQL: every host sharing
-the work, with its last heartbeat), every source (health, last error, backoff),
-the editor (which backend, the default baseline announced as such, the last
-failed window) and every consumer. A plugins.toml that does not load is not a
+the inbox backlog), the daemon (running with a fresh heartbeat, stopped
+cleanly, or dead — ``health.daemon_check``; on a store in PostgreSQL, every
+host sharing the work with its last heartbeat), every source
+(``HostDB.source_health``'s verdict: a source that never succeeded or whose
+credentials were refused fails at once; one whose next poll is more than two
+intervals past is "not polling"), the editor (which backend, the default
+baseline announced as such, the last failed window) and every consumer; with
+``probe``, a login to each source that can try one and a model-list request
+to the editor (``doctor_probe``). A plugins.toml that does not load is not a
 failed check but a configuration error (exit 2), like for every command.
 Doctor only reads: it creates neither a store nor a host database.
 """
@@ -20,27 +25,42 @@ from fold_core.store.location import is_url
 
 __all__ = ["diagnose"]
 
-SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails (before: warn)
-GONE_SHOWN = 5  # hosts no longer running that doctor still lists
+GONE_SHOWN = 5  # hosts no longer running that doctor still lists (a store in PostgreSQL)
 
 
-def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
+def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
+             probe: bool = False) -> dict:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
     from fold_core.cli.common import resolve_store
+    from fold_core.timefmt import parse_instant
     from fold_host.plugins import load_config
 
     config = load_config(config_file)
-    store_dir = resolve_store(store_given)
-    checks = [_config(config), _permissions(config), _store(store_dir, now)]
-    db = _open_db(store_dir)
+    store_dir = resolve_store(store_given, url_ok=True)
+    moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
+    checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
+    db, problem = _open_db(store_dir)
     try:
-        checks.append(_host_db(db, store_dir))
-        checks.extend(_hosts(db) if is_url(store_dir) else [_daemon(store_dir)])
-        checks.extend(_sources(db, config))
+        checks.append(_host_db(db, store_dir, problem))
+        if checks[-1]["status"] == "fail" and db is not None:  # the checks below read host.db: not a damaged one
+            db.close()
+            db = None
+        hosts = _hosts(db) if is_url(store_dir) else []
+        daemon = hosts.pop(0) if hosts else _daemon(db, store_dir, moment)
+        checks.append(daemon)
+        checks.extend(hosts)
+        checks.extend(_sources(db, config, moment, daemon))
         checks.append(_agent(db, config))
         checks.extend(_consumers(db, config))
     finally:
         if db is not None:
             db.close()
+    if probe:
+        from fold_host.doctor_probe import probe_all
+
+        checks.extend(probe_all(config))
     return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
 
 
@@ -88,40 +108,64 @@ def _store(store_dir: str, now: str | None) -> dict:
 
 
 def _open_db(store_dir: str):
+    """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
     from fold_core.errors import StoreError
-    from fold_host.hostdb import host_db_exists, open_host_db
+    from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
 
     try:
-        return open_host_db(store_dir) if host_db_exists(store_dir) else None
-    except StoreError:  # the store check says why
-        return None
+        if is_url(store_dir):  # its host tables, when a cycle made them
+            return (open_host_db(store_dir) if host_db_exists(store_dir) else None), None
+        if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
+            return None, None
+        return open_host_db(store_dir, create=False), None
+    except StoreError as error:
+        return None, str(error)
 
 
-def _host_db(db, store_dir: str) -> dict:
+def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
+    """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
+    from fold_core.errors import StoreError
+    from fold_host.hostdb.failures import REBUILD_HINT
+    from fold_host.hostdb.guard import halted
+
+    stopped = halted(store_dir) if not is_url(store_dir) else None
+    if problem is not None:
+        return _check("host database", "fail", problem)
     if db is None:
+        if stopped:
+            return _check("host database", "fail", stopped)
         where = "the database" if is_url(store_dir) else store_dir
         return _check("host database", "warn", f"no host database in {where} yet: the first cycle creates it")
-    counts = db.status_counts()
-    integrity = db.integrity()
+    try:
+        integrity = db.integrity()
+        counts = db.status_counts() if integrity == "ok" else {}
+    except StoreError as error:
+        return _check("host database", "fail", str(error))
+    if integrity != "ok":
+        return _check("host database", "fail", f"{db.path}: SQLite's integrity check failed ({integrity[:300]}); "
+                      f"{REBUILD_HINT}")
     detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
               f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
-    if integrity != "ok":
-        return _check("host database", "fail", f"{detail}; integrity check: {integrity}")
+    if stopped:
+        return _check("host database", "fail", f"{stopped} ({detail})")
     return _check("host database", "ok", detail)
 
 
-def _daemon(store_dir: str) -> dict:
+def _daemon(db, store_dir: str, moment) -> dict:
+    from fold_host.health import daemon_check
     from fold_host.hostlock import host_running
 
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
-    return _check("daemon", "ok", f"running ({holder})" if holder else "not running")
+    record = db.daemon_record() if db is not None else None
+    ok, detail = daemon_check(record, holder, moment)
+    return _check("daemon", "ok" if ok else "fail", detail)
 
 
 def _hosts(db) -> list[dict]:
-    """Several hosts (PostgreSQL): one check per host running, and the last few that stopped or went silent."""
+    """Several hosts (PostgreSQL): the daemon check, then one per running host and the last few that stopped."""
     hosts = db.hosts() if db is not None else []
     running = [host for host in hosts if host["alive"]]
-    checks = [_check("daemon", "ok", f"{len(running)} host(s) running" if running else "not running")]
+    checks = [_check("daemon", "ok", f"running: {len(running)} host(s)" if running else "not running")]
     for host in running + [host for host in hosts if not host["alive"]][:GONE_SHOWN]:
         where = f"{host['command']} on {host['hostname']}, pid {host['pid']}, since {host['started_at']}"
         if host["alive"]:
@@ -137,36 +181,53 @@ def _hosts(db) -> list[dict]:
     return checks
 
 
-def _sources(db, config) -> list[dict]:
-    from fold_host.hostdb.sources import last_error as kept_error
-
-    rows = db.source_rows() if db is not None else {}
+def _sources(db, config, moment, daemon: dict) -> list[dict]:
+    listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
+        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
+    types = {instance.name: instance for instance in config.adapters}
     polls = db.last_polls() if db is not None else {}
     checks = []
-    for instance in config.adapters:
-        name = f"source {instance.name}"
-        row = rows.get(instance.name)
-        if row is None or row["last_poll_at"] is None:
-            checks.append(_check(name, "warn", f"type {instance.type_name}: not polled yet"))
-            continue
-        error = kept_error(row["last_error"])
-        last_error = f"; last error at {error['at']} ({error['class']}): {error['message']}" if error else ""
-        if row["disabled"]:
-            checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
-                                 "settings in plugins.toml to try again"))
-        elif row["failures"]:
-            # A refused login does not heal by waiting: it fails at once, naming what to fix.
-            refused = (error or {}).get("class") == "auth"
-            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER or refused else "warn"
-            checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
-                                 f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
-        elif (polls.get(instance.name) or {}).get("message"):  # a part failing while the rest is read
-            checks.append(_check(name, "warn", f"last ok at {row['last_ok_at']}, next poll at "
-                                 f"{row['next_poll_at']}; {polls[instance.name]['message']}"))
-        else:
-            checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
-                                 f"{last_error}"))
+    for entry in listed:
+        instance = types[entry["source"]]
+        checks.append(_source_check(entry, instance, daemon, (polls.get(entry["source"]) or {}).get("message")))
     return checks
+
+
+def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) -> dict:
+    name = f"source {entry['source']}"
+    if entry["reason"] == "not polled yet":
+        return _check(name, "warn", f"type {instance.type_name}: not polled yet")
+    error = entry.get("error")
+    last_error = (f"; last error at {entry['error_at']} ({entry['error_class']}): {error}"
+                  if error and entry["failures"] else "")
+    severity = entry["severity"]
+    if entry["disabled"]:
+        detail = (f"disabled: the source said it is gone{last_error}; change its settings in plugins.toml "
+                  "to try again")
+    elif entry["failures"]:
+        detail = (f"{entry['reason']}: {entry['failures']} failed poll(s) in a row, next try at "
+                  f"{entry['next_poll_at']}; last ok at {entry['last_ok_at'] or 'never'}{last_error}")
+    else:
+        detail = f"last ok at {entry['last_ok_at']}, next poll at {entry['next_poll_at']}"
+        if part_failed:  # a part failing while the rest is read (a folder, a feed of many)
+            severity, detail = "warn", f"{detail}; {part_failed}"
+    if entry["overdue"]:
+        every = instance.settings.every
+        running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
+        why = ("the daemon runs but does not poll it" if running else
+               "no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`")
+        detail = (f"not polling: the next poll was due at {entry['next_poll_at']}, more than two intervals "
+                  f"({_span(2 * every)}) ago — {why}; {detail}")
+        if severity == "ok":
+            severity = "warn"
+    return _check(name, severity, detail)
+
+
+def _span(delta) -> str:
+    from fold_core.timefmt import compact_duration
+
+    seconds = int(delta.total_seconds())
+    return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
 def _agent(db, config) -> dict:

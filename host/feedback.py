@@ -31,7 +31,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
                   *, via: str = "cli", action: str | None = None) -> tuple[dict, int]:
     """Keep one feedback observation (and the reminder of a snooze); ``(document, exit code)``.
 
-    :param via: how it came: ``cli``, ``button`` (Pinboard) or ``reply``.
+    :param via: how it came: ``cli``, ``button`` (Pinboard), ``reply`` or ``mcp`` (``foldctl mcp``).
     :param action: the concrete action the user took (default: the meaning).
     """
     _check(meaning, value, until, now)

@@ -32,6 +32,7 @@ __all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of
            "note_failure", "open_window", "save_intent", "settle", "still_pending"]
 
 LAST_KEY, FAILURE_KEY = "last_window", "last_failure"
+WINDOW_OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}  # counted per window
 
 
 def derive_batch_id(event_ids: Sequence[str], signal_type: str, window_end: str) -> str:
@@ -118,7 +119,7 @@ def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, n
     last = {"batch_id": window.batch_id, "type": window.signal["type"], "to": window.signal["window"]["to"],
             "settled_at": now, "outcome": receipt.get("type"), "event_seq": receipt.get("event_seq")}
     db.settle_window(dispositions, batch_id=window.batch_id, now=now, drop=(WINDOW_KEY, INTENT_KEY, FAILURE_KEY),
-                     note=(LAST_KEY, last))
+                     note=(LAST_KEY, last), outcome=WINDOW_OUTCOMES.get(receipt.get("type")))
 
 
 def last_window(db) -> dict | None:

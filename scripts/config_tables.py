@@ -41,6 +41,7 @@ def documented_models() -> dict[tuple[str, str], type[BaseModel]]:
         ("section", "host"): config.HostSection,
         ("section", "user"): config.UserSection,
         ("section", "pinboard"): config.PinboardSection,
+        ("section", "mcp"): config.McpSection,
         ("section", "plugins"): config.PluginModule,
     }
     for entry in load_types(get_plugin_manager(entry_points=False)).all():

@@ -137,6 +137,9 @@ class FeedPoller:
         if status == 304:
             interval = max(filter(None, (min_interval, state.get("ttl"))), default=None)
             return FeedResult(state=state, health=_ok(notes, interval))
+        if status in (401, 403):  # the credentials (or their absence) are refused: retrying will not help
+            return FeedResult(state=state, health=Health(status="failed", error_class="auth", notes=tuple(notes),
+                                                         message=f"{fetched.url} answered HTTP {status}: access refused"))
         if status != 200:
             return FeedResult(state=state, health=Health(status="failed", error_class="http", notes=tuple(notes),
                                                          message=f"{fetched.url} answered HTTP {status}"))

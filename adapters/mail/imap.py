@@ -76,6 +76,18 @@ class EmailAdapter(Adapter):
             except Exception:
                 pass
 
+    def probe(self, *, timeout: float) -> Health:
+        """Connect and log in (``doctor --probe``), then log out: no folder is opened."""
+        try:
+            client = self._connect(timeout)
+        except Exception as error:  # translated at the boundary, as in poll
+            return health_for(error, self._where())
+        try:
+            client.logout()
+        except Exception:
+            pass
+        return Health.ok(f"{self._where()}: logged in as {self.settings.username}")
+
     def watch_delay(self) -> timedelta | None:
         """``idle_delay`` when ``idle`` is on (the default), else None: polled only."""
         return self.settings.idle_delay if self.settings.idle else None
@@ -92,12 +104,13 @@ class EmailAdapter(Adapter):
     def _port(self) -> int:
         return port_of(self.settings)
 
-    def _connect(self):
+    def _connect(self, read_timeout: float | None = None):
         if self.settings.auth == "oauth2" and self._tokens is None:
             from fold_adapters.mail.oauth import token_source
 
             self._tokens = token_source(self.settings)
-        return connect(self.settings, self._tokens, read_timeout=self.settings.poll_timeout.total_seconds())
+        seconds = self.settings.poll_timeout.total_seconds() if read_timeout is None else read_timeout
+        return connect(self.settings, self._tokens, read_timeout=seconds)
 
 
 def _cursor(cursor: Any) -> dict:

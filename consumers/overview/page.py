@@ -36,7 +36,14 @@ def _environment():
         lstrip_blocks=False,
     )
     environment.filters["px"] = _px
+    # the shared boxes template's words and card lines (the Pinboard installs its own, in [host] language)
+    environment.globals.update(t=_words, line=lambda field, text: text)
     return environment
+
+
+def _words(template: str, **values) -> str:
+    """English: the template itself."""
+    return template.format(**values) if values else template
 
 
 def _px(value: float) -> str:

@@ -13,7 +13,8 @@ exactly one answer: one JSON document on stdout (or the text view with
     1  rejected by validation (the rejection on stdout)
     2  usage error (bad flag, bad --now, unreadable FILE, bad plugins.toml)
     3  store_unavailable: lock timeout, I/O error, failed fsync, no store to
-       read — the outcome is unknown: retry with the same batch_id
+       read, a full or read-only disk — the outcome is unknown: retry with
+       the same batch_id
     4  store_corrupt: a complete log line that does not parse or breaks order
 
 A traceback is never the answer to bad input. Command groups live in their own
@@ -31,8 +32,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from fold_core.cli import reads, writes
-from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, use_config, wants_json
-from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
+from fold_core.cli.common import (FoldArgumentParser, add_store, config_given, emit, emit_text, explain, use_config,
+                                  wants_json)
+from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError, os_error_text
 
 __all__ = ["CORE_GROUPS", "build_parser", "main"]
 
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         args = build_parser(groups).parse_args(argv)
         use_config(args.config)
         document, code = args.run(args)
-        _answer(args, document)
+        if document is not None:  # a command that spoke on stdout itself (``foldctl mcp`` over stdio)
+            _answer(args, document)
         if code == 1:
             explain(f"foldctl {args.command}: rejected (see the errors on stdout)")
         return code
@@ -75,6 +78,9 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         return _fail(args, error, EXIT_CORRUPT, hint)
     except FoldError as error:
         return _fail(args, error, error.exit_code, "")
+    except OSError as error:  # the machine, not Fold: a full or read-only disk, a permission
+        hint = "outcome unknown: retry with the same batch_id" if _writes(args) else ""
+        return _fail(args, StoreUnavailable(os_error_text(error)), EXIT_UNAVAILABLE, hint)
     except KeyboardInterrupt:
         explain("foldctl: interrupted")
         return 130
@@ -98,6 +104,10 @@ def _answer(args, document: dict) -> None:
     if wants_json(args):
         emit(document)
         return
+    from fold_core.configfile import view_settings
+    from fold_core.words import Words, use_view_words
+
+    use_view_words(Words(*view_settings(config_given())))
     if getattr(args, "render_text", None) is not None:  # a command group's own text view
         emit_text(args.render_text(document))
         return

@@ -51,7 +51,7 @@ def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
     args.render_text = lambda brief: render_brief(args, brief)  # md | text (json is printed as JSON)
     now = resolve_now(args.now)
     config = load_config(getattr(args, "config", None))
-    store_dir = resolve_store(args.store)
+    store_dir = resolve_store(args.store, url_ok=True)
     store = open_store(store_dir)
     document = store.state_document(now=now).document
     from fold_host.fallback import editor_status

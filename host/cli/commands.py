@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
+from fold_core.cli.textview import width
 
 __all__ = ["register"]
 
@@ -59,8 +60,11 @@ def register(commands) -> None:
     doctor = commands.add_parser("doctor", help="check configuration, store, sources, editor, consumers",
                                  description="Configuration and health checks; exit 1 when a check fails.")
     _common(doctor)
+    doctor.add_argument("--probe", action="store_true",
+                        help="also log in to each source that can try one (IMAP) and ask the editor's endpoint "
+                             "for its model list (at most 15 s)")
     doctor.add_argument("--now", help=argparse.SUPPRESS)
-    doctor.set_defaults(run=run_doctor, render_text=_view(_doctor_text))
+    doctor.set_defaults(run=run_doctor, render_text=_doctor_text)
 
     plugins = commands.add_parser("plugins", help="installed plugin types",
                                   description="Installed adapter, consumer and agent types and where they come from.")
@@ -80,15 +84,21 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
     from fold_host.cycle import Host, tick
     from fold_host.presence import presence
+    from fold_host.retention import retain
 
     config = load_config(config_given())
-    location = resolve_store(args.store)
+    location = resolve_store(args.store, url_ok=True)
     now, now_text = host_clock(config, args.now)
     with presence(location, "tick", config.host.lease.total_seconds()) as holder:
         host = Host(config, location, holder=holder)
         try:
             explain(f"foldctl tick: editor: {host.describe_agent()}")
             report = tick(host, now, now_text)
+            with host.open_db() as db:
+                dropped = retain(db, config.host.keep_observations, now, now_text)
+            if dropped:
+                explain(f"foldctl tick: dropped the text of {dropped} processed observation(s) older than "
+                        f"keep_observations")
         finally:
             host.close()
     for line in report.problems():
@@ -98,17 +108,18 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
-    from fold_host.daemon import run
+    from fold_host.service import run
 
-    config = load_config(config_given())
-    store_dir = resolve_store(args.store)
+    given = config_given()
+    config = load_config(given)
+    store_dir = resolve_store(args.store, url_ok=True)
     if not args.serve:
-        return run(config, store_dir, log_format=args.log_format)
+        return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
     from fold_host.pinboard.server import ServerThread, from_config
 
     with ServerThread(*from_config(config, store_dir)) as pinboard:
         explain(f"foldctl run: the Pinboard at {pinboard.url}")
-        document, code = run(config, store_dir, log_format=args.log_format)
+        document, code = run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
     return {**document, "pinboard": pinboard.url}, code
 
 
@@ -134,14 +145,14 @@ def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.cli.common import resolve_now
     from fold_host.feedback import save_feedback
 
-    return save_feedback(resolve_store(args.store), args.item, args.meaning, args.value, args.until,
+    return save_feedback(resolve_store(args.store, url_ok=True), args.item, args.meaning, args.value, args.until,
                          resolve_now(args.now))
 
 
 def run_doctor(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.doctor import diagnose
 
-    document = diagnose(config_given(), args.store, now=args.now)
+    document = diagnose(config_given(), args.store, now=args.now, probe=args.probe)
     return document, 0 if document["ok"] else 1
 
 
@@ -177,7 +188,7 @@ def _existing_store(given: str | None) -> str:
     from fold_core.store.location import is_url
     from fold_core.store.meta import StoreMissing
 
-    location = resolve_store(given)
+    location = resolve_store(given, url_ok=True)
     if is_url(location):
         from fold_core.store.locate import open_store
 
@@ -204,34 +215,87 @@ def _view(render):
 
 
 def _tick_text(doc: dict) -> str:
-    lines = [f"polled {p['source']}: {p['status']}, {p['observations']} new" for p in doc["polled"]]
+    from fold_host.words import words
+
+    w = words()
+    lines = [w("polled {source}: {status}, {count} new", source=p["source"], status=w(p["status"]),
+               count=p["observations"]) for p in doc["polled"]]
     signal = doc["signal"]
     if signal is not None:
-        lines.append(f"signal {signal['type']}: {signal['reason']}")
+        lines.append(w("signal {type}: {reason}", type=signal["type"], reason=signal["reason"]))
     receipt = doc["receipt"] or {}
-    seq = f" (event {receipt['event_seq']})" if receipt.get("event_seq") else ""
-    lines.append(f"outcome: {doc['outcome']} after {doc['attempts']} attempt(s){seq}")
+    seq = w(" (event {event_seq})", event_seq=receipt["event_seq"]) if receipt.get("event_seq") else ""
+    lines.append(w("outcome: {outcome} after {attempts} attempt(s){event}", outcome=w(doc["outcome"]),
+                   attempts=doc["attempts"], event=seq))
     return "\n".join(lines) + "\n"
 
 
 def _inbox_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
     lines = []
     for o in doc["observations"]:
-        verdict = o["status"] if o["disposition"] is None else f"{o['disposition']}: {o['why']}"
-        lines.append(f"{o['at'] or '-'}  {o['id']}  {o['title'] or ''}\n    {verdict}")
-    return "\n".join(lines) + "\n" if lines else "(no observations)\n"
+        verdict = w(o["status"]) if o["disposition"] is None else \
+            w("{disposition}: {why}", disposition=w(o["disposition"]), why=o["why"])
+        lines.append(f"{w.when(o['at']) or '-'}  {o['id']}  {o['title'] or ''}\n    {verdict}")
+    return "\n".join(lines) + "\n" if lines else w("(no observations)") + "\n"
 
 
 def _feedback_text(doc: dict) -> str:
-    text = f"saved {doc['observation']['id']}"
+    from fold_host.words import words
+
+    w = words()
+    text = w("saved {id}", id=doc["observation"]["id"])
     if doc.get("reminder"):
-        text += f"; reminder at {doc['reminder']['due_at']}"
+        text += w("; reminder at {at}", at=w.when(doc["reminder"]["due_at"]))
     return text + "\n"
 
 
 def _doctor_text(doc: dict) -> str:
-    lines = [f"{c['status']:>4}  {c['name']}: {c['detail']}" for c in doc["checks"]]
-    return "\n".join(lines) + ("\nok\n" if doc["ok"] else "\nsome checks failed\n")
+    """Every check, failing ones first, then warnings, then the rest (each group in doctor's order)."""
+    if "checks" not in doc:  # an error document (configuration, store)
+        from fold_core.cli.textview import render_answer
+
+        return render_answer("", doc)
+    from fold_host.words import words
+
+    w = words()
+    order = {"fail": 0, "warn": 1}
+    checks = sorted(doc["checks"], key=lambda check: order.get(check["status"], 2))
+    status_width = max(width(w(status)) for status in ("ok", "warn", "fail"))
+    lines = [f"{' ' * (status_width - width(w(c['status'])))}{w(c['status'])}  {_check_name(w, c['name'])}: "
+             f"{_local_times(w, c['detail'])}" for c in checks]
+    failed = sum(1 for c in checks if c["status"] == "fail")
+    warned = sum(1 for c in checks if c["status"] == "warn")
+    if failed:
+        verdict = w("{failed} check(s) failed", failed=failed) + (w(", {warned} warning(s)", warned=warned)
+                                                                   if warned else "")
+    else:
+        verdict = w("ok ({warned} warning(s))", warned=warned) if warned else w("ok")
+    return "\n".join(lines) + f"\n{verdict}\n"
+
+
+def _check_name(w, name: str) -> str:
+    for prefix in ("probe source", "source", "consumer"):
+        if name.startswith(prefix + " "):
+            return w(prefix + " {name}", name=name[len(prefix) + 1:])
+    return w(name)
+
+
+_INSTANT = None
+
+
+def _local_times(w, text: str) -> str:
+    """The instants doctor wrote into a detail, shown in ``[host] timezone``."""
+    global _INSTANT
+    if w.zone is None:
+        return text
+    if _INSTANT is None:
+        import re
+
+        _INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)")
+    return _INSTANT.sub(lambda found: w.when(found.group(0).replace("Z", "+00:00")), text)
 
 
 def _plugins_text(doc: dict) -> str:

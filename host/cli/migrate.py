@@ -29,7 +29,8 @@ def run_migrate(args) -> tuple[dict, int]:
     from fold_core.cli.common import store_location
     from fold_host.moving import move, with_name
 
-    source, target = (store_location(os.path.expanduser(given)) for given in (args.source, args.target))
+    source = store_location(os.path.expanduser(args.source), "--from")
+    target = store_location(os.path.expanduser(args.target), "--to")
     return move(*with_name(source, target, args.name)), 0
 
 

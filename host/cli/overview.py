@@ -73,7 +73,7 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_consumers.overview import layout
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     _check_out(args.out, path)
     fields = _words(args.fields)
     try:

@@ -39,7 +39,7 @@ def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
 
     from fold_core.store.locate import describe
 
-    location = resolve_store(args.store)
+    location = resolve_store(args.store, url_ok=True)
     store = describe(location)  # a password written in a URL is masked
     app, bind = from_config(load_config(config_given()), location, host=args.host, port=args.port)
     sock = listen(bind)

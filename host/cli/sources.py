@@ -79,7 +79,7 @@ def run_list(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
 
     config = load_config(config_given())
-    store_dir = resolve_store(args.store)
+    store_dir = resolve_store(args.store, url_ok=True)
     db = open_host_db(store_dir) if host_db_exists(store_dir) else None
     try:
         health = {entry["source"]: entry for entry in (db.source_health(config.adapters) if db else [])}

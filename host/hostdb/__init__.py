@@ -13,6 +13,11 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
   (``consumers``);
 * ``agent_calls`` — every editor call (``calls``);
 * ``feedback_learning`` — what feedback teaches, per sender and thread (``learning``);
+* an observation added once under its id (``entries``: an agent's report);
+* ``counters`` and the daemon's heartbeat — what monitoring reads (``watch``);
+* retention of old observations' text (``retention``);
+* ``cited`` — the observation ids the store's records cite, so that a
+  rebuilt host.db never offers them again as new (``cited``);
 * ``host_meta`` — small facts such as the last window (``connection``);
   the open window and its commit intent (``one_host``).
 
@@ -28,35 +33,43 @@ import os
 
 from fold_core.store.location import is_url
 from fold_host.hostdb.calls import CallTables
+from fold_host.hostdb.cited import CitedTables
 from fold_host.hostdb.connection import Connection
 from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
+from fold_host.hostdb.entries import EntryTables
 from fold_host.hostdb.inbox import InboxTables, retry_pause
 from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.one_host import OneHost
 from fold_host.hostdb.pg_shared import ClaimLost
+from fold_host.hostdb.retention import RetentionTables
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
 from fold_host.hostdb.search import SearchTables
 from fold_host.hostdb.sources import SourceTables
+from fold_host.hostdb.watch import WatchTables
 
 __all__ = ["FILE_NAME", "MIGRATIONS", "ClaimLost", "ConsumerMemory", "HostDB", "host_db_exists", "open_host_db",
            "retry_pause"]
 
 
-class HostDB(InboxTables, DispositionTables, LearningTables, SearchTables, SourceTables, ConsumerTables, CallTables,
-             OneHost, Connection):
+class HostDB(InboxTables, DispositionTables, EntryTables, LearningTables, SearchTables, SourceTables,
+             ConsumerTables, CallTables, WatchTables, RetentionTables, CitedTables, OneHost, Connection):
     """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
 
 
-def open_host_db(location: str | os.PathLike):
-    """Open (creating and migrating as needed) the host database of a store: its directory's ``host.db``,
-    or its tables in the store's PostgreSQL database (a ``PgHostDB``)."""
-    if is_url(location):
+def open_host_db(store_dir: str | os.PathLike, *, create: bool = True):
+    """Open (creating and migrating as needed) ``host.db`` in the store directory — or, for a store URL,
+    the host's tables in the store's PostgreSQL database (a ``PgHostDB``).
+
+    ``create=False``: only an existing host.db (``StoreUnavailable`` when there is none).
+    """
+    if is_url(store_dir):
         from fold_host.hostdb.pg import open_pg_host_db
 
-        return open_pg_host_db(location)
-    os.makedirs(location, exist_ok=True)
-    return HostDB(os.path.join(location, FILE_NAME))
+        return open_pg_host_db(store_dir)
+    if create:
+        os.makedirs(store_dir, exist_ok=True)
+    return HostDB(os.path.join(store_dir, FILE_NAME), create=create)
 
 
 def host_db_exists(location: str | os.PathLike) -> bool:

@@ -14,6 +14,8 @@ import json
 import sqlite3
 from typing import Any
 
+from fold_host.hostdb.watch import count_in
+
 __all__ = ["CALL_COLUMNS", "CallTables", "call_entry"]
 
 CALL_COLUMNS = ("batch_id", "attempt", "backend", "at", "latency_ms", "request", "response", "stderr",
@@ -55,6 +57,9 @@ class CallTables:
         with self.transaction() as db:
             seq = self._insert_seq(db, f"INSERT INTO agent_calls ({', '.join(CALL_COLUMNS)}) "
                                        f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})", values)
+            count_in(db, "agent_calls", (fields.get("backend") or "", fields.get("outcome") or ""))
+            count_in(db, "agent_tokens", ("input",), fields.get("input_tokens") or 0)
+            count_in(db, "agent_tokens", ("output",), fields.get("output_tokens") or 0)
             if keep_requests is not None:
                 # The inbox keeps the events: older rows drop their request body.
                 db.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) "

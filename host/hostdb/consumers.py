@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+from fold_host.hostdb.watch import count_in
+
 __all__ = ["ConsumerMemory", "ConsumerTables"]
 
 
@@ -36,9 +38,14 @@ class ConsumerTables:
                                 "ON CONFLICT DO NOTHING", (name, event_seq, now))
         return cursor.rowcount > 0
 
-    def set_consumer_cursor(self, name: str, event_seq: int, *, now: str) -> None:
-        """The instance acknowledged up to ``event_seq``: its failures are forgotten."""
+    def set_consumer_cursor(self, name: str, event_seq: int, *, now: str, delivered: bool = False) -> None:
+        """The instance acknowledged up to ``event_seq``: its failures are forgotten.
+
+        ``delivered``: records were handed over (counted in ``deliveries`` as ok).
+        """
         with self.transaction() as db:
+            if delivered:
+                count_in(db, "deliveries", (name, "ok"))
             db.execute("INSERT INTO consumers (name, event_seq, updated_at) VALUES (?, ?, ?) "
                        "ON CONFLICT (name) DO UPDATE SET event_seq = excluded.event_seq, "
                        "updated_at = excluded.updated_at, failures = 0, next_try_at = NULL",
@@ -46,6 +53,7 @@ class ConsumerTables:
 
     def consumer_failed(self, name: str, *, failures: int, next_try_at: str, error: str, now: str) -> None:
         with self.transaction() as db:
+            count_in(db, "deliveries", (name, "failed"))
             db.execute("UPDATE consumers SET failures = ?, next_try_at = ?, last_error = ?, last_error_at = ?, "
                        "updated_at = ? WHERE name = ?", (failures, next_try_at, error, now, now, name))
 

@@ -25,6 +25,7 @@ from typing import Any
 from fold_core.observation import Observation
 from fold_core.timefmt import instant_key, parse_instant
 from fold_host.hostdb.inbox import retry_pause
+from fold_host.hostdb.watch import count_in
 
 __all__ = ["DispositionTables"]
 
@@ -81,10 +82,15 @@ class DispositionTables:
                                                          entry.get("why"), related))
 
     def settle_window(self, dispositions: Iterable[dict], *, batch_id: str, now: str, drop: Sequence[str],
-                      note: tuple[str, Any]) -> None:
-        """Mark a window's observations, drop the ``drop`` meta keys and set ``note``: one transaction."""
+                      note: tuple[str, Any], outcome: str | None = None) -> None:
+        """Mark a window's observations, drop the ``drop`` meta keys and set ``note``: one transaction.
+
+        ``outcome`` (committed, checked, acknowledged) is counted in ``windows``.
+        """
         with self.transaction() as db:
             self._mark_in(db, dispositions, batch_id=batch_id, now=now)
+            if outcome is not None:
+                count_in(db, "windows", (outcome,))
             self._drop_meta_in(db, *drop)
             self._set_meta_in(db, *note)
 
@@ -92,6 +98,7 @@ class DispositionTables:
                     note: tuple[str, Any], batch_id: str | None = None) -> None:
         """A window the editor could not settle: (``count``: its observations' failures grow), one transaction."""
         with self.transaction() as db:
+            count_in(db, "windows", ("failed",))
             if ids and count:
                 db.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
                            f"WHERE id IN ({_marks(ids)})", (now, *ids))

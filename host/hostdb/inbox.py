@@ -17,6 +17,7 @@ from typing import Any
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import instant_key, parse_instant
 from fold_host.bounded import backoff
+from fold_host.hostdb.watch import count_in
 
 __all__ = ["InboxTables", "retry_pause"]
 
@@ -60,6 +61,7 @@ class InboxTables:
                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
                        (source, now, health.status, health.error_class, health.message, added,
                         json.dumps(list(health.notes), ensure_ascii=False) if health.notes else None))
+            count_in(db, "polls", (source, health.status))
         return added
 
     def add_observations(self, observations: Iterable[Observation]) -> int:

@@ -126,10 +126,10 @@ class SharedWork:
                 self._release(db, batch_id)
 
     def settle_window(self, dispositions: Iterable[dict], *, batch_id: str, now: str, drop: Sequence[str],
-                      note: tuple[str, Any]) -> None:
+                      note: tuple[str, Any], outcome: str | None = None) -> None:
         with self.replayable() as db:
             self._fence(db, batch_id)
-            super().settle_window(dispositions, batch_id=batch_id, now=now, drop=drop, note=note)
+            super().settle_window(dispositions, batch_id=batch_id, now=now, drop=drop, note=note, outcome=outcome)
             self._release(db, batch_id)
 
     def fail_window(self, ids: Sequence[str], *, count: bool, now: str, drop: Sequence[str],

@@ -182,6 +182,30 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX feedback_learning_by_key ON feedback_learning (by, key);
     CREATE INDEX feedback_learning_by_at ON feedback_learning (at);
     """,
+    # 6: monitoring counters that survive restarts and pruning (polls, windows, editor calls and
+    # tokens, deliveries), started from what the older tables hold.
+    """
+    CREATE TABLE counters (
+        name TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        value INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (name, labels)
+    ) WITHOUT ROWID;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'polls', json_array(source, status), count(*) FROM polls GROUP BY source, status;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_calls', json_array(coalesce(backend, ''), coalesce(outcome, '')), count(*) FROM agent_calls
+        GROUP BY coalesce(backend, ''), coalesce(outcome, '');
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_array('input'), coalesce(sum(input_tokens), 0) FROM agent_calls;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_array('output'), coalesce(sum(output_tokens), 0) FROM agent_calls;
+    """,
+    # 7: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
+    # a new or rebuilt host.db never offers them again as new.
+    """
+    CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;
+    """,
 )
 
 

@@ -4,6 +4,7 @@
 editor's signal share: per configured source ``{source, channel, status:
 ok|failed|unknown, last_ok_at}``, plus ``error`` (what went wrong, in words)
 when its last poll failed — silence from a failed source is no evidence.
+``detail=True`` adds the schedule and doctor's verdict on each source.
 """
 
 from __future__ import annotations
@@ -11,9 +12,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
-__all__ = ["SourceTables", "last_error", "last_error_text"]
+from fold_core.timefmt import parse_instant
+
+__all__ = ["AUTH_CLASSES", "FAIL_AFTER", "SourceTables", "last_error", "last_error_text"]
+
+AUTH_CLASSES = frozenset({"auth"})  # the source refused our credentials: retrying will not help
+FAIL_AFTER = 3  # failures in a row after which any failing source fails (before: warn)
 
 
 def last_error(stored: str | None) -> dict | None:
@@ -83,8 +90,18 @@ class SourceTables:
                  digest))
         return failures
 
-    def source_health(self, instances: Iterable[Any]) -> list[dict]:
-        """Per configured adapter instance: ``{source, channel, status, last_ok_at[, error]}`` (see module doc)."""
+    def source_health(self, instances: Iterable[Any], *, detail: bool = False,
+                      now: datetime | None = None) -> list[dict]:
+        """Per configured adapter instance: ``{source, channel, status, last_ok_at[, error]}`` (see module doc).
+
+        With ``detail`` each entry also has ``failures``, ``last_poll_at``,
+        ``next_poll_at``, ``error_class``, ``error_at``, ``disabled``, and the
+        verdict ``severity`` (``ok`` | ``warn`` | ``fail``, ``reason`` saying why):
+        a source fails at once when it is disabled, has never succeeded, or its
+        last failure is an authentication error (``AUTH_CLASSES``), and after
+        ``FAIL_AFTER`` failures in a row otherwise. With ``now`` too,
+        ``overdue`` says whether its next poll is more than two intervals past.
+        """
         rows = self.source_rows()
         listed = []
         for instance in instances:
@@ -97,5 +114,36 @@ class SourceTables:
                 entry["error"] = last_error_text(row["last_error"]) or "disabled: the source said it is gone"
             elif row is not None and row["last_poll_at"] is not None:
                 entry["status"] = "ok"
+            if detail:
+                entry.update(_detail(row, instance, now))
             listed.append(entry)
         return listed
+
+
+def _detail(row: dict | None, instance: Any, now: datetime | None) -> dict:
+    """The ``detail`` fields of one source and its verdict."""
+    error = last_error(row["last_error"]) if row is not None else None
+    failures = row["failures"] if row is not None else 0
+    found = {"failures": failures, "last_poll_at": row["last_poll_at"] if row else None,
+             "next_poll_at": row["next_poll_at"] if row else None,
+             "error_class": error.get("class") if error and failures else None,
+             "error_at": error.get("at") if error else None, "disabled": bool(row and row["disabled"])}
+    if row is None or row["last_poll_at"] is None:
+        severity, reason = "warn", "not polled yet"
+    elif found["disabled"]:
+        severity, reason = "fail", "disabled: the source said it is gone"
+    elif failures and row["last_ok_at"] is None:
+        severity, reason = "fail", "has never succeeded"
+    elif failures and found["error_class"] in AUTH_CLASSES:
+        severity, reason = "fail", "the server refused the credentials"
+    elif failures:
+        severity = "fail" if failures >= FAIL_AFTER else "warn"
+        reason = f"{failures} failed poll(s) in a row"
+    else:
+        severity, reason = "ok", "polled"
+    found["overdue"] = False
+    if now is not None and found["next_poll_at"] and not found["disabled"]:
+        due = parse_instant(found["next_poll_at"])
+        every = getattr(instance.settings, "every", None)
+        found["overdue"] = bool(due and every and now - due > 2 * every)
+    return {**found, "severity": severity, "reason": reason}

@@ -14,6 +14,7 @@ templates, none needing JavaScript (there is none):
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
     GET  /login, POST /login   the token form (only when a token is configured)
     GET  /static/pinboard.css  the only stylesheet
+    GET  /healthz, /metrics    health (200 / 503) and Prometheus metrics (``watch``)
 
 One long-lived ``Store`` reads the store (it keeps the recovered state and
 reads only what other processes appended since), under the store's own lock
@@ -44,11 +45,14 @@ HERE = Path(__file__).parent
 class Pinboard:
     """The store behind the pages: reads, and the two inputs, one at a time per process."""
 
-    def __init__(self, store_dir: str, *, timezone: str = "UTC",
+    def __init__(self, store_dir: str, *, timezone: str = "UTC", language: str = "en",
                  clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
         from fold_core.store.locate import open_store
+        from fold_core.words import Words
+        from fold_host.pinboard.words import CATALOG
 
         self.store_dir, self.timezone = store_dir, timezone
+        self.words = Words(language, timezone).extend(CATALOG)
         self.store = open_store(store_dir)
         self._lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(ZoneInfo(timezone)))
@@ -101,18 +105,25 @@ class Pinboard:
 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
-               clock: Callable[[], datetime] | None = None, board_cache: int = 32):
-    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request)."""
+               language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32,
+               login_throttle=None):
+    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
+
+    Its words are in ``language`` (en | zh) and its times in ``timezone``. ``login_throttle``: the
+    ``LoginThrottle`` of wrong tokens (a fresh one by default).
+    """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import Response
     from starlette.routing import Route
 
     from fold_host.pinboard.routes import Pages
+    from fold_host.pinboard.watch import Watch
 
-    pinboard = Pinboard(store_dir, timezone=timezone, clock=clock, board_cache=board_cache)
+    pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
-    pages = Pages(pinboard, _environment(), _stylesheet(), token=token)
+    pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
+    watch = Watch(pinboard)
     routes = [
         Route("/", pages.guarded(pages.board_page)),
         Route("/item/{item}", pages.guarded(pages.item_view)),
@@ -124,14 +135,17 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/login", pages.login, methods=["POST"]),
         Route("/static/pinboard.css", pages.stylesheet),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/healthz", watch.healthz),
+        Route("/metrics", watch.metrics),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
-    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied)
+    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
     guard.pinboard, guard.pages = pinboard, pages
+    pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 
 
-def _environment():
+def _environment(words):
     import jinja2
 
     from fold_consumers.overview.page import TEMPLATES, _px
@@ -139,7 +153,44 @@ def _environment():
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["px"] = _px
+    environment.filters["when"] = words.when  # instants in [host] timezone
+    environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
+
+
+_TIMES = None
+
+
+def card_line(words):
+    """A card's line in the page's language: the weight and kind of its head, the words of its times."""
+    import re
+
+    from fold_consumers.overview.layout import KINDS, WEIGHTS
+
+    global _TIMES
+    if _TIMES is None:
+        _TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")
+    vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
+    templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
+
+    def time(part: str) -> str:
+        found = _TIMES.match(part)
+        if found is None:
+            return part
+        if found.group(3) is not None:
+            return words("stale {d} ago", d=found.group(3))
+        if found.group(1) == "age":
+            return words("age {age}", age=found.group(2))
+        return words(templates[found.group(1)], d=found.group(2))
+
+    def line(field: str, text: str) -> str:
+        parts = text.split(" · ")
+        if field == "head":  # id · weight · kind · share: the id is never translated
+            return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
+        if field == "time":
+            return " · ".join(time(part) for part in parts)
+        return text
+    return line
 
 
 def _stylesheet() -> str:

@@ -83,20 +83,26 @@ def resolve_until(choice: str, picked: str, now: datetime, zone: str) -> str:
     return when.replace(microsecond=0).isoformat()
 
 
-def annotation_notice(note: str) -> str:
-    return (f"Saved as {note} (status: saved). The editor sees it in its next"
-            " cycle and acknowledges it in a commit; it then shows here as acknowledged at that revision."
-            " A note never changes the item by itself.")
+def _english(template: str, **values) -> str:
+    return template.format(**values)
 
 
-def feedback_notice(meaning: str, until: str | None) -> str:
+def annotation_notice(note: str, t=_english) -> str:
+    """What happens after a saved note (``t``: the Pinboard's words)."""
+    return t("Saved as {note} (status: saved). The editor sees it in its next cycle and acknowledges it in a commit;"
+             " it then shows here as acknowledged at that revision. A note never changes the item by itself.",
+             note=note)
+
+
+def feedback_notice(meaning: str, until: str | None, t=_english) -> str:
+    """What happens after feedback (``t``: the Pinboard's words)."""
     if meaning == "snooze":
-        return (f"Snoozed until {until}. The reminder is kept by the host: at that time the item goes back to the"
-                " editor. Nothing about the item changes before then.")
+        return t("Snoozed until {until}. The reminder is kept by the host: at that time the item goes back to the"
+                 " editor. Nothing about the item changes before then.", until=until)
     words = {"ack": "Acknowledged", "decide": "Decision recorded", "act": "Action recorded",
              "input": "Input recorded"}[meaning]
-    return (f"{words}. The editor reads it in its next cycle and decides what it means for the item;"
-            " the Pinboard never changes the item itself.")
+    return t("{what}. The editor reads it in its next cycle and decides what it means for the item;"
+             " the Pinboard never changes the item itself.", what=t(words))
 
 
 def refusal(document: dict) -> str:

@@ -23,7 +23,7 @@ from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
 from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
-from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, cookies_of, login_value
+from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
 
 __all__ = ["Pages"]
 
@@ -38,6 +38,7 @@ class Pages:
 
     def __init__(self, pinboard, templates, css: str, *, token: str | None) -> None:
         self.pinboard, self.templates, self.css, self.token = pinboard, templates, css, token
+        self.t = pinboard.words
         self.csrf = Csrf()
         self.fragments = Fragments(templates, card_href="/item/")
 
@@ -61,8 +62,9 @@ class Pages:
             board=drawn, query=query, budget=budget, details=frozenset(), card_href="/item/",
             fragments=self.fragments)
 
-    def trouble(self, request, status: int, title: str, text: str) -> Response:
-        return self.page(request, "message.html.j2", status, title=title, text=text)
+    def trouble(self, request, status: int, title: str, text: str, **values) -> Response:
+        """A page saying what went wrong (``title`` and the ``text`` template in the Pinboard's language)."""
+        return self.page(request, "message.html.j2", status, title=self.t(title), text=self.t(text, **values))
 
     def guarded(self, handler):
         """Store failures become a page that says the outcome is unknown, never a traceback."""
@@ -71,7 +73,8 @@ class Pages:
                 return handler(request)
             except StoreError as error:
                 return self.trouble(request, 503, "The store could not be read",
-                                    f"{error} — nothing is known about the last action: reload to see its outcome.")
+                                    "{error} — nothing is known about the last action: reload to see its outcome.",
+                                    error=error)
         return run
 
     # -- pages ------------------------------------------------------------------
@@ -84,7 +87,7 @@ class Pages:
         pinboard = self.pinboard
         state = pinboard.state()
         if query.item is not None and state.items.get(query.item, {}).get("status") != "active":
-            return self.trouble(request, 404, "No such active item", f"{query.item} is not an active item.")
+            return self.trouble(request, 404, "No such active item", "{item} is not an active item.", item=query.item)
         html = pinboard.board_html(state, query, lambda drawn: self.board_body(drawn, query, state.budget))
         return self.page(request, "board.html.j2", body=html, query=query, state=state, seen=_seen(request),
                          weights=WEIGHTS, kinds=KINDS, now=pinboard.now().isoformat())
@@ -98,12 +101,12 @@ class Pages:
         now = pinboard.now()
         data = item_page(state, now.isoformat(), item_id, CANVASES)
         if data is None:
-            return self.trouble(request, 404, "No such item", f"No item was ever called {item_id}.")
+            return self.trouble(request, 404, "No such item", "No item was ever called {item}.", item=item_id)
         # The item's records in the last HISTORY_WINDOW events (found by bisection, read in
         # bounded time); ?history=all reads the whole log.
         since = 0 if request.query_params.get("history") == "all" else max(0, state.event_seq - HISTORY_WINDOW)
         history, mentions = item_history(pinboard.history(item=item_id, since=since), item_id)
-        notice = extra.pop("notice", None) or _notice(request, data)
+        notice = extra.pop("notice", None) or _notice(request, data, self.t)
         return self.page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
                          history_since=since, budget=state.budget, details=frozenset(), card_href="/item/",
                          notice=notice, quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS,
@@ -185,9 +188,9 @@ class Pages:
         try:
             text = inputs.text_field(fields, "text")
         except ValueError as error:
-            return self.item_view(request, 400, error=("annotate", str(error)), form=fields)
+            return self.item_view(request, 400, error=("annotate", self.t(str(error))), form=fields)
         if text is None:
-            return self.item_view(request, 400, error=("annotate", "write something to save"), form=fields)
+            return self.item_view(request, 400, error=("annotate", self.t("write something to save")), form=fields)
         answer = self.pinboard.annotate(item_id, text, self.pinboard.now().isoformat())
         if answer.exit_code != 0:
             return self.item_view(request, 422, error=("annotate", inputs.refusal(answer.document)), form=fields)
@@ -210,7 +213,7 @@ class Pages:
                 until = inputs.resolve_until(choice, picked, now, pinboard.timezone)
             document, code = pinboard.feedback(item_id, meaning, value, until, now.isoformat())
         except (ValueError, UsageError) as error:
-            return self.item_view(request, 400, error=("feedback", str(error)), form=fields)
+            return self.item_view(request, 400, error=("feedback", self.t(str(error))), form=fields)
         if code != 0:
             return self.item_view(request, 422, error=("feedback", inputs.refusal(document)), form=fields)
         target = f"/item/{item_id}?done=feedback&meaning={meaning}"
@@ -235,7 +238,10 @@ class Pages:
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(AUTH_COOKIE, login_value(self.token), httponly=True, samesite="strict", path="/")
             return response
-        return self.page(request, "login.html.j2", 401, error="That is not the token.")
+        throttle = getattr(self, "throttle", None)
+        if throttle is not None:
+            throttle.wrong(client_address(request.scope))
+        return self.page(request, "login.html.j2", 401, error=self.t("That is not the token."))
 
     async def denied(self, scope, receive, send) -> None:
         """The answer to a request without the token (the ``Guard`` calls it)."""
@@ -249,17 +255,17 @@ def _seen(request) -> int | None:
     return int(value) if value is not None and value.isdigit() and len(value) <= 12 else None
 
 
-def _notice(request, data: dict) -> str | None:
+def _notice(request, data: dict, t) -> str | None:
     """What the page after a POST says happened and what happens next (checked against the state)."""
     params = request.query_params
     done = params.get("done")
     if done == "annotated":
         note = params.get("note", "")
         if any(entry["id"] == note for entry in data["view"]["annotations"]):
-            return inputs.annotation_notice(note)
+            return inputs.annotation_notice(note, t)
     elif done == "feedback" and params.get("meaning") in inputs.FEEDBACK_MEANINGS:
         until = params.get("until")
         if params["meaning"] == "snooze" and (until is None or parse_instant(until) is None):
             return None
-        return inputs.feedback_notice(params["meaning"], until)
+        return inputs.feedback_notice(params["meaning"], until and t.when(until), t)
     return None

@@ -7,7 +7,7 @@ names — otherwise it refuses with a ``UsageError`` (exit 2) before anything
 listens. A configured token is checked on every request, loopback or not.
 
 ``from_config`` builds the app and the bind from plugins.toml (``[pinboard]``,
-``[host] timezone``). ``serve_socket`` runs uvicorn in the foreground until
+``[host] timezone`` and ``language`` — English when plugins.toml names none). ``serve_socket`` runs uvicorn in the foreground until
 SIGINT / SIGTERM. ``ServerThread`` runs the same server in a thread of this
 process (port 0 picks a free port) — for tests, benchmarks, and ``foldctl run
 --serve`` (the daemon and the Pinboard in one process); ``stop()`` ends it and
@@ -16,7 +16,6 @@ joins the thread.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ class Bind:
         return is_loopback(self.host)
 
     def url(self, port: int | None = None) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = f"[{self.host}]" if ":" in self.host else self.host  # the host is kept without brackets
         return f"http://{host}:{self.port if port is None else port}/"
 
 
@@ -47,14 +46,22 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     """The address to listen on and the token to check; UsageError when it must not start."""
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0…65535, got {port}")
+    if host.startswith("[") and host.endswith("]"):  # "[::1]" as written in a URL: the address is inside
+        host = host[1:-1]
+    from fold_core.settings import FILE_SECRET_PREFIX, env_value
+
     token = None
     if token_env:
-        token = os.environ.get(token_env) or None
+        token = env_value(token_env)
+        if token is None and token_env.startswith(FILE_SECRET_PREFIX):
+            raise UsageError(f"[pinboard] token_file names {token_env[len(FILE_SECRET_PREFIX):]}, which is empty "
+                             "or cannot be read")
         if token is None:
             raise UsageError(f"[pinboard] token_env names {token_env}, which is not set or empty:"
                              f" export {token_env} before `foldctl serve`")
         if len(token) < 16:
-            raise UsageError(f"the token in {token_env} has {len(token)} characters; use at least 16"
+            where = token_env.removeprefix(FILE_SECRET_PREFIX)
+            raise UsageError(f"the token in {where} has {len(token)} characters; use at least 16"
                              " (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(24))'`)")
     if not is_loopback(host) and token is None:
         raise UsageError(
@@ -70,7 +77,9 @@ def from_config(config, store_dir: str, *, host: str | None = None, port: int | 
 
     section = config.pinboard
     bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
-    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone)
+    language = config.host.language if "language" in config.host.model_fields_set else "en"
+    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
+                     language=language)
     return app, bind
 
 
@@ -80,31 +89,35 @@ def listen(bind: Bind):
 
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
     try:
-        return socket.create_server((bind.host.strip("[]"), bind.port), family=family, backlog=128)
+        return socket.create_server((bind.host, bind.port), family=family, backlog=128)
     except OSError as error:
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
 
-def _server(app):
+def _server(app, lifespan: str = "off", graceful: float | None = None):
     import uvicorn
 
+    # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False,
-                            lifespan="off")
+                            lifespan=lifespan, timeout_graceful_shutdown=graceful, log_config=None)
     return uvicorn.Server(config)
 
 
-def serve_socket(app, sock, ready: Callable[[], None] = lambda: None) -> str | None:
+def serve_socket(app, sock, ready: Callable[[], None] = lambda: None, *, lifespan: str = "off",
+                 graceful: float | None = None) -> str | None:
     """Serve on a listening socket until SIGINT / SIGTERM; the name of the signal that stopped it.
 
     The handlers are in place before ``ready()`` announces the server, so a
     signal that comes at once still stops it. uvicorn shuts down gracefully on
     either signal and then raises it again for the handler that was there
     before: these handlers take it, so that a stop by signal is a normal end
-    (exit 0, like ``foldctl run``).
+    (exit 0, like ``foldctl run``). ``lifespan="on"`` runs the app's
+    startup and shutdown, ``graceful`` bounds the wait for open connections
+    (``foldctl mcp --http``: its session manager, its clients' open streams).
     """
     import signal
 
-    server = _server(app)
+    server = _server(app, lifespan, graceful)
     received: list[str] = []
 
     def stopped(number, _frame) -> None:

@@ -98,7 +98,7 @@ def test_the_daemon_on_a_store_url_and_a_second_one_beside_it(url, tmp_path):
         wait_for(lambda: set(inbox(ws).values()) == {"processed"} and len(inbox(ws)) == 2)
         code, doctor, _ = ws.run("doctor")
         checks = {check["name"]: check for check in doctor["checks"]}
-        assert checks["daemon"]["detail"] == "2 host(s) running"
+        assert checks["daemon"]["detail"] == "running: 2 host(s)"
         running = [check for name, check in checks.items() if name.startswith("host ") and name != "host database"]
         assert len(running) == 2 and all("last heartbeat" in check["detail"] for check in running)
     finally:

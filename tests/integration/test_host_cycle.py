@@ -226,7 +226,9 @@ def test_a_failing_source_and_a_hanging_one_never_stop_the_others(tmp_path):
     assert coverage == {"good": "ok", "bad": "failed", "slow": "failed"}
     code, doctor, _ = ws.run("doctor")
     checks = {c["name"]: c for c in doctor["checks"]}
-    assert checks["source bad"]["status"] == "warn" and "connection refused" in checks["source bad"]["detail"]
+    # A source that has never succeeded fails at once (no waiting for three failures in a row).
+    assert checks["source bad"]["status"] == "fail" and "connection refused" in checks["source bad"]["detail"]
+    assert "has never succeeded" in checks["source bad"]["detail"]
     assert "poll_timeout" in checks["source slow"]["detail"]
     # Backoff: one minute later the failed source is not due yet (2 min after the first failure)...
     (tmp_path / "bad.jsonl.fail").unlink()
