@@ -3,7 +3,8 @@
 ``foldctl migrate`` moves the store (``fold_core.store.migrate``) and then
 this: every row of host.db's tables — observations and their dispositions,
 cursors, polls, sources, reminders, consumers and their memory, the call
-log, what feedback taught, ``host_meta`` — with its own ``seq`` and values, written into an empty
+log, what feedback taught, the counters, the records' citations,
+``host_meta`` — with its own ``seq`` and values, written into an empty
 target in one transaction; the search index is rebuilt from the
 observations. The open windows go their target's way: host.db keeps one
 (``one_host``), PostgreSQL one row each, given to no host and already
@@ -47,15 +48,18 @@ HOST_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # table: (c
                     ("seq",)),
     "host_meta": (("key", "value"), ("key",)),
     "feedback_learning": (("feedback", "at", "item", "meaning", "by", "key"), ("feedback", "by", "key")),
+    "counters": (("name", "labels", "value"), ("name", "labels")),
+    "cited": (("event", "item"), ("event", "item")),
 }
 CHUNK = 2000  # rows read and written at once
 _WINDOW_KEYS = (WINDOW_KEY, INTENT_KEY)
+_COUNTED = {"counters": " WHERE value <> 0"}  # a new host database starts its token counters at zero
 
 
 def host_state_empty(db) -> bool:
     """Whether ``db`` holds no row of any host table (a target must be)."""
-    return all(db.connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0 for table in HOST_TABLES) \
-        and not db.open_windows()
+    return all(db.connection.execute(f"SELECT count(*) FROM {table}{_COUNTED.get(table, '')}").fetchone()[0] == 0
+               for table in HOST_TABLES) and not db.open_windows()
 
 
 def _chunks(db, table: str) -> Iterator[list[tuple]]:
@@ -95,6 +99,7 @@ def copy_host_state(source, target) -> dict:
                          "directory keeps one: let one host settle them first (`foldctl tick`), then move")
     copied = {}
     with target.transaction() as db:
+        db.execute("DELETE FROM counters")  # its zeros: the source's counters replace them
         for table, (columns, _) in HOST_TABLES.items():
             statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
             copied[table] = 0

@@ -4,7 +4,7 @@ When the store is a ``postgresql://`` URL, the host database is the store's
 own database: the store's host schema (``pg_schema``). ``PgHostDB`` is made
 of the same table parts as ``HostDB`` (the SQL written once, see
 ``pg_connection``), with search by ``ILIKE`` and marks in one round trip
-(``pg_dialect``) and the parts
+(``pg_dialect``), retention and the daemon record (``pg_watch``) and the parts
 several hosts need (``pg_shared``, ``pg_hosts``).
 
 A host keeps its connections in a ``PgHostPool`` (the daemon opens one per
@@ -19,8 +19,10 @@ import threading
 
 from fold_core.store.location import PgLocation, parse_url
 from fold_host.hostdb.calls import CallTables
+from fold_host.hostdb.cited import CitedTables
 from fold_host.hostdb.consumers import ConsumerTables
 from fold_host.hostdb.dispositions import DispositionTables
+from fold_host.hostdb.entries import EntryTables
 from fold_host.hostdb.inbox import InboxTables
 from fold_host.hostdb.learning import LearningTables
 from fold_host.hostdb.pg_connection import PgConnection, PgLink, host_schema_version
@@ -29,15 +31,17 @@ from fold_host.hostdb.pg_learning import PgLearning
 from fold_host.hostdb.pg_schema import schema_name
 from fold_host.hostdb.pg_dialect import PgDialect
 from fold_host.hostdb.pg_shared import SharedWork
+from fold_host.hostdb.pg_watch import PgWatch
 from fold_host.hostdb.sources import SourceTables
+from fold_host.hostdb.watch import WatchTables
 
 __all__ = ["PgHostDB", "PgHostPool", "open_pg_host_db", "pg_host_db_exists"]
 
 POOL_SIZE = 4  # idle connections a host keeps
 
 
-class PgHostDB(SharedWork, HostRows, PgDialect, PgLearning, InboxTables, DispositionTables, LearningTables,
-               SourceTables, ConsumerTables, CallTables, PgConnection):
+class PgHostDB(SharedWork, HostRows, PgDialect, PgLearning, PgWatch, InboxTables, DispositionTables, EntryTables,
+               LearningTables, SourceTables, ConsumerTables, CallTables, WatchTables, CitedTables, PgConnection):
     """One connection to a store's host tables in PostgreSQL, with every table's operations."""
 
 

@@ -185,6 +185,26 @@ MIGRATIONS: tuple[str, ...] = (
         stopped_at timestamptz
     );
     """,
+    # 2: host.db's schemas 6 and 7: monitoring counters (started from what the older tables hold; labels
+    # written as ``json.dumps`` writes them) and the observations the store's records cite.
+    """
+    CREATE TABLE counters (
+        name text COLLATE "C" NOT NULL,
+        labels text COLLATE "C" NOT NULL,
+        value bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (name, labels)
+    );
+    INSERT INTO counters (name, labels, value)
+        SELECT 'polls', json_build_array(source, status)::text, count(*) FROM polls GROUP BY source, status;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_calls', json_build_array(coalesce(backend, ''), coalesce(outcome, ''))::text, count(*)
+        FROM agent_calls GROUP BY coalesce(backend, ''), coalesce(outcome, '');
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_build_array('input')::text, coalesce(sum(input_tokens), 0) FROM agent_calls;
+    INSERT INTO counters (name, labels, value)
+        SELECT 'agent_tokens', json_build_array('output')::text, coalesce(sum(output_tokens), 0) FROM agent_calls;
+    CREATE TABLE cited (event text COLLATE "C" NOT NULL, item text COLLATE "C" NOT NULL, PRIMARY KEY (event, item));
+    """,
 )
 
 

@@ -27,7 +27,7 @@ def count_in(db: sqlite3.Connection, name: str, labels: Sequence[object], by: in
     """Add ``by`` to the counter ``name{labels}`` inside the caller's transaction."""
     if by:
         db.execute("INSERT INTO counters (name, labels, value) VALUES (?, ?, ?) ON CONFLICT (name, labels) "
-                   "DO UPDATE SET value = value + excluded.value",
+                   "DO UPDATE SET value = counters.value + excluded.value",
                    (name, json.dumps([str(label) for label in labels], ensure_ascii=False), int(by)))
 
 
