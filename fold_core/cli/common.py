@@ -158,7 +158,7 @@ def _store_location(location: str, url_ok: bool, source: str, config_file=None) 
             from fold_core.store.location import parse_url
 
             raise UsageError(f"{source} names a PostgreSQL store ({parse_url(location).display}); this command "
-                             "needs a store directory (init, state, commit, annotate, history and verify take either)")
+                             "needs a store directory (every command but `backup`, `restore` and `mcp` takes either)")
         return location
     return _usable_directory(location, source, config_file)
 

@@ -64,7 +64,7 @@ def run_init(args: argparse.Namespace) -> tuple[dict, int]:
     budget = DEFAULT_BUDGET if args.budget is None else args.budget
     if not 8 <= budget <= 4096:
         raise UsageError(f"--budget must be between 8 and 4096, got {budget}")
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     meta, created = create(path, budget)
     if not created and args.budget is not None and meta["budget"] != args.budget:
         raise UsageError(
@@ -79,7 +79,7 @@ def run_commit(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.store.locate import open_store
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     batch, problem = read_batch(args.file)
     if args.base_revision is not None and isinstance(batch, dict):
         given = batch.get("base_revision")
@@ -99,7 +99,7 @@ def run_annotate(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.store.locate import open_store
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     answer = open_store(path).annotate(item=args.item, text=args.text, author=args.author, now=now)
     return answer.document, answer.exit_code
 

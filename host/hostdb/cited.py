@@ -46,12 +46,13 @@ class CitedTables:
     def settle_cited(self, *, now: str) -> list[str]:
         """Pending observations the store already cites become ``used`` (related: the citing items); their ids.
 
-        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle.
+        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle; and,
+        with several hosts, none a window holds (its host, or the one taking it over, settles them with its batch).
         """
         with self.transaction() as db:
             cites: dict[str, set[str]] = {}  # observation -> citing items, in arrival order (SQL both engines read)
             for event, item in db.execute("SELECT o.id, c.item FROM observations o JOIN cited c ON c.event = o.id "
-                                          "WHERE o.status = 'pending' AND o.deferred_times = 0 "
+                                          f"WHERE o.status = 'pending' AND o.deferred_times = 0{self._unclaimed} "
                                           "ORDER BY o.seq").fetchall():
                 cites.setdefault(event, set()).add(item)
             marks = [{"event": event, "disposition": "used", "why": WHY.format(items=", ".join(sorted(items))),
