@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 KERNEL_TESTS = ("tests/unit/test_kernel_properties.py::test_fixed_scenarios_pass_the_oracle",)
+ID_TESTS = ("tests/unit/test_kernel_properties.py::test_an_id_is_never_created_twice",
+            "tests/unit/test_kernel_properties.py::test_withdrawn_and_merged_ids_are_never_created_again")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,17 @@ MUTATIONS = (
              KERNEL_TESTS, conformance=True),
     Mutation("merge-result-in-root", "fold_core/kernel/candidate.py",
              'parent = sources[0]["parent"]', "parent = None", KERNEL_TESTS, conformance=True),
+    Mutation("new-reuses-inactive-id", "fold_core/kernel/declarations.py",
+             '        if word == "new":\n            if item in items:',
+             '        if word == "new":\n            if item in items and items[item]["status"] == "active":',
+             ID_TESTS, conformance=True),
+    Mutation("merge-reuses-inactive-id", "fold_core/kernel/declarations.py",
+             "        if item in items:\n            self.item_exists(item)\n        if \"children\" in raw:",
+             "        if item in items and items[item][\"status\"] == \"active\":\n            self.item_exists(item)\n"
+             "        if \"children\" in raw:", ID_TESTS),
+    Mutation("view-trusts-the-head", "fold_core/store/cache.py",
+             "        if above < not_active:", "        if above < 0:",
+             ("tests/integration/test_snapshot_head.py", "tests/integration/test_store_stateful.py")),
 )
 
 
