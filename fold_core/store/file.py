@@ -45,15 +45,17 @@ from __future__ import annotations
 
 import gc
 import os
+from _thread import allocate_lock
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import Replayer, State, apply_record, empty_state
 from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
-from fold_core.store.locking import StoreLock
-from fold_core.store.log import Torn, append_line, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
+from fold_core.store.locking import HeldLock, lock_timeout
+from fold_core.store.append import LogAppender
+from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
 from fold_core.store.log import line_start, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
@@ -88,79 +90,90 @@ class FileRecorder(Recorder):
         self.path = os.fspath(path)
         self.budget = budget  # used only when a write creates the store
         self.log_path = os.path.join(self.path, "events.jsonl")
+        self._meta_path = os.path.join(self.path, "meta.json")
+        self._snapshot_path = os.path.join(self.path, "snapshot.json")
         self._cache: Cache | None = None
         self._meta: dict | None = None
+        self._meta_stat: tuple | None = None  # the meta.json that ``_meta`` was read from
+        self._swept = False  # the directory was swept for what killed processes left (see _recover)
+        self._lock = HeldLock(os.path.join(self.path, "lock"))
+        self._log = LogAppender(self.log_path)
+        self._mutex = allocate_lock()  # one session at a time: the flock does not exclude our own threads
 
     # -- sessions -----------------------------------------------------------
 
-    @contextmanager
-    def session(self, *, write: bool) -> Iterator[Session]:
-        lock = self._lock(write)
-        try:
-            try:
-                cache = self._recover(write)
-            except OSError as error:
-                self._cache = None
-                raise unavailable(error, f"cannot read the store {self.path}") from error
-            try:
-                yield _FileSession(self, cache)
-            except OSError as error:
-                raise unavailable(error, f"cannot read the store {self.path}") from error
-            if self._cache is cache and self._refresh_due(cache, write):
-                self._refresh(cache, exclusive=write)
-        finally:
-            lock.release()
+    def session(self, *, write: bool) -> AbstractContextManager[Session]:
+        return _Hold(self, write)
 
     def close(self) -> None:
-        """Clean shutdown: bring the snapshot up to date with the log (best effort)."""
-        if self._cache is None or not os.path.exists(os.path.join(self.path, "meta.json")):
-            return
+        """Clean shutdown: bring the snapshot up to date with the log (best effort); close the files.
+
+        The recorder stays usable: a later session opens them again.
+        """
         try:
+            if self._cache is None or not os.path.exists(self._meta_path):
+                return
             with self.session(write=True) as session:
                 cache = session.cache
                 if cache.state.event_seq > cache.snap_seq or self._refresh_due(cache, True):
                     self._refresh(cache, exclusive=True)
         except StoreUnavailable:
             pass
+        finally:
+            self._log.close()
+            self._lock.close()
 
-    def _lock(self, write: bool) -> StoreLock:
-        lock_path = os.path.join(self.path, "lock")
-        if not write and not os.path.exists(os.path.join(self.path, "meta.json")):
-            raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+    def _take_lock(self, write: bool) -> None:
+        if not self._mutex.acquire(timeout=lock_timeout()):
+            raise StoreUnavailable(f"the store is busy: {self.path} is in use by another thread of this process")
         try:
-            if write:
+            if not write and not os.path.exists(self._meta_path):
+                raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+            try:
+                self._lock.acquire(exclusive=write, create=True)
+            except FileNotFoundError:
+                if not write:
+                    raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
                 os.makedirs(self.path, exist_ok=True)
-            return StoreLock(lock_path, exclusive=write, create=True)
+                self._lock.acquire(exclusive=write, create=True)
         except OSError as error:
+            self._mutex.release()
             raise unavailable(error, f"cannot lock the store {self.path}") from error
+        except BaseException:
+            self._mutex.release()
+            raise
+
+    def _drop_lock(self) -> None:
+        try:
+            self._lock.release()
+        finally:
+            self._mutex.release()
 
     # -- recovery -----------------------------------------------------------
 
     def _recover(self, write: bool) -> Cache:
-        meta = read_meta(self.path)
-        try:
-            stat = os.stat(self.log_path)
-        except FileNotFoundError:
-            stat = None
+        meta = self._read_meta()
+        stat = _stat(self.log_path)
         if meta is None:
             if not write:
                 raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
             if stat is not None:
                 raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
-            self._meta, self._cache = None, None
+            self._cache = None
             budget = self.budget or DEFAULT_BUDGET
             return Cache(empty_state(budget), 0, 0, None, SNAP_OK, None)
-        if self._meta is None or self._meta != meta:
-            self._meta, self._cache = meta, None
         budget = meta["budget"]
-        snap_stat = file_stat(os.path.join(self.path, "snapshot.json"))
+        snap_stat = file_stat(self._snapshot_path)
+        cache = self._cache
         if stat is None:
-            self._cache = Cache(empty_state(budget), 0, 0, None, SNAP_OK if snap_stat is None else SNAP_BAD, None,
-                                snap_stat)
-            return self._cache
+            cache = self._cache = Cache(empty_state(budget), 0, 0, None,
+                                        SNAP_OK if snap_stat is None else SNAP_BAD, None, snap_stat)
+            return cache
         identity = (stat.st_dev, stat.st_ino)
+        if cache is not None and cache.identity == identity and cache.snap_stat == snap_stat \
+                and stat.st_size == cache.offset and (self._swept or not write):
+            return cache  # nothing happened since our last session: the log is read only when it grew
         with open(self.log_path, "rb") as log:
-            cache = self._cache
             if cache is None or cache.identity != identity or stat.st_size < cache.offset \
                     or cache.snap_stat != snap_stat:
                 # Another process replaced the snapshot: start from it (a writer only
@@ -177,15 +190,37 @@ class FileRecorder(Recorder):
         if write:
             if torn is not None:
                 repair_tail(self.log_path, torn)
-            generations = remove_stale_temps(self.path)  # left by a process killed mid-snapshot
-            if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
-                from fold_core.store.refresh import clean_generations
-
-                clean_generations(self.path, None)  # parts of snapshots no head names any more
+            if not self._swept:
+                self._sweep(cache)
         self._cache = cache
         return cache
 
+    def _read_meta(self) -> dict | None:
+        """``meta.json``, read again only when the file changed (it is replaced, never edited)."""
+        stat = file_stat(self._meta_path)
+        if stat is None or stat != self._meta_stat:
+            meta = read_meta(self.path)
+            if meta is None or meta != self._meta:
+                self._meta, self._cache = meta, None
+            self._meta_stat = stat if meta is not None else None
+        return self._meta
+
+    def _sweep(self, cache: Cache) -> None:
+        """Remove what killed processes left: temporary snapshots, parts no head names.
+
+        Once per recorder, and again whenever it starts over from a snapshot:
+        a killed writer of another process leaves at most a few files, which
+        the next sweep (or a refresh) removes.
+        """
+        generations = remove_stale_temps(self.path)
+        if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
+            from fold_core.store.refresh import clean_generations
+
+            clean_generations(self.path, None)
+        self._swept = True
+
     def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
+        self._swept = False
         try:
             snapshot = read_snapshot(self.path, budget)
             if snapshot is None:
@@ -291,7 +326,7 @@ class FileRecorder(Recorder):
             raise unavailable(error, f"cannot create the store {self.path}; nothing was written") from error
         crash_at("before_append")
         try:
-            identity = append_line(self.log_path, data, cache.offset, created=cache.identity is None)
+            identity = self._log.append(data, cache.offset, cache.identity)
         except BaseException:
             self._cache = None  # recover from the file next time, never from this memory
             raise
@@ -304,6 +339,52 @@ class FileRecorder(Recorder):
         if batch_id is not None:
             cache.tail_batches[batch_id] = [event_seq, record.get("request_digest"), start]
         self._cache = cache
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+class _Hold:
+    """One session of a ``FileRecorder``: lock, recover, hand out the session; refresh when due, unlock."""
+
+    __slots__ = ("recorder", "write", "cache")
+
+    def __init__(self, recorder: FileRecorder, write: bool) -> None:
+        self.recorder, self.write, self.cache = recorder, write, None
+
+    def __enter__(self) -> "_FileSession":
+        recorder = self.recorder
+        recorder._take_lock(self.write)
+        try:
+            try:
+                cache = recorder._recover(self.write)
+            except OSError as error:
+                recorder._cache = None
+                raise unavailable(error, f"cannot read the store {recorder.path}") from error
+            if not self.write and recorder._refresh_due(cache, False):
+                # A reader writes a missing snapshot before it answers: the answer then
+                # comes from the new head, not from every item the log ever held.
+                recorder._refresh(cache, exclusive=False)
+        except BaseException:
+            recorder._drop_lock()
+            raise
+        self.cache = cache
+        return _FileSession(recorder, cache)
+
+    def __exit__(self, kind, error, trace) -> bool:
+        recorder, cache = self.recorder, self.cache
+        try:
+            if kind is None and self.write and recorder._cache is cache and recorder._refresh_due(cache, True):
+                recorder._refresh(cache, exclusive=True)
+        finally:
+            recorder._drop_lock()
+        if kind is not None and issubclass(kind, OSError):
+            raise unavailable(error, f"cannot read the store {recorder.path}") from error
+        return False
+
 
 class _FileSession(Session):
     """The recovered store while the lock is held."""

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 KERNEL_TESTS = ("tests/unit/test_kernel_properties.py::test_fixed_scenarios_pass_the_oracle",)
+LONG_LIVED = ("tests/integration/test_long_lived_recorder.py",)
 ID_TESTS = ("tests/unit/test_kernel_properties.py::test_an_id_is_never_created_twice",
             "tests/unit/test_kernel_properties.py::test_withdrawn_and_merged_ids_are_never_created_again")
 
@@ -80,6 +81,25 @@ MUTATIONS = (
              "        if item in items:\n            self.item_exists(item)\n        if \"children\" in raw:",
              "        if item in items and items[item][\"status\"] == \"active\":\n            self.item_exists(item)\n"
              "        if \"children\" in raw:", ID_TESTS),
+    Mutation("fast-encoder-sorts-keys", "fold_core/store/log.py",
+             "return fast(record, option=_APPEND_NEWLINE)", "return fast(record, option=_APPEND_NEWLINE | 32)",
+             ("tests/unit/test_record_encoding.py",)),
+    Mutation("meta-read-once", "fold_core/store/file.py",
+             "if stat is None or stat != self._meta_stat:", "if self._meta is None:", LONG_LIVED),
+    Mutation("log-identity-unchecked", "fold_core/store/file.py",
+             "if cache is not None and cache.identity == identity and cache.snap_stat == snap_stat",
+             "if cache is not None and cache.snap_stat == snap_stat", LONG_LIVED),
+    Mutation("log-growth-unchecked", "fold_core/store/file.py",
+             "                and stat.st_size == cache.offset and (self._swept or not write):",
+             "                and (self._swept or not write):",
+             ("tests/integration/test_file_store.py::test_long_lived_recorder_reads_only_what_others_appended",)),
+    Mutation("appender-keeps-old-log", "fold_core/store/append.py",
+             "if self._fd < 0 or self._identity != expected or self._pid != os.getpid():",
+             "if self._fd < 0 or self._pid != os.getpid():\n            expected = self._identity", LONG_LIVED),
+    Mutation("held-lock-identity-unchecked", "fold_core/store/locking.py",
+             "if (stat.st_dev, stat.st_ino) == self._identity:", "if True:", LONG_LIVED),
+    Mutation("held-lock-shared-with-fork", "fold_core/store/locking.py",
+             "if self._fd < 0 or self._pid != os.getpid():", "if self._fd < 0:", LONG_LIVED),
     Mutation("view-trusts-the-head", "fold_core/store/cache.py",
              "        if above < not_active:", "        if above < 0:",
              ("tests/integration/test_snapshot_head.py", "tests/integration/test_store_stateful.py")),
