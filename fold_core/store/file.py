@@ -29,7 +29,7 @@ the end of a writer's session only when the tail beyond it reaches
 ``FOLD_SNAPSHOT_EVERY`` records (default 32) or 1 MiB, and by ``close()`` (a
 long-lived process's clean shutdown; a ``foldctl`` process does not refresh on
 exit, which would write it on every commit); a failed refresh is only logged.
-A reader writes a snapshot only when there is none.
+A reader writes a snapshot only when there is none, before it answers.
 
 A failed write or fsync is never retried and never reported as success:
 ``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed
@@ -38,7 +38,12 @@ in-memory cache is dropped and the next session recovers from the file.
 
 One ``FileRecorder`` keeps the recovered state between its sessions, so a
 long-lived process (the host, a benchmark) reads only what other processes
-appended since its last session.
+appended since its last session. It also keeps the lock file and the log
+open and ``meta.json`` in memory: a session that finds the identity (inode,
+size, times) of ``meta.json``, ``events.jsonl`` and ``snapshot.json`` as it
+left them reads nothing at all; the directory is swept for what killed
+processes left only in its first write session and whenever it starts over
+from a snapshot (``file_session`` holds the session objects).
 """
 
 from __future__ import annotations
@@ -46,7 +51,6 @@ from __future__ import annotations
 import gc
 import os
 from _thread import allocate_lock
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
@@ -55,11 +59,11 @@ from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
 from fold_core.store.locking import HeldLock, lock_timeout
 from fold_core.store.append import LogAppender
-from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
-from fold_core.store.log import line_start, scan
+from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, repair_tail, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, lookup, view_state
+from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache
+from fold_core.store.file_session import Hold, stat_or_none
 from fold_core.store.snapshot import file_stat, read_snapshot, remove_stale_temps
 
 __all__ = [
@@ -103,7 +107,7 @@ class FileRecorder(Recorder):
     # -- sessions -----------------------------------------------------------
 
     def session(self, *, write: bool) -> AbstractContextManager[Session]:
-        return _Hold(self, write)
+        return Hold(self, write)
 
     def close(self) -> None:
         """Clean shutdown: bring the snapshot up to date with the log (best effort); close the files.
@@ -153,7 +157,7 @@ class FileRecorder(Recorder):
 
     def _recover(self, write: bool) -> Cache:
         meta = self._read_meta()
-        stat = _stat(self.log_path)
+        stat = stat_or_none(self.log_path)
         if meta is None:
             if not write:
                 raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
@@ -339,100 +343,6 @@ class FileRecorder(Recorder):
         if batch_id is not None:
             cache.tail_batches[batch_id] = [event_seq, record.get("request_digest"), start]
         self._cache = cache
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        return None
-
-
-class _Hold:
-    """One session of a ``FileRecorder``: lock, recover, hand out the session; refresh when due, unlock."""
-
-    __slots__ = ("recorder", "write", "cache")
-
-    def __init__(self, recorder: FileRecorder, write: bool) -> None:
-        self.recorder, self.write, self.cache = recorder, write, None
-
-    def __enter__(self) -> "_FileSession":
-        recorder = self.recorder
-        recorder._take_lock(self.write)
-        try:
-            try:
-                cache = recorder._recover(self.write)
-            except OSError as error:
-                recorder._cache = None
-                raise unavailable(error, f"cannot read the store {recorder.path}") from error
-            if not self.write and recorder._refresh_due(cache, False):
-                # A reader writes a missing snapshot before it answers: the answer then
-                # comes from the new head, not from every item the log ever held.
-                recorder._refresh(cache, exclusive=False)
-        except BaseException:
-            recorder._drop_lock()
-            raise
-        self.cache = cache
-        return _FileSession(recorder, cache)
-
-    def __exit__(self, kind, error, trace) -> bool:
-        recorder, cache = self.recorder, self.cache
-        try:
-            if kind is None and self.write and recorder._cache is cache and recorder._refresh_due(cache, True):
-                recorder._refresh(cache, exclusive=True)
-        finally:
-            recorder._drop_lock()
-        if kind is not None and issubclass(kind, OSError):
-            raise unavailable(error, f"cannot read the store {recorder.path}") from error
-        return False
-
-
-class _FileSession(Session):
-    """The recovered store while the lock is held."""
-
-    def __init__(self, recorder: FileRecorder, cache: Cache) -> None:
-        self._recorder = recorder
-        self.cache = cache
-
-    @property
-    def state(self) -> State:  # type: ignore[override]
-        return self.cache.state
-
-    def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
-        return view_state(self.cache, item=item, not_active=not_active)
-
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
-        cache = self.cache
-        try:
-            found = lookup(cache, batch_id, self._recorder.log_path)
-        except ValueError as error:
-            raise StoreCorrupt(f"{self._recorder.path}: {error}") from None
-        if found is None:
-            return None
-        cache.offsets.setdefault(found[0], found[2])
-        return found[0], found[1]
-
-    def record(self, event_seq: int) -> dict:
-        for record in self.records(event_seq - 1):
-            return record
-        raise KeyError(event_seq)
-
-    def records(self, since: int = 0) -> Iterator[dict]:
-        cache = self.cache
-        since = max(since, 0)
-        if since >= cache.state.event_seq:
-            return iter(())
-        start = cache.offsets.get(since + 1)
-        if start is None:  # not a record this recorder has seen: find its line by bisection
-            start = line_start(self._recorder.log_path, since + 1, cache.offset)
-        if start is None:
-            since_read, start = 0, 0
-        else:
-            since_read = since
-        return read_records(self._recorder.log_path, start, since_read, since, cache.offset)
-
-    def append(self, record: dict, state: State) -> None:
-        self._recorder._append(self.cache, record, state)
-
 
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:
     """A ``Store`` over the directory at ``path``."""

@@ -49,6 +49,21 @@ def test_a_store_created_again_at_the_same_path_is_read_afresh(tmp_path):
     assert _ids(Store(FileRecorder(path))) == ["new"]
 
 
+def test_records_another_process_appended_are_read(tmp_path):
+    """The snapshot stays as it is (no refresh is due): only the log's size tells."""
+    path = tmp_path / "store"
+    setup = FileRecorder(path)
+    Store(setup).commit(_item("a"), actor="agent", now=NOW)
+    setup.close()
+    daemon, other = Store(FileRecorder(path)), Store(FileRecorder(path))
+    assert _ids(daemon) == ["a"]
+    snapshot = os.stat(path / "snapshot.json")
+    assert other.commit(_item("b"), actor="agent", now=NOW).exit_code == 0
+    assert os.stat(path / "snapshot.json").st_mtime_ns == snapshot.st_mtime_ns
+    assert _ids(daemon) == ["a", "b"]
+    assert daemon.commit(_item("b"), actor="agent", now=NOW).document["replayed"] is True
+
+
 def test_a_log_replaced_by_another_of_the_same_size_is_read_afresh(tmp_path, monkeypatch):
     """Same size, no snapshot before or after (every snapshot write fails): only the log's
     identity tells that it is another file."""

@@ -92,7 +92,7 @@ MUTATIONS = (
     Mutation("log-growth-unchecked", "fold_core/store/file.py",
              "                and stat.st_size == cache.offset and (self._swept or not write):",
              "                and (self._swept or not write):",
-             ("tests/integration/test_file_store.py::test_long_lived_recorder_reads_only_what_others_appended",)),
+             LONG_LIVED),
     Mutation("appender-keeps-old-log", "fold_core/store/append.py",
              "if self._fd < 0 or self._identity != expected or self._pid != os.getpid():",
              "if self._fd < 0 or self._pid != os.getpid():\n            expected = self._identity", LONG_LIVED),
