@@ -11,6 +11,7 @@ over the recovered ``Cache``.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -45,6 +46,12 @@ class Hold:
     def __enter__(self) -> "FileSession":
         recorder = self.recorder
         recorder._take_lock(self.write)
+        # A cold recovery holds a post-image of every item the log ever named until a
+        # snapshot written from it lets them go: the cyclic GC stays off meanwhile, or
+        # it walks them all again and again (JSON values hold no cycles).
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
         try:
             try:
                 cache = recorder._recover(self.write)
@@ -58,6 +65,9 @@ class Hold:
         except BaseException:
             recorder._drop_lock()
             raise
+        finally:
+            if paused:
+                gc.enable()
         self.cache = cache
         return FileSession(recorder, cache)
 

@@ -130,7 +130,12 @@ def plan_head(state: State, archive, floor) -> Plan:
 
     entries = []
     leaving = [item_id for item_id in memory if item_id not in head]
-    leaving += [item_id for item_id in archived if item_id not in memory]
+    if archive is None:  # written from scratch: no old lines to merge with
+        entries = [(memory[item_id], _in_order(archived[item_id]) if item_id in archived else [],
+                    list(archived.get(item_id, ()))) for item_id in leaving]
+        leaving = [item_id for item_id in archived if item_id not in memory]
+    else:
+        leaving += [item_id for item_id in archived if item_id not in memory]
     for item_id in leaving:
         old = None
         if archive is not None and item_id not in base:
@@ -138,9 +143,13 @@ def plan_head(state: State, archive, floor) -> Plan:
         notes = {note["id"]: note for note in old["notes"]} if old is not None else {}
         fresh = archived.get(item_id, {})
         notes.update(fresh)
-        ordered = sorted(notes.values(), key=lambda note: int(note["id"][4:]))
-        entries.append((table[item_id], ordered, list(fresh)))
+        entries.append((table[item_id], _in_order(notes), list(fresh)))
     return Plan(head, head_notes, new_floor, entries)
+
+
+def _in_order(notes: dict) -> list:
+    """Annotations in save order (``ann-N`` by N)."""
+    return sorted(notes.values(), key=lambda note: int(note["id"][4:])) if notes else []
 
 
 def _chain(table, item_id) -> tuple[object, list]:

@@ -21,6 +21,7 @@ next refresh tries again.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, part_names
+from fold_core.store.parts import Parts, dumps_line, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
 from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
 from fold_core.store.snapshot import warn_not_refreshed, write_head
@@ -39,6 +40,7 @@ __all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
 _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 _GENERATION = re.compile(rb'"generation":"([0-9a-f]{12})"')
 _PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # item, annotation and batch ids as the kernel makes them
+_PLAIN_LINES = re.compile(r"[A-Za-z0-9._:-]+(?:\n[A-Za-z0-9._:-]+)*")  # keys joined by newlines, none to escape
 
 
 def append(cache: Cache, directory: str) -> bool:
@@ -49,7 +51,7 @@ def append(cache: Cache, directory: str) -> bool:
         plan = plan_head(cache.state, parts, snapshot.floor)
         writer = PartsWriter(directory, parts.gen, parts.lengths)
         try:
-            _write_plan(writer, plan, {key: (e[0], e[2]) for key, e in cache.tail_batches.items()}, cache.memo)
+            _write_plan(writer, plan, cache.tail_batches, cache.memo)
             lengths = writer.finish()
         finally:
             writer.close()
@@ -73,11 +75,28 @@ def append(cache: Cache, directory: str) -> bool:
 
 
 def rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
-    """Write a new generation from the whole state, and its head; False when that failed."""
+    """Write a new generation from the whole state, and its head; False when that failed.
+
+    The cyclic GC is paused meanwhile: encoding every item of a long history
+    allocates enough to start full collections, each of which walks every
+    item in memory again (JSON values hold no cycles).
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _rewrite(cache, directory, log_path, exclusive=exclusive)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
     state = cache.state
     try:
         batches = dict(snapshot_batches(cache, log_path))
-        batches.update((key, (e[0], e[2])) for key, e in cache.tail_batches.items())
+        for key, entry in cache.tail_batches.items():
+            batches[key] = entry  # [event_seq, digest, offset]: _write_plan takes the first and the last
         items, notes = state.items, state.annotations
         whole = state.replace(items=Table(dict(items.items())), annotations=Table(dict(notes.items())))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
@@ -129,18 +148,40 @@ def write_snapshot(directory: str, state: State, *, offset: int, last_offset: in
 
 def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
     index = []
+    item_memo, note_memo = memo
+    lines: list[bytes] = []
+    offset = writer.sizes["items"]
+    quoted = (lambda key: f'"{key}"') if _all_plain([item["id"] for item, _, _ in plan.entries]) else _quoted
     for item, notes, fresh in plan.entries:
-        note_bytes = b",".join(encoded(note, note["id"], memo[1]) for note in notes)
-        line = b'{"item":' + encoded(item, item["id"], memo[0]) + b',"notes":[' + note_bytes + b"]}"
-        offset = writer.write("items", line + b"\n")
+        item_id = item["id"]
+        if item_id in item_memo or (notes and note_memo):
+            note_bytes = b",".join(encoded(note, note["id"], note_memo) for note in notes)
+            line = b'{"item":' + encoded(item, item_id, item_memo) + b',"notes":[' + note_bytes + b"]}"
+        else:  # nothing encoded before: the entry in one call (the same bytes)
+            line = dumps_line({"item": item, "notes": notes})
+        lines.append(line)
         where = f",{offset},{len(line)}]"
-        index.append(f'["i",{_quoted(item["id"])}{where}')
-        index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
+        index.append(f'["i",{quoted(item_id)}{where}')
+        if fresh:
+            index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
+        offset += len(line) + 1
+    if lines:
+        lines.append(b"")
+        writer.write("items", b"\n".join(lines))
     if index:
         writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
     if batches:
-        lines = "\n".join(f"[{_quoted(key)},{seq},{offset}]" for key, (seq, offset) in batches.items())
-        writer.write("batches", (lines + "\n").encode("ascii"))
+        if _all_plain(list(batches)):  # the usual case: no key needs escaping
+            text = "\n".join(f'["{key}",{entry[0]},{entry[-1]}]' for key, entry in batches.items())
+        else:
+            text = "\n".join(f"[{_quoted(key)},{entry[0]},{entry[-1]}]" for key, entry in batches.items())
+        writer.write("batches", (text + "\n").encode("ascii"))
+
+
+def _all_plain(keys: list) -> bool:
+    """Whether no key needs escaping (one match over them all instead of one per key)."""
+    joined = "\n".join(keys) if all(type(key) is str for key in keys) else None
+    return joined is not None and joined.count("\n") == len(keys) - 1 and _PLAIN_LINES.fullmatch(joined) is not None
 
 
 def _quoted(key: str) -> str:

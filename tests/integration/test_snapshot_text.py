@@ -71,6 +71,31 @@ def test_a_foreign_log_with_line_separators_in_its_text(tmp_path):
     assert verify_store(str(path))["ok"]
 
 
+@pytest.mark.parametrize("odd", [["x", "y", "x\ny"], ['quote"d', "back\\slash", "雪", "tab\tbed"]])
+def test_batch_ids_a_foreign_log_spells_oddly_survive_the_snapshot(tmp_path, odd):
+    """The snapshot's batch index writes most ids as they are, checked in one pass over them all: ids
+    that need escaping — or that hold the newline that pass joins them with — must not slip through."""
+    path = tmp_path / "store"
+    path.mkdir()
+    write_meta(str(path), 64)
+    state, lines, batch_ids = kernel.empty_state(64), [], ["plain-1", *odd]
+    for n, batch_id in enumerate(batch_ids):
+        batch = {"batch_id": f"b{n}", "declarations": [{"id": f"i{n}", "title": f"t{n}", "weight": "low",
+                                                         "kind": "fyi"}]}
+        record = json.loads(json.dumps(kernel.apply_batch(state, batch, actor="agent", now=NOW).record))
+        record["batch_id"] = record["receipt"]["batch_id"] = batch_id  # another implementation's batch_id
+        state = kernel.replay([record], state)
+        lines.append(encode_record(record))
+    (path / "events.jsonl").write_bytes(b"".join(lines))
+    assert Store(FileRecorder(path)).history(batch="plain-1").document["found"]  # replayed; the snapshot written
+    assert (path / "snapshot.json").exists()
+    fresh = Store(FileRecorder(path))  # answers from the snapshot's batch index
+    for batch_id in batch_ids:
+        document = fresh.history(batch=batch_id).document
+        assert document["found"] and document["record"]["batch_id"] == batch_id, batch_id
+    assert verify_store(str(path))["ok"]
+
+
 LINES = [b'{"a":1,"b":[true,null,"\xe4\xb8\xad"]}\n', b'{"big":18446744073709551615}\n', b'{"n":NaN}\n',
          b'"\\ud800"\n', b'{"a":1}x\n', b'\xef\xbb\xbf{"a":1}\n', b'{"a":1,"a":2}\n', b'{"a":"\\u2028"}\n',
          b"[" * 5000 + b"]" * 5000 + b"\n", b"\x00\x00\n", b'{"f":1.5e3,"g":-0.0}\n']
