@@ -47,14 +47,14 @@ class Mutation:
 
 
 MUTATIONS = (
-    Mutation("no-log-fsync", "fold_core/store/log.py",
-             "            os.fsync(fd)\n            if created:", "            if created:",
+    Mutation("no-log-fsync", "fold_core/store/append.py",
+             "                os.fsync(self._fd)\n                if created:", "                if created:",
              ("tests/integration/test_durability.py", "tests/integration/test_power_loss_matrix.py")),
     Mutation("restore-keeps-withdrawn-with", "fold_core/kernel/candidate.py",
              'patched.update(status="active", withdrawn_with=None)', 'patched.update(status="active")',
              KERNEL_TESTS, conformance=True),
     Mutation("shared-write-lock", "fold_core/store/locking.py",
-             "        self.exclusive = exclusive\n", "        self.exclusive = False\n",
+             "_flock(self._fd, self.path, exclusive, timeout)", "_flock(self._fd, self.path, False, timeout)",
              ("tests/integration/test_locking.py",)),
     Mutation("share-rounds-up", "fold_core/shares.py",
              "return max(1, budget * numerator // denominator)",
