@@ -67,18 +67,19 @@ def plan_head(state: State, archive, floor) -> Plan:
     table = state.items if isinstance(state.items, Table) else Table(dict(state.items), size=len(state.items))
     memory = table.in_memory()
     base = table.base if archive is not None else {}
-    head = {item_id: table[item_id] for members in state.active.values() for item_id in members}
+    head = {item_id: memory.get(item_id) or table[item_id] for members in state.active.values() for item_id in members}
     from_archive: set[str] = set()  # head items whose image came from the archive
 
     threshold = floor_key(floor) if archive is not None else None
-    candidates = [x for x in memory.values() if x["status"] != "active" and
-                  (threshold is None or recent_key(x) >= threshold)]
-    if threshold is not None and len(candidates) < RECENT:  # restores used up the margin: read it all
-        everything = {**archive.load()[0], **memory}
-        candidates = [x for x in everything.values() if x["status"] != "active"]
-        threshold = None
-    recent = heapq.nlargest(HEAD_RECENT, candidates, key=recent_key)
-    if threshold is None and len(candidates) <= len(recent):
+    keyed = [(recent_key(x), x) for x in memory.values() if x["status"] != "active"]  # keys are unique (ids)
+    if threshold is not None:
+        keyed = [pair for pair in keyed if pair[0] >= threshold]
+        if len(keyed) < RECENT:  # restores used up the margin: read it all
+            everything = {**archive.load()[0], **memory}
+            keyed = [(recent_key(x), x) for x in everything.values() if x["status"] != "active"]
+            threshold = None
+    recent = [x for _key, x in heapq.nlargest(HEAD_RECENT, keyed)]  # keys never tie: dicts are never compared
+    if threshold is None and len(keyed) <= len(recent):
         new_floor = None
     else:
         new_floor = [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
@@ -86,7 +87,9 @@ def plan_head(state: State, archive, floor) -> Plan:
         head[item["id"]] = item
         if item["id"] not in memory:
             from_archive.add(item["id"])
-    head.update((item_id, item) for item_id, item in memory.items() if not _archivable(item_id))
+    safe = _SAFE
+    head.update((item_id, item) for item_id, item in memory.items()
+                if item_id not in safe and not _archivable(item_id))
 
     notes_table = state.annotations
     pool = dict(notes_table.in_memory() if isinstance(notes_table, Table) else notes_table)
@@ -104,8 +107,9 @@ def plan_head(state: State, archive, floor) -> Plan:
                 pool[note["id"]] = note
                 queue.append(note)
 
-    for item_id in list(head):
-        enter(item_id)
+    if archive is not None:
+        for item_id in [item_id for item_id in head if item_id not in base]:
+            enter(item_id)
     head_notes: dict[str, dict] = {}
     archived: dict[str, dict[str, dict]] = {}  # resolved item -> its archived annotations
     while queue:

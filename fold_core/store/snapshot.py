@@ -230,7 +230,7 @@ def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, no
         "recent_floor": floor,
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
-    return dumps_line(head)[:-1] + b',"items":' + items + b',"annotations":' + notes + b"}\n"
+    return b"".join((dumps_line(head)[:-1], b',"items":', items, b',"annotations":', notes, b"}\n"))
 
 
 def encode_table(table: dict, memo: dict) -> bytes:
@@ -252,7 +252,7 @@ def encode_table(table: dict, memo: dict) -> bytes:
     if len(memo) > 2 * len(table) + 64:  # forget what left the table
         for key in [key for key in memo if key not in table]:
             del memo[key]
-    return b"{" + b",".join(parts) + b"}"
+    return b"".join((b"{", b",".join(parts), b"}"))
 
 
 def encoded(value: dict, key: str, memo: dict) -> bytes:
