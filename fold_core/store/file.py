@@ -252,12 +252,14 @@ class FileRecorder(Recorder):
         if paused:
             gc.disable()
         try:
+            # Line starts are kept for a short tail only; ``records`` finds any other by bisection.
+            keep_offsets = not long_tail
             for record, start in walk.records(bulk_loads() if long_tail else None):
-                seq = record["event_seq"]
-                offsets[seq] = start
                 batch_id = record.get("batch_id")
                 if batch_id is not None:
-                    tail_batches[batch_id] = [seq, record.get("request_digest"), start]
+                    tail_batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
+                if keep_offsets:
+                    offsets[record["event_seq"]] = start
                 last = start
                 apply(record)
         except StoreCorrupt:
@@ -274,6 +276,7 @@ class FileRecorder(Recorder):
                 gc.enable()
         cache.state = replayer.freeze()
         cache.offset, cache.last_offset = walk.offset, last
+        offsets[cache.state.event_seq] = last
         return walk.torn
 
     def _refresh_due(self, cache: Cache, write: bool) -> bool:

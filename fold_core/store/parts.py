@@ -36,7 +36,7 @@ import json
 import os
 import re
 
-__all__ = ["KINDS", "Parts", "dumps_line", "header", "part_names"]
+__all__ = ["KINDS", "Parts", "dumps_line", "dumps_lines", "header", "part_names"]
 
 KINDS = ("items", "index", "batches")
 SCANS_BEFORE_PARSE = 4  # look-ups by scanning before the whole index is parsed into a dict
@@ -85,6 +85,28 @@ def dumps_line(value: object) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _ascii(value).encode("ascii")
+
+
+def dumps_lines(values: list) -> list[bytes]:
+    """``[dumps_line(value) for value in values]``, for many values at once (a snapshot written from scratch).
+
+    One orjson call per value and one search for raw line breaks over all of
+    them instead of two per value; the bytes are the same.
+    """
+    if _fast_dumps is None:
+        dumps_line({})  # looks orjson up
+    fast = _fast_dumps
+    if not fast:
+        return [dumps_line(value) for value in values]
+    try:
+        lines = [fast(value) for value in values]
+    except TypeError:  # a value orjson refuses: each goes its own way
+        return [dumps_line(value) for value in values]
+    blob = b"\n".join(lines)
+    if any(raw in blob for raw, _ in _BREAKS):
+        return [dumps_line(value) if any(raw in line for raw, _ in _BREAKS) else line
+                for value, line in zip(values, lines)]
+    return lines
 
 
 def _key(quoted: bytes) -> str:

@@ -30,7 +30,7 @@ from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, dumps_line, part_names
+from fold_core.store.parts import Parts, dumps_line, dumps_lines, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
 from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
 from fold_core.store.snapshot import warn_not_refreshed, write_head
@@ -152,13 +152,12 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
     lines: list[bytes] = []
     offset = writer.sizes["items"]
     quoted = (lambda key: f'"{key}"') if _all_plain([item["id"] for item, _, _ in plan.entries]) else _quoted
-    for item, notes, fresh in plan.entries:
+    if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
+        encoded_lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in plan.entries]
+    else:  # written from scratch: each entry in one call (the same bytes)
+        encoded_lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in plan.entries])
+    for (item, _notes, fresh), line in zip(plan.entries, encoded_lines):
         item_id = item["id"]
-        if item_id in item_memo or (notes and note_memo):
-            note_bytes = b",".join(encoded(note, note["id"], note_memo) for note in notes)
-            line = b'{"item":' + encoded(item, item_id, item_memo) + b',"notes":[' + note_bytes + b"]}"
-        else:  # nothing encoded before: the entry in one call (the same bytes)
-            line = dumps_line({"item": item, "notes": notes})
         lines.append(line)
         where = f",{offset},{len(line)}]"
         index.append(f'["i",{quoted(item_id)}{where}')
@@ -176,6 +175,14 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
         else:
             text = "\n".join(f"[{_quoted(key)},{entry[0]},{entry[-1]}]" for key, entry in batches.items())
         writer.write("batches", (text + "\n").encode("ascii"))
+
+
+def _entry(item: dict, notes: list, item_memo: dict, note_memo: dict) -> bytes:
+    """An archive line ``{"item": ..., "notes": [...]}``, reusing the head's encodings."""
+    if item["id"] in item_memo or (notes and note_memo):
+        note_bytes = b",".join(encoded(note, note["id"], note_memo) for note in notes)
+        return b'{"item":' + encoded(item, item["id"], item_memo) + b',"notes":[' + note_bytes + b"]}"
+    return dumps_line({"item": item, "notes": notes})
 
 
 def _all_plain(keys: list) -> bool:

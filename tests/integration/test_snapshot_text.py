@@ -40,6 +40,18 @@ def test_a_snapshot_line_is_utf8_without_any_line_break(monkeypatch, text, with_
         assert "签证材料".encode() in data, "non-ASCII text is written as UTF-8, not as \\u escapes"
 
 
+@pytest.mark.parametrize("with_orjson", [True, False])
+@pytest.mark.parametrize("odd", [None, "a\u2028b", "c\x85d", "lone \ud800", 2**70])
+def test_many_lines_at_once_are_the_lines_one_by_one(monkeypatch, with_orjson, odd):
+    """A snapshot written from scratch encodes its archive in one pass: the same bytes as line by line."""
+    if not with_orjson:
+        monkeypatch.setattr(parts, "_fast_dumps", False)
+    values = [{"item": {"id": f"i{n}", "title": "签证材料"}, "notes": []} for n in range(50)]
+    if odd is not None:
+        values[17]["item"]["title"] = odd
+    assert parts.dumps_lines(values) == [dumps_line(value) for value in values]
+
+
 def test_a_foreign_log_with_line_separators_in_its_text(tmp_path):
     """Records that break the kernel's text rules are still replayed and snapshotted safely."""
     path = tmp_path / "store"
