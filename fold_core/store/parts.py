@@ -103,7 +103,9 @@ def dumps_lines(values: list) -> list[bytes]:
     except TypeError:  # a value orjson refuses: each goes its own way
         return [dumps_line(value) for value in values]
     blob = b"\n".join(lines)
-    if any(raw in blob for raw, _ in _BREAKS):
+    # A lead byte first: memchr finds a single byte far faster than a search for the sequences.
+    if (b"\xe2" in blob and (b"\xe2\x80\xa8" in blob or b"\xe2\x80\xa9" in blob)) \
+            or (b"\xc2" in blob and b"\xc2\x85" in blob):
         return [dumps_line(value) if any(raw in line for raw, _ in _BREAKS) else line
                 for value, line in zip(values, lines)]
     return lines

@@ -147,23 +147,24 @@ def write_snapshot(directory: str, state: State, *, offset: int, last_offset: in
 
 
 def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
-    index = []
     item_memo, note_memo = memo
-    lines: list[bytes] = []
-    offset = writer.sizes["items"]
-    quoted = (lambda key: f'"{key}"') if _all_plain([item["id"] for item, _, _ in plan.entries]) else _quoted
+    entries = plan.entries
     if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
-        encoded_lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in plan.entries]
+        lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in entries]
     else:  # written from scratch: each entry in one call (the same bytes)
-        encoded_lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in plan.entries])
-    for (item, _notes, fresh), line in zip(plan.entries, encoded_lines):
-        item_id = item["id"]
-        lines.append(line)
-        where = f",{offset},{len(line)}]"
-        index.append(f'["i",{quoted(item_id)}{where}')
+        lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in entries])
+    index = []
+    offset = writer.sizes["items"]
+    plain = _all_plain([item["id"] for item, _notes, _fresh in entries])
+    for (item, _notes, fresh), line in zip(entries, lines):
+        size = len(line)
+        if plain:
+            index.append(f'["i","{item["id"]}",{offset},{size}]')
+        else:
+            index.append(f'["i",{_quoted(item["id"])},{offset},{size}]')
         if fresh:
-            index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
-        offset += len(line) + 1
+            index.extend(f'["n",{_quoted(note_id)},{offset},{size}]' for note_id in fresh)
+        offset += size + 1
     if lines:
         lines.append(b"")
         writer.write("items", b"\n".join(lines))
