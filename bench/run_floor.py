@@ -11,7 +11,9 @@ this repository (*after*):
    with a bare ``write`` + ``fsync`` of them. Its ratios (of the medians; of
    the means = amortized, with the snapshot refresh) belong to one run. The
    versions alternate, ``--rounds`` runs each (before, after, before, …);
-   reported: the median over the runs and their range.
+   reported: the median over the runs and their range. The same runs on
+   tmpfs (``/dev/shm``), where an fsync costs almost nothing for either side,
+   give the CPU-against-CPU ratio — the part the code decides.
 2. **cold state** — ``python -m fold_core state`` on the 100,000-record
    history of ``history.py`` (annotation-heavy: 4,937 annotations) with no
    snapshot (removed before each run, untimed), against a process that only
@@ -80,23 +82,44 @@ def _env(code: str) -> dict:
     return env
 
 
-def _json_run(argv: list[str], code: str) -> dict:
-    done = subprocess.run([sys.executable, *argv], env=_env(code), capture_output=True, text=True, cwd=FLOOR)
+def _json_run(argv: list[str], code: str, scratch: str | None = None) -> dict:
+    env = _env(code)
+    if scratch:
+        env["FOLD_BENCH_DIR"] = scratch
+    done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=FLOOR)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         return {"error": f"exit {done.returncode}: {done.stderr.strip()[-1500:]}"}
     return json.loads(lines[-1])
 
 
-def commit_rounds(codes: dict, sizes: dict) -> dict:
+def commit_rounds(codes: dict, sizes: dict, scratch: str | None = None) -> dict:
+    """``bench_commit`` runs, the versions alternating; ``scratch`` elsewhere (tmpfs) than the default."""
     runs: dict[str, list] = {label: [] for label in codes}
     for _ in range(sizes["rounds"]):
         for label, code in codes.items():
-            print(f"commit: {label}…", file=sys.stderr, flush=True)
+            print(f"commit{' on ' + scratch if scratch else ''}: {label}…", file=sys.stderr, flush=True)
             result = _json_run([os.path.join(HERE, "bench_commit.py"), "--commits", str(sizes["commits"]),
-                                "--warmups", str(sizes["warmups"])], code)
+                                "--warmups", str(sizes["warmups"])], code, scratch)
             runs[label].append(result)
     return runs
+
+
+def fsync_probe(directory: str, count: int = 50) -> float:
+    """Median seconds of a bare 3.6 kB ``write`` + ``fsync`` on the scratch disk (its speed this minute)."""
+    path = os.path.join(directory, "probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    samples = []
+    try:
+        for _ in range(count):
+            started = time.perf_counter()
+            os.write(fd, b"x" * 3600 + b"\n")
+            os.fsync(fd)
+            samples.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        os.remove(path)
+    return statistics.median(samples)
 
 
 def _timed(argv: list[str], code: str) -> float:
@@ -150,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", default="dbb41a0", help="the code before issue 26 (a commit)")
     parser.add_argument("--doc", help="the document to update (default: docs/benchmarks.md in full mode)")
     parser.add_argument("--render", metavar="RESULTS.json", help="only rewrite the section from saved results")
-    parser.add_argument("--only", default="commit,cold,stages")
+    parser.add_argument("--only", default="commit,tmpfs,cold,stages")
     args = parser.parse_args(argv)
     doc = args.doc or (None if args.quick else os.path.join(REPO, "docs", "benchmarks.md"))
     if args.render:
@@ -180,6 +203,13 @@ def measure(args) -> dict:
     results["history"] = facts
     if "commit" in only:
         results["commit"] = commit_rounds(codes, sizes)
+        results["fsync_probe"] = fsync_probe(FLOOR)
+    if "tmpfs" in only and os.path.isdir("/dev/shm"):
+        shm = os.path.join("/dev/shm", "fold-floor")
+        try:
+            results["commit_tmpfs"] = commit_rounds(codes, sizes, shm)
+        finally:
+            shutil.rmtree(shm, ignore_errors=True)
     if "cold" in only:
         results["cold"] = cold_rounds(codes, log_dir, sizes["cold_rounds"])
     if "stages" in only:

@@ -32,7 +32,7 @@ from collections import deque
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.text import ANNOTATION_ID, ITEM_ID
-from fold_core.store.snapshot import HEAD_RECENT, RECENT, floor_key, recent_key
+from fold_core.store.snapshot import HEAD_RECENT, INSTANTS, RECENT, floor_key, recent_key
 
 __all__ = ["Plan", "plan_head"]
 
@@ -47,7 +47,7 @@ class Plan:
         self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])]
 
 
-_SAFE: set[str] = set()  # ids seen to match ITEM_ID (a refresh checks the same ids again and again)
+_SAFE: dict[str, None] = {}  # ids seen to match ITEM_ID (a dict of atoms: the cyclic GC never walks it)
 
 
 def _archivable(item_id: object) -> bool:
@@ -58,7 +58,7 @@ def _archivable(item_id: object) -> bool:
         return False
     if len(_SAFE) >= 65536:
         _SAFE.clear()
-    _SAFE.add(item_id)
+    _SAFE[item_id] = None
     return True
 
 
@@ -71,14 +71,18 @@ def plan_head(state: State, archive, floor) -> Plan:
     from_archive: set[str] = set()  # head items whose image came from the archive
 
     threshold = floor_key(floor) if archive is not None else None
-    keyed = [(recent_key(x), x) for x in memory.values() if x["status"] != "active"]  # keys are unique (ids)
+    keyed = _keyed(x for x in memory.values() if x["status"] != "active")
     if threshold is not None:
-        keyed = [pair for pair in keyed if pair[0] >= threshold]
+        keyed = [entry for entry in keyed if entry[:2] >= threshold]
         if len(keyed) < RECENT:  # restores used up the margin: read it all
             everything = {**archive.load()[0], **memory}
-            keyed = [(recent_key(x), x) for x in everything.values() if x["status"] != "active"]
+            keyed = _keyed(x for x in everything.values() if x["status"] != "active")
             threshold = None
-    recent = [x for _key, x in heapq.nlargest(HEAD_RECENT, keyed)]  # keys never tie: dicts are never compared
+    if len(keyed) <= 4 * HEAD_RECENT:  # a refresh: sorting the flat tuples in place is quickest
+        keyed.sort(reverse=True)
+        recent = [entry[2] for entry in keyed[:HEAD_RECENT]]
+    else:
+        recent = [entry[2] for entry in heapq.nlargest(HEAD_RECENT, keyed)]
     if threshold is None and len(keyed) <= len(recent):
         new_floor = None
     else:
@@ -149,6 +153,19 @@ def plan_head(state: State, archive, floor) -> Plan:
         notes.update(fresh)
         entries.append((table[item_id], _in_order(notes), list(fresh)))
     return Plan(head, head_notes, new_floor, entries)
+
+
+def _keyed(items) -> list[tuple]:
+    """``(*recent_key(item), item)`` for each item: flat tuples sort fastest; ids never tie, so the
+    items themselves are never compared."""
+    instants, keyed = INSTANTS, []
+    append = keyed.append
+    for item in items:
+        instant = instants.get(item["status_at"])
+        if instant is None:
+            instant = recent_key(item)[0]
+        append((instant, item["id"], item))
+    return keyed
 
 
 def _in_order(notes: dict) -> list:
