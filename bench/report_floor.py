@@ -70,13 +70,14 @@ def render_section(results: dict) -> str:
             lines.append(f"| {label} | — | {before} | {after} | — | — |")
     cold = results.get("cold")
     if cold:
-        parse = statistics.median(cold["times"]["parse"])
         cells = []
         for label in ("before", "after"):
             figure = cold[label]
-            cells.append(f"{figure['rate_ratio']:.2f}× ({_ms(statistics.median(cold['times'][label]))} vs "
-                         f"{_ms(parse)}; rounds {_spread(figure['round_ratios'])})")
-        lines.append(f"| cold `foldctl state` (no snapshot), 100k records, rate vs a bare line-by-line parse | "
+            cells.append(f"{figure['rate_ratio']:.2f}× ({_ms(statistics.median(figure['read']))} vs "
+                         f"{_ms(statistics.median(figure['parse']))}; pairs {_spread(figure['pair_ratios'])}; "
+                         f"CPU time {figure['cpu_ratio']:.2f}×)")
+        records = results.get("history", {}).get("records", 0)
+        lines.append(f"| cold `foldctl state` (no snapshot), {records:,} records, rate vs a bare line-by-line parse | "
                      f"{ISSUE['cold']} | {cells[0]} | {cells[1]} | ≥ 0.7× | "
                      f"{_verdict(cold['after']['rate_ratio'], 0.7, False)} |")
     lines += ["", *_commit_details(results), *_cold_details(results), *_method(results)]

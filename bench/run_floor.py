@@ -17,10 +17,12 @@ this repository (*after*):
 2. **cold state** — ``python -m fold_core state`` on the 100,000-record
    history of ``history.py`` (annotation-heavy: 4,937 annotations) with no
    snapshot (removed before each run, untimed), against a process that only
-   parses the same log line by line with ``json.loads``. Each round runs the
-   parse, the *before* read and the *after* read, in a rotating order; the
-   figure is the rate ratio (parse time / read time): median of the rounds
-   and the range of the per-round ratios.
+   parses the same log line by line with ``json.loads``. Each round runs,
+   for each version, a parse and a read back to back (orders alternating),
+   so each pair sees the same machine; the figure is the median of the
+   pairs' rate ratios (parse time / read time), with their range, and the
+   same from the children's CPU time (user + system), which a busy machine
+   disturbs less.
 3. **where the time goes** — ``floor_stages.py`` on the *after* code: the
    commit split into its stages, the refresh, and the cold read's phases.
 
@@ -50,7 +52,7 @@ from doc_sections import replace_section  # noqa: E402
 from report_floor import render_section  # noqa: E402
 from timing import SCRATCH, clean_env  # noqa: E402
 
-FULL = {"records": 100_000, "rounds": 3, "commits": 300, "warmups": 40, "cold_rounds": 5}
+FULL = {"records": 100_000, "rounds": 3, "commits": 300, "warmups": 40, "cold_rounds": 7}
 QUICK = {"records": 5_000, "rounds": 1, "commits": 60, "warmups": 10, "cold_rounds": 1}
 FLOOR = os.path.join(SCRATCH, "floor")
 NOW = "2027-06-01T09:00:00+08:00"
@@ -122,13 +124,17 @@ def fsync_probe(directory: str, count: int = 50) -> float:
     return statistics.median(samples)
 
 
-def _timed(argv: list[str], code: str) -> float:
+def _timed(argv: list[str], code: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child: user + system) of one process."""
     started = time.perf_counter()
-    done = subprocess.run(argv, env=_env(code), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=FLOOR)
+    child = subprocess.Popen(argv, env=_env(code), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=FLOOR)
+    _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr.decode()[-600:]}")
-    return elapsed
+    err = child.stderr.read()
+    child.stderr.close()
+    if status != 0:
+        raise RuntimeError(f"{argv} exited with status {status}: {err.decode()[-600:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def _no_snapshot(path: str) -> None:
@@ -138,32 +144,35 @@ def _no_snapshot(path: str) -> None:
 
 
 def cold_rounds(codes: dict, log_dir: str, rounds: int) -> dict:
+    """Per round and version, a parse and a cold read back to back (the order alternating): pairs
+    that see the same machine; the figure is the median of the pairs' rate ratios."""
     cold = os.path.join(FLOOR, "cold")
     shutil.rmtree(cold, ignore_errors=True)
     os.makedirs(cold)
     for name in ("meta.json", "events.jsonl"):
         os.link(os.path.join(log_dir, name), os.path.join(cold, name))
     log_path = os.path.join(cold, "events.jsonl")
-    sides = ["parse", *codes]
-    times: dict[str, list[float]] = {side: [] for side in sides}
+    result: dict = {label: {"parse": [], "read": [], "parse_cpu": [], "read_cpu": []} for label in codes}
     for index in range(rounds + 1):  # the first round warms the page cache and the bytecode caches
-        order = sides[index % len(sides):] + sides[:index % len(sides)]
         print(f"cold state: round {index}…", file=sys.stderr, flush=True)
-        for side in order:
-            if side == "parse":
-                seconds = _timed([sys.executable, "-c", PARSE, log_path], REPO)
-            else:
-                _no_snapshot(cold)
-                seconds = _timed([sys.executable, "-m", "fold_core", "state", "--store", cold, "--format", "json",
-                                  "--now", NOW], codes[side])
-            if index:
-                times[side].append(seconds)
+        labels = list(codes) if index % 2 == 0 else list(reversed(codes))
+        for label in labels:
+            steps = ["parse", "read"] if (index // 2) % 2 == 0 else ["read", "parse"]
+            for step in steps:
+                if step == "parse":
+                    wall, cpu = _timed([sys.executable, "-c", PARSE, log_path], REPO)
+                else:
+                    _no_snapshot(cold)
+                    wall, cpu = _timed([sys.executable, "-m", "fold_core", "state", "--store", cold, "--format",
+                                        "json", "--now", NOW], codes[label])
+                if index:
+                    result[label][step].append(wall)
+                    result[label][step + "_cpu"].append(cpu)
     shutil.rmtree(cold, ignore_errors=True)
-    result = {"times": times}
-    for label in codes:
-        ratios = [p / s for p, s in zip(times["parse"], times[label])]
-        result[label] = {"rate_ratio": statistics.median(times["parse"]) / statistics.median(times[label]),
-                         "round_ratios": ratios}
+    for figures in result.values():
+        figures["pair_ratios"] = [p / r for p, r in zip(figures["parse"], figures["read"])]
+        figures["rate_ratio"] = statistics.median(figures["pair_ratios"])
+        figures["cpu_ratio"] = statistics.median(p / r for p, r in zip(figures["parse_cpu"], figures["read_cpu"]))
     return result
 
 

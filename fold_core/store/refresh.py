@@ -94,11 +94,12 @@ def rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> 
 def _rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
     state = cache.state
     try:
-        batches = dict(snapshot_batches(cache, log_path))
-        for key, entry in cache.tail_batches.items():
-            batches[key] = entry  # [event_seq, digest, offset]: _write_plan takes the first and the last
-        items, notes = state.items, state.annotations
-        whole = state.replace(items=Table(dict(items.items())), annotations=Table(dict(notes.items())))
+        batches = snapshot_batches(cache, log_path)  # {batch_id: (event_seq, offset)}
+        if batches:
+            batches = {**batches, **cache.tail_batches}
+        else:
+            batches = cache.tail_batches  # [event_seq, digest, offset]: _write_plan takes the first and the last
+        whole = state.replace(items=Table(_every(state.items)), annotations=Table(_every(state.annotations)))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         if exclusive:
             warn_not_refreshed(directory, error)
@@ -176,6 +177,11 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
         else:
             text = "\n".join(f"[{_quoted(key)},{entry[0]},{entry[-1]}]" for key, entry in batches.items())
         writer.write("batches", (text + "\n").encode("ascii"))
+
+
+def _every(table) -> dict:
+    """Every entry of ``table`` as a dict (shared, not copied, when it is already one: nothing here changes it)."""
+    return table.whole() if isinstance(table, Table) else dict(table)
 
 
 def _entry(item: dict, notes: list, item_memo: dict, note_memo: dict) -> bytes:
