@@ -2,8 +2,9 @@
 
 Runs against the ``fold_core`` first on ``sys.path`` and prints one JSON line:
 
-* ``commit``: the in-process commit of ``bench_commit`` (long-lived store, 3
-  declarations, ~200 active items, on the scratch disk), split into stages
+* ``commit`` (and ``commit_tmpfs``, the same on ``/dev/shm`` where an fsync
+  costs almost nothing): the in-process commit of ``bench_commit``
+  (long-lived store, 3 declarations, ~200 active items), split into stages
   by wrapping the store's own functions — lock, recovery, request digest,
   batch look-up, kernel, record encoding, the append's write, its fsync, and
   what follows — median microseconds per stage over the commits that did not
@@ -25,6 +26,7 @@ import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 from common import ACTOR, Workload, bench_dir, emit_json, now_at  # noqa: E402 (sets sys.path)
@@ -75,8 +77,8 @@ def _stages(marks: list[tuple[str, float]]) -> dict[str, float]:
     return stages
 
 
-def commit_stages(commits: int, warmups: int) -> dict:
-    directory = bench_dir("floor-stages")
+def commit_stages(commits: int, warmups: int, tmpfs: bool = False) -> dict:
+    directory = tempfile.mkdtemp(prefix="fold-stages-", dir="/dev/shm") if tmpfs else bench_dir("floor-stages")
     store = Store(FileRecorder(os.path.join(directory, "store"), budget=64))
     workload = Workload("commit")
     assert store.commit(workload.initial_batch(), actor=ACTOR, now=now_at(0)).exit_code == 0
@@ -172,6 +174,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--cold", help="a store (meta.json and events.jsonl) to read cold")
     args = parser.parse_args(argv)
     result = {"commit": commit_stages(args.commits, args.warmups)}
+    if os.path.isdir("/dev/shm"):
+        result["commit_tmpfs"] = commit_stages(args.commits, args.warmups, tmpfs=True)
     if args.cold:
         result["cold"] = cold_state(args.cold)
     return result
