@@ -77,6 +77,19 @@ def _stages(marks: list[tuple[str, float]]) -> dict[str, float]:
     return stages
 
 
+def _inclusive(marks: list[tuple[str, float]]) -> dict[str, float]:
+    """Seconds inside each wrapped function, nested calls included (summed over its calls)."""
+    totals: dict[str, float] = {}
+    open_calls: list[tuple[str, float]] = []
+    for label, at in marks:
+        if label.endswith(">"):
+            open_calls.append((label[:-1], at))
+        else:
+            name, began = open_calls.pop()
+            totals[name] = totals.get(name, 0.0) + (at - began)
+    return totals
+
+
 def commit_stages(commits: int, warmups: int, tmpfs: bool = False) -> dict:
     directory = tempfile.mkdtemp(prefix="fold-stages-", dir="/dev/shm") if tmpfs else bench_dir("floor-stages")
     store = Store(FileRecorder(os.path.join(directory, "store"), budget=64))
@@ -108,7 +121,9 @@ def commit_stages(commits: int, warmups: int, tmpfs: bool = False) -> dict:
             stages = _stages(marks.marks)
             if any(label == "refresh>" for label, _ in marks.marks):
                 fsyncs = sum(1 for label, _ in marks.marks if label == "fsync>") - 1
-                refreshes.append({"seconds": stages.get("refresh", 0.0), "fsyncs": fsyncs})
+                inside = _inclusive(marks.marks)
+                refreshes.append({"seconds": inside.get("refresh", 0.0), "fsync_seconds": inside.get("fsync", 0.0),
+                                  "commit": marks.marks[-1][1] - marks.marks[0][1], "fsyncs": fsyncs})
                 continue
             totals.append(marks.marks[-1][1] - marks.marks[0][1])
             for name, seconds in stages.items():
@@ -121,7 +136,10 @@ def commit_stages(commits: int, warmups: int, tmpfs: bool = False) -> dict:
             "stages": {name: statistics.median(values) for name, values in plain.items()
                        if len(values) == len(totals)},
             "refresh": {"n": len(refreshes), "median": statistics.median(r["seconds"] for r in refreshes)
-                        if refreshes else None, "fsyncs": max((r["fsyncs"] for r in refreshes), default=0)}}
+                        if refreshes else None,
+                        "fsync_median": statistics.median(r["fsync_seconds"] for r in refreshes) if refreshes else None,
+                        "commit_median": statistics.median(r["commit"] for r in refreshes) if refreshes else None,
+                        "fsyncs": max((r["fsyncs"] for r in refreshes), default=0)}}
 
 
 def cold_state(path: str) -> dict:
@@ -156,15 +174,7 @@ def cold_state(path: str) -> dict:
         os.close(null)
         os.close(saved)
         marks.restore()
-    stages: dict[str, float] = {}
-    depth: list[tuple[str, float]] = []
-    for label, at in marks.marks:  # inclusive time of each wrapped call (they nest)
-        if label.endswith(">"):
-            depth.append((label[:-1], at))
-        else:
-            name, began = depth.pop()
-            stages[name] = stages.get(name, 0.0) + (at - began)
-    return {"exit": code, "total": total, "stages": stages}
+    return {"exit": code, "total": total, "stages": _inclusive(marks.marks)}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -138,8 +138,9 @@ def _stage_lines(stages: dict | None, where: str) -> list[str]:
                                                                 if value >= 1e-6) + "."]
         refresh = stages["refresh"]
         if refresh.get("median"):
-            out.append(f"The snapshot refresh (one commit in 32): {_ms(refresh['median'])} median over "
-                       f"{refresh['n']}, {refresh['fsyncs']} fsyncs.")
+            out.append(f"The commit that refreshes the snapshot (one in 32) took {_ms(refresh['commit_median'])} "
+                       f"(median of {refresh['n']}), the refresh {_ms(refresh['median'])} of it, of which its "
+                       f"{refresh['fsyncs']} fsyncs {_ms(refresh['fsync_median'])}.")
     return out
 
 
