@@ -257,7 +257,7 @@ class FileRecorder(Recorder):
             for record, start in walk.records(bulk_loads() if long_tail else None):
                 batch_id = record.get("batch_id")
                 if batch_id is not None:
-                    tail_batches[batch_id] = [record["event_seq"], record.get("request_digest"), start]
+                    tail_batches[batch_id] = (record["event_seq"], record.get("request_digest"), start)
                 if keep_offsets:
                     offsets[record["event_seq"]] = start
                 last = start
@@ -344,7 +344,7 @@ class FileRecorder(Recorder):
         cache.offsets[event_seq] = start
         batch_id = record.get("batch_id")
         if batch_id is not None:
-            cache.tail_batches[batch_id] = [event_seq, record.get("request_digest"), start]
+            cache.tail_batches[batch_id] = (event_seq, record.get("request_digest"), start)
         self._cache = cache
 
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:

@@ -98,7 +98,7 @@ def _rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) ->
         if batches:
             batches = {**batches, **cache.tail_batches}
         else:
-            batches = cache.tail_batches  # [event_seq, digest, offset]: _write_plan takes the first and the last
+            batches = cache.tail_batches  # (event_seq, digest, offset): _write_plan takes the first and the last
         whole = state.replace(items=Table(_every(state.items)), annotations=Table(_every(state.annotations)))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         if exclusive:
