@@ -26,6 +26,7 @@ plan is then a snapshot written from scratch.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 
 from fold_core.state import State
@@ -61,6 +62,20 @@ def _archivable(item_id: object) -> bool:
     return True
 
 
+_ITEM_IDS = re.compile(r"[a-z0-9-]{1,64}(?:\n[a-z0-9-]{1,64})*")  # ITEM_ID, one per line
+
+
+def _all_archivable(ids) -> bool:
+    """Whether every id matches ITEM_ID, in one match over them all (only for many ids)."""
+    if len(ids) < 4096:
+        return False  # few: the cached check one by one is as quick
+    keys = list(ids)
+    if not all(type(key) is str for key in keys):
+        return False
+    joined = "\n".join(keys)
+    return joined.count("\n") == len(keys) - 1 and _ITEM_IDS.fullmatch(joined) is not None
+
+
 def plan_head(state: State, archive, floor) -> Plan:
     """The plan for ``state``, whose items beyond memory are in ``archive`` (see the module docstring)."""
     table = state.items if isinstance(state.items, Table) else Table(dict(state.items), size=len(state.items))
@@ -89,9 +104,10 @@ def plan_head(state: State, archive, floor) -> Plan:
         head[item["id"]] = item
         if item["id"] not in memory:
             from_archive.add(item["id"])
-    safe = _SAFE
-    head.update((item_id, item) for item_id, item in memory.items()
-                if item_id not in safe and not _archivable(item_id))
+    if not _all_archivable(memory):  # else nothing to keep in the head for want of a safe id (one check)
+        safe = _SAFE
+        head.update((item_id, item) for item_id, item in memory.items()
+                    if item_id not in safe and not _archivable(item_id))
 
     notes_table = state.annotations
     pool = dict(notes_table.in_memory() if isinstance(notes_table, Table) else notes_table)

@@ -131,3 +131,22 @@ def test_the_bulk_parser_answers_as_json_loads(monkeypatch, with_orjson):
     assert (parse is _loads) == (not with_orjson)
     for line in LINES:
         assert _outcome(parse, line) == _outcome(json.loads, line), line[:40]
+
+
+@pytest.mark.parametrize("odd", ["Bad Id", "x\ny", "雪"])
+def test_an_id_the_index_cannot_hold_stays_in_the_head_of_a_large_snapshot(odd):
+    """Many items are checked in one pass: one id that does not match ITEM_ID still keeps its item in
+    the head (a foreign log may hold such ids; the archive's index cannot)."""
+    from fold_core.state import State
+    from fold_core.store.layout import plan_head
+    from fold_core.table import Table
+
+    def gone(item_id: str, minute: int) -> dict:
+        return {"id": item_id, "status": "withdrawn", "status_at": f"2026-10-09T{minute // 60 % 24:02d}:"
+                f"{minute % 60:02d}:00+08:00", "merged_into": None, "parent": None}
+
+    items = {f"i{n}": gone(f"i{n}", n) for n in range(5000)}
+    items[odd] = gone(odd, 0)  # the oldest: only its id can keep it in the head
+    plan = plan_head(State(budget=64, items=Table(items), inactive_total=len(items)), None, None)
+    assert odd in plan.items
+    assert odd not in {item["id"] for item, _notes, _fresh in plan.entries}
