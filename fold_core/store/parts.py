@@ -168,6 +168,7 @@ class Parts:
         self._bytes: dict[str, bytes] = {}
         self._scans = {"index": 0, "batches": 0}
         self._keys: dict[str, dict] | None = None  # index keys by tag ("i", "n", and "b" for batches)
+        self._keys_upto: dict[str, int] | None = None  # where ``_keys`` ends, when short of ``lengths``
         self._index: dict | None = None  # the whole index (verify only)
         self._batches: dict | None = None
         self._all: tuple[dict, dict] | None = None
@@ -185,9 +186,9 @@ class Parts:
         later = Parts(self.directory, self.gen, lengths, self.files)
         later.entries, later.notes = self.entries, self.notes
         later._scans = self._scans
-        if self._keys is not None:
+        if self._keys is not None:  # the keys of the appended lines are collected when next needed
             later._keys = self._keys
-            later._add_keys(self.lengths)
+            later._keys_upto = self._keys_upto or self.lengths
         return later
 
     # -- raw bytes ------------------------------------------------------------
@@ -221,6 +222,9 @@ class Parts:
                 return True
             self._keys = {"i": {}, "n": {}, "b": {}}
             self._add_keys({kind: 0 for kind in KINDS})
+        elif self._keys_upto is not None:
+            self._add_keys(self._keys_upto)
+            self._keys_upto = None
         return quoted[1:-1] in self._keys[tag]
 
     def _add_keys(self, since: dict[str, int]) -> None:

@@ -353,3 +353,38 @@ def test_a_batch_restoring_more_than_the_margin_is_answered_from_the_archive(chu
     for store in (writer, reader):
         for request_ in ({}, {"not_active": RECENT + 1}, {"not_active": ABOVE_THE_HEAD}, {"not_active": None}):
             _same(store.state_document(now=LATER, **request_), model.state_document(now=LATER, **request_))
+
+
+def test_a_long_lived_writer_finds_batches_and_items_its_own_refreshes_archived(churned, monkeypatch):
+    """A writer that has collected the index keys (after a few look-ups) learns the keys its refreshes
+    append: a retry of a batch that is only in the snapshot's batch index is answered as a replay, and
+    an item that only the archive holds is found (that one also through the entries it archived)."""
+    path, model, _commit, _annotate = churned
+    monkeypatch.setenv("FOLD_SNAPSHOT_EVERY", "1")
+    writer = Store(FileRecorder(path))
+    for n in range(8):  # new ids and batch_ids: misses, enough of them to collect the keys
+        batch = {"batch_id": f"k{n}", "declarations": [{"id": f"k{n}", "title": "key", "weight": "trace",
+                                                         "kind": "fyi"}]}
+        assert writer.commit(batch, actor="agent", now=LATER).document == \
+            model.commit(batch, actor="agent", now=LATER).document
+    withdraw = {"batch_id": "k-gone", "declarations": [{"id": "k0", "relation": "withdraw", "reason": "r"}]}
+    assert writer.commit(withdraw, actor="agent", now=LATER).document == \
+        model.commit(withdraw, actor="agent", now=LATER).document
+    for n in range(300):  # push k0 out of the head into the archive, refreshing after every commit
+        batch = {"batch_id": f"z{n}", "declarations": [
+            {"id": f"z{n}", "title": "z", "weight": "trace", "kind": "fyi"},
+            *([{"id": f"z{n - 1}", "relation": "withdraw", "reason": "r"}] if n else [])]}
+        assert writer.commit(batch, actor="agent", now=LATER).exit_code == 0
+        model.commit(batch, actor="agent", now=LATER)
+    assert "k0" not in _head(path)["items"], "k0 left the head"
+    early = {"batch_id": "k1", "declarations": [{"id": "k1", "title": "key", "weight": "trace", "kind": "fyi"}]}
+    late = {"batch_id": "z150", "declarations": [{"id": "z150", "title": "z", "weight": "trace", "kind": "fyi"},
+                                                 {"id": "z149", "relation": "withdraw", "reason": "r"}]}
+    for retry in (early, late):  # from before the keys were collected, and appended after
+        mine = writer.commit(retry, actor="agent", now=LATER).document
+        assert mine == model.commit(retry, actor="agent", now=LATER).document and mine["replayed"] is True
+    again = {"batch_id": "k0-again", "declarations": [{"id": "k0", "title": "again", "weight": "trace",
+                                                        "kind": "fyi"}]}
+    mine = writer.commit(again, actor="agent", now=LATER).document
+    assert mine == model.commit(again, actor="agent", now=LATER).document
+    assert mine["errors"][0]["code"] == "item_exists"
