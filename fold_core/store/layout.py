@@ -84,22 +84,7 @@ def plan_head(state: State, archive, floor) -> Plan:
     head = {item_id: memory.get(item_id) or table[item_id] for members in state.active.values() for item_id in members}
     from_archive: set[str] = set()  # head items whose image came from the archive
 
-    threshold = floor_key(floor) if archive is not None else None
-    keyed = _keyed(x for x in memory.values() if x["status"] != "active")
-    if threshold is not None:
-        keyed = [entry for entry in keyed if entry[:2] >= threshold]
-        if len(keyed) < RECENT:  # restores used up the margin: read it all
-            everything = {**archive.load()[0], **memory}
-            keyed = _keyed(x for x in everything.values() if x["status"] != "active")
-            threshold = None
-    # Sorting the flat tuples beats a heap: the items come roughly in the order they left the
-    # active set, which timsort takes in near-linear time (and every one of them would enter a heap).
-    keyed.sort(reverse=True)
-    recent = [entry[2] for entry in keyed[:HEAD_RECENT]]
-    if threshold is None and len(keyed) <= len(recent):
-        new_floor = None
-    else:
-        new_floor = [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
+    recent, new_floor = _recent(memory, archive, floor)
     for item in recent:
         head[item["id"]] = item
         if item["id"] not in memory:
@@ -167,6 +152,29 @@ def plan_head(state: State, archive, floor) -> Plan:
         notes.update(fresh)
         entries.append((table[item_id], _in_order(notes), list(fresh)))
     return Plan(head, head_notes, new_floor, entries)
+
+
+def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
+    """The ``HEAD_RECENT`` most recent not-active items, most recent first, and the new floor.
+
+    Every not-active item above the previous floor is in memory — unless
+    restores left fewer than ``RECENT`` of them: then the archive is read whole.
+    """
+    threshold = floor_key(floor) if archive is not None else None
+    keyed = _keyed(x for x in memory.values() if x["status"] != "active")
+    if threshold is not None:
+        keyed = [entry for entry in keyed if entry[:2] >= threshold]
+        if len(keyed) < RECENT:  # restores used up the margin: read it all
+            everything = {**archive.load()[0], **memory}
+            keyed = _keyed(x for x in everything.values() if x["status"] != "active")
+            threshold = None
+    # Sorting the flat tuples beats a heap: the items come roughly in the order they left the
+    # active set, which timsort takes in near-linear time (and every one of them would enter a heap).
+    keyed.sort(reverse=True)
+    recent = [entry[2] for entry in keyed[:HEAD_RECENT]]
+    if threshold is None and len(keyed) <= len(recent):
+        return recent, None
+    return recent, [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
 
 
 def _keyed(items) -> list[tuple]:

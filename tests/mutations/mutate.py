@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 KERNEL_TESTS = ("tests/unit/test_kernel_properties.py::test_fixed_scenarios_pass_the_oracle",)
 LONG_LIVED = ("tests/integration/test_long_lived_recorder.py",)
-ID_TESTS = ("tests/unit/test_kernel_properties.py::test_an_id_is_never_created_twice",
-            "tests/unit/test_kernel_properties.py::test_withdrawn_and_merged_ids_are_never_created_again")
+ID_TESTS = ("tests/unit/test_kernel_ids.py",)
 
 
 @dataclass(frozen=True)
