@@ -1,4 +1,4 @@
-"""The agent input stays bounded (issue 6, "Context stays bounded"; contract §9).
+"""The agent input stays bounded ("Context stays bounded"; contract §9).
 
 Method: two stores built by the same ``churn`` workload (``common.build_store``:
 a ~200-item active state; every tick creates one item and withdraws the
@@ -119,7 +119,7 @@ def section(results: dict) -> str:
                 f"{case['not_active']} of {case['not_active_total']} | {case['seconds'] * 1000:.0f} ms |")
 
     return "\n".join([
-        "## 6. Agent input bound (issue 6)",
+        "## 6. Agent input bound",
         "",
         "`bench/bench_context.py`. " + __doc__.split("\n\n")[1].replace("\n", " "),
         "",

@@ -1,4 +1,4 @@
-"""Benchmark: the rss adapter on a 1,000-entry feed vs a bare ``feedparser.parse`` (issue 7).
+"""Benchmark: the rss adapter on a 1,000-entry feed vs a bare ``feedparser.parse``.
 
 Method: one deterministic RSS 2.0 document of ``--entries`` entries (mixed
 Chinese/English titles, HTML descriptions of ~600 characters with links,
@@ -66,14 +66,16 @@ def main(argv: list[str] | None = None) -> int:
 
     import feedparser
 
-    from fold_adapters.feed_entries import parse_feed
-    from fold_adapters.rss import RssAdapter, RssSettings
+    from fold_adapters.feeds.entries import parse_feed
+    from fold_adapters.feeds.feed import FeedPoller
+    from fold_adapters.feeds.rss import RssAdapter, RssSettings
 
     body = build_feed(args.entries)
     with FeedServer() as server:
         server.route("/feed.xml", body, validators=False)
         url = server.url("/feed.xml")
-        adapter = RssAdapter("bench", RssSettings(url=url))
+        adapter = RssAdapter("bench", RssSettings(url=url, first_run="all"))
+        poller = FeedPoller("bench", adapter.settings, seen_limit=5000)
 
         def baseline() -> int:
             return len(feedparser.parse(body).entries)
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def no_http() -> int:
             parsed = parse_feed(body, url=url, content_type="application/rss+xml; charset=utf-8")
-            return len([adapter._observation(entry, 1, parsed.title, NOW) for entry in parsed.entries])
+            return len([poller._observation(entry, 1, parsed.title, NOW) for entry in parsed.entries])
 
         runs = {"baseline": baseline, "adapter": end_to_end, "adapter, no HTTP": no_http}
         times: dict[str, list[float]] = {name: [] for name in runs}
@@ -108,13 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if args.doc:
         section = "\n".join([
-            "## 8. Feed adapter (issue 7)",
+            "## 8. Feed adapter",
             "",
             f"`python bench/bench_feed.py --doc` — {entries:,}-entry RSS 2.0 feed ({len(body) / 1e6:.2f} MB: "
             "mixed Chinese/English titles, ~600-character HTML descriptions with a list and a table). "
             "The baseline is a bare `feedparser.parse(body)` on the same bytes; *adapter* is `RssAdapter.poll` end "
             "to end (HTTP GET over loopback from a local `ThreadingHTTPServer`, feedparser, HTML to text with "
-            "lxml (`fold_adapters.htmltext`), identity and fingerprints, `Observation` validation, the cursor); "
+            "lxml (`fold_adapters.text.html`), identity and fingerprints, `Observation` validation, the cursor); "
             "*no HTTP* is the same without the fetch. The three alternate in each round; medians of "
             f"{args.rounds} rounds after a warm-up. Target: adapter ≥ 0.5× the baseline. Absolute times follow the "
             "machine's load (given below); the ratio is the figure to compare.",

@@ -1,7 +1,7 @@
-"""Benchmark 5 (issue 11): costs that must stay flat as the history grows.
+"""Benchmark 5: costs that must stay flat as the history grows.
 
 Runs against whatever ``fold_core`` is first on ``sys.path`` (``run_flat``
-runs it once with the code before issue 11 and once with the current code),
+runs it once with the code before the flat-cost store (eff7271) and once with the current code),
 on two stores prepared by that same code (its own snapshot): ``--big``, the
 long history of ``history.py`` (100k records), and ``--small``, a ~200-item
 store of the same stream. It measures every row of the issue's table:

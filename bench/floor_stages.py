@@ -1,4 +1,4 @@
-"""Where a commit and a cold ``foldctl state`` spend their time (issue 26; see ``run_floor``).
+"""Where a commit and a cold ``foldctl state`` spend their time (see ``run_floor``).
 
 Runs against the ``fold_core`` first on ``sys.path`` and prints one JSON line:
 

@@ -1,4 +1,4 @@
-"""A long, realistic history (issue 11): years of heavy mail folded into one store.
+"""A long, realistic history: years of heavy mail folded into one store.
 
 ``History`` is a seeded stream of requests driven through the real kernel
 (every batch goes through ``apply_batch``; a rejection is a bug here and

@@ -1,4 +1,4 @@
-"""Run every benchmark and write ``docs/benchmarks.md`` (issue 3, "Benchmarks").
+"""Run every benchmark and write ``docs/benchmarks.md`` ("Benchmarks").
 
 ``python bench/run_all.py`` builds the two 100,000-record stores (steady and
 churn, see ``common``), runs each benchmark script in its own process, prints

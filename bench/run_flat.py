@@ -1,11 +1,11 @@
-"""Run benchmark 5 (issue 11) before and after, and write its section of ``docs/benchmarks.md``.
+"""Run benchmark 5 before and after, and write its section of ``docs/benchmarks.md``.
 
 ``python bench/run_flat.py`` builds (once; cached under the scratch
 directory) the long history of ``history.py`` — 100,000 records — and a
 ~200-item prefix of the same stream, then for each code version:
 
 * *before*: the code at ``--base`` (default ``eff7271``, the last commit
-  before issue 11), unpacked with ``git archive`` into the scratch directory;
+  before the flat-cost store), unpacked with ``git archive`` into the scratch directory;
 * *after*: this repository;
 
 prepares both stores with that code (the log is shared; each code recovers
@@ -126,7 +126,7 @@ def run_version(label: str, code: str, big_log: str, small_log: str, sizes: dict
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--base", default="eff7271", help="the code before issue 11 (a commit)")
+    parser.add_argument("--base", default="eff7271", help="the code before the flat-cost store (a commit)")
     parser.add_argument("--doc", help="the document to update (default: docs/benchmarks.md in full mode)")
     parser.add_argument("--render", metavar="RESULTS.json", help="only rewrite the section from saved results")
     parser.add_argument("--versions", default="before,after")

@@ -1,4 +1,4 @@
-"""Issue 26, the store's rows: a commit and a cold ``foldctl state``, before and after, beside their baselines.
+"""The store's floor rows: a commit and a cold ``foldctl state``, before and after, beside their baselines.
 
 ``python bench/run_floor.py`` measures, in one run, the code at ``--base``
 (*before*, unpacked with ``git archive`` into the scratch directory) and
@@ -179,7 +179,7 @@ def cold_rounds(codes: dict, log_dir: str, rounds: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--base", default="dbb41a0", help="the code before issue 26 (a commit)")
+    parser.add_argument("--base", default="dbb41a0", help="the code before the store's floor work (a commit)")
     parser.add_argument("--doc", help="the document to update (default: docs/benchmarks.md in full mode)")
     parser.add_argument("--render", metavar="RESULTS.json", help="only rewrite the section from saved results")
     parser.add_argument("--only", default="commit,tmpfs,cold,stages")

@@ -107,6 +107,50 @@ def finish(result: dict, doc: str | None, write_section) -> int:
     return 0
 
 
+IMPORT_NAMES = (("fold_core", "fold_core"), ("fold_adapters", "adapters"), ("fold_consumers", "consumers"),
+                ("fold_host", "host"), ("conformance", "conformance"))  # pyproject's package-dir
+
+
+def code_at(commit: str, repo: str) -> str:
+    """A ``PYTHONPATH`` entry that imports Fold as it was at ``commit`` (unpacked once under ``SCRATCH``).
+
+    The repository's folders are not named as their packages (``host`` is
+    ``fold_host``): the entry is a folder of links with the import names.
+    """
+    root = os.path.join(SCRATCH, "code", commit)
+    names = os.path.join(root, ".import-names")
+    if not os.path.exists(os.path.join(names, "fold_host", "__init__.py")):
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root)
+        archive = subprocess.run(["git", "archive", commit], cwd=repo, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", root], input=archive, check=True)
+        os.makedirs(names)
+        for name, folder in IMPORT_NAMES:
+            os.symlink(os.path.join(root, folder), os.path.join(names, name), target_is_directory=True)
+    return names
+
+
+def run_json(argv: list[str], code: str | None = None, cwd: str | None = None) -> dict:
+    """Run a benchmark script in a new process (with ``code`` first on its path) and read its JSON line."""
+    env = clean_env()
+    if code is not None:
+        env["PYTHONPATH"] = code
+    else:
+        env.pop("PYTHONPATH", None)
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr.strip()[-1500:]}")
+    return json.loads(lines[-1])
+
+
+def spread(values: list[float]) -> dict:
+    """Median, min and max of a few figures (one per round)."""
+    ordered = sorted(values)
+    return {"n": len(ordered), "median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1],
+            "values": values}
+
+
 def emit_json(result: dict) -> None:
     print(json.dumps(result, ensure_ascii=False))  # one line on stdout: run_all reads it
 

@@ -1,4 +1,4 @@
-"""The adapter conformance suite (contract §10, §11; seed 004: incremental sources, fail-open).
+"""The adapter conformance suite (contract §10, §11).
 
 Every adapter — built-in or third-party — can prove it behaves like a Fold
 source by subclassing ``AdapterConformance`` in a pytest module and providing

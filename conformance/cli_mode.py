@@ -14,6 +14,13 @@ A ``crash`` step runs its commit with ``FOLD_FAULT`` set (and
 ``FOLD_SNAPSHOT_EVERY=1`` for ``mid_snapshot``), then asks
 ``history --batch ID`` whether the batch survived; that probe is the step's
 document.
+
+With a ``postgresql://`` URL (``python -m conformance --store URL``) each
+case gets a fresh store of that database instead (``store=conf-<random>-<case>``,
+dropped afterwards), and every command runs with ``--store=URL``. There is no
+log file to act on: ``tear_tail`` and ``delete_snapshot`` are skipped steps
+(a transaction is never torn; the cached state is not a file), and a case
+that corrupts a log line is skipped whole (``pg_skip_reason``).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from pathlib import Path
 from conformance.case import Case, Step, crash_batch_id
 from conformance.modes import ModeUnavailable, StepOutcome
 
-__all__ = ["CRASH_EXIT", "cli_unavailable", "run_cli"]
+__all__ = ["CRASH_EXIT", "cli_unavailable", "pg_skip_reason", "run_cli"]
 
 CRASH_EXIT = 137
 # Exit codes after which stdout must hold exactly one JSON document (§7).
@@ -79,12 +86,21 @@ def _stderr_summary(err: str) -> str:
     return _tail(err)
 
 
+def pg_skip_reason(case: Case) -> str | None:
+    """Why ``case`` cannot run against a PostgreSQL store (None: it can)."""
+    if any(step.op == "corrupt_line" for step in case.steps):
+        return "corrupt_line edits a line of events.jsonl; a PostgreSQL store has no log file"
+    return None
+
+
 class _Store:
     """One case's temporary store and the way to run the CLI against it."""
 
-    def __init__(self, root: Path, timeout: float) -> None:
+    def __init__(self, root: Path, timeout: float, url: str | None = None) -> None:
+        self.url = url
         self.dir = root / "store"
         self.dir.mkdir()
+        self.location = url if url is not None else str(self.dir)
         self.log = self.dir / "events.jsonl"
         self.timeout = timeout
         env = {key: value for key, value in os.environ.items() if not key.startswith("FOLD_")}
@@ -99,7 +115,7 @@ class _Store:
     def run(self, args: list[str], stdin: str | None = None, extra_env: dict | None = None,
             ) -> tuple[int, str, str]:
         """``(exit code, stdout, stderr)`` of one CLI command; raises on timeout."""
-        command = [sys.executable, "-m", "fold_core", f"--store={self.dir}", *args]
+        command = [sys.executable, "-m", "fold_core", f"--store={self.location}", *args]
         env = {**self.env, **(extra_env or {})}
         done = subprocess.run(command, input=(stdin or "").encode("utf-8"), capture_output=True,
                               env=env, cwd=self.cwd, timeout=self.timeout)
@@ -108,20 +124,50 @@ class _Store:
                 done.stderr.decode("utf-8", errors="replace"))
 
 
-def run_cli(case: Case, timeout: float = 60.0) -> list[StepOutcome]:
-    """Run every step of ``case`` against the CLI on a fresh temporary store."""
+def run_cli(case: Case, timeout: float = 60.0, database: str | None = None) -> list[StepOutcome]:
+    """Run every step of ``case`` against the CLI on a fresh temporary store (of ``database``, a URL)."""
     reason = cli_unavailable()
     if reason is not None:
         raise ModeUnavailable(reason)
+    url = _case_store(database, case) if database is not None else None
     with tempfile.TemporaryDirectory(prefix="fold-conformance-") as tmp:
-        store = _Store(Path(tmp), timeout)
+        store = _Store(Path(tmp), timeout, url)
         try:
-            code, out, err = store.run(["init", f"--budget={case.budget}"])
-        except subprocess.TimeoutExpired:
-            raise ModeUnavailable(f"init --budget {case.budget} timed out after {timeout:g} s") from None
-        if code != 0:
-            raise ModeUnavailable(f"init --budget {case.budget} exited {code}: {_stderr_summary(err or out)}")
-        return [_run_step(store, step) for step in case.steps]
+            return _run_steps(store, case, timeout)
+        finally:
+            if url is not None:
+                _drop(url)
+
+
+def _case_store(database: str, case: Case) -> str:
+    """A URL naming a new store of ``database`` for this case."""
+    import secrets
+
+    from fold_core.store.location import compose
+
+    name = f"conf-{secrets.token_hex(4)}-{case.name}"[:64]
+    name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in name)
+    return compose(database, name=name)
+
+
+def _drop(url: str) -> None:
+    from fold_core.errors import StoreUnavailable
+    from fold_core.store.postgres import drop_pg_store
+
+    try:
+        drop_pg_store(url)
+    except StoreUnavailable:
+        pass  # the database went away: nothing to clean
+
+
+def _run_steps(store: _Store, case: Case, timeout: float) -> list[StepOutcome]:
+    try:
+        code, out, err = store.run(["init", f"--budget={case.budget}"])
+    except subprocess.TimeoutExpired:
+        raise ModeUnavailable(f"init --budget {case.budget} timed out after {timeout:g} s") from None
+    if code != 0:
+        raise ModeUnavailable(f"init --budget {case.budget} exited {code}: {_stderr_summary(err or out)}")
+    return [_run_step(store, step) for step in case.steps]
 
 
 def _run_step(store: _Store, step: Step) -> StepOutcome:
@@ -201,6 +247,8 @@ def _crash(store: _Store, step: Step) -> StepOutcome:
 
 
 def _file_op(store: _Store, step: Step) -> StepOutcome:
+    if store.url is not None:
+        return StepOutcome(step, skipped="no log file in a PostgreSQL store")
     if step.op == "tear_tail":
         size = step.args["bytes"]
         fragment = (TORN_SEED + b"x" * max(0, size - len(TORN_SEED)))[:size]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.case import STORE_ONLY, Case, CaseError, Step, crash_batch_id, load_case
-from conformance.cli_mode import CRASH_EXIT, run_cli
+from conformance.cli_mode import CRASH_EXIT, pg_skip_reason, run_cli
 from conformance.match import exact_mismatch, lookup, parse_path, render, subset_mismatch
 from conformance.modes import ModeUnavailable, StepOutcome, run_kernel
 
@@ -67,10 +67,11 @@ class CaseResult:
     name: str | None
     modes: tuple[str, ...]
     failures: list[Failure] = field(default_factory=list)
+    skipped: str | None = None  # why the case did not run at all (it neither passed nor failed)
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and self.skipped is None
 
     def first_failure(self) -> Failure | None:
         return min(self.failures, key=Failure.sort_key) if self.failures else None
@@ -78,6 +79,8 @@ class CaseResult:
     def line(self) -> str:
         """The report line: ``FAIL path steps[i] (op) [mode]: diff`` or ``ok path (name) [modes]``."""
         shown = _display(self.path)
+        if self.skipped is not None:
+            return f"SKIP {shown} ({self.name}): {self.skipped}"
         if self.passed:
             return f"ok   {shown} ({self.name}) [{', '.join(self.modes)}]"
         more = len(self.failures) - 1
@@ -109,8 +112,13 @@ def collect_case_files(paths: list[str | Path] | None = None) -> list[Path]:
 
 
 def run_cases(paths: list[str | Path] | None = None, modes: tuple[str, ...] | list[str] = MODES, *,
-              jobs: int = 2, timeout: float = 60.0) -> list[CaseResult]:
-    """Run the cases in ``paths`` (files or directories) in ``modes``; one result per file."""
+              jobs: int = 2, timeout: float = 60.0, database: str | None = None) -> list[CaseResult]:
+    """Run the cases in ``paths`` (files or directories) in ``modes``; one result per file.
+
+    ``database``: a ``postgresql://`` URL; CLI mode then runs each case on a
+    fresh store of that database, and a case about the log file itself is
+    skipped (``CaseResult.skipped``).
+    """
     modes = resolve_modes(modes)
     results: list[CaseResult] = []
     loaded: list[tuple[CaseResult, Case]] = []
@@ -122,14 +130,17 @@ def run_cases(paths: list[str | Path] | None = None, modes: tuple[str, ...] | li
             continue
         result = CaseResult(str(path), case.name, modes)
         results.append(result)
+        if database is not None and (why := pg_skip_reason(case)) is not None:
+            result.skipped = why
+            continue
         loaded.append((result, case))
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance-cli") as pool:
-        cli_runs = {id(case): pool.submit(_run_mode, "cli", case, timeout)
+        cli_runs = {id(case): pool.submit(_run_mode, "cli", case, timeout, database)
                     for _, case in loaded if "cli" in modes}
         for result, case in loaded:
             outcomes = {}
             if "kernel" in modes:
-                outcomes["kernel"] = _run_mode("kernel", case, timeout)
+                outcomes["kernel"] = _run_mode("kernel", case, timeout, None)
             if "cli" in modes:
                 outcomes["cli"] = cli_runs[id(case)].result()
             for mode, run in outcomes.items():
@@ -154,9 +165,9 @@ def resolve_modes(modes: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(mode for mode in MODES if mode in requested)
 
 
-def _run_mode(mode: str, case: Case, timeout: float) -> list[StepOutcome] | Failure:
+def _run_mode(mode: str, case: Case, timeout: float, database: str | None) -> list[StepOutcome] | Failure:
     try:
-        return run_kernel(case) if mode == "kernel" else run_cli(case, timeout)
+        return run_kernel(case) if mode == "kernel" else run_cli(case, timeout, database)
     except ModeUnavailable as exc:
         return Failure(mode, f"{mode} mode unavailable: {exc}")
     except Exception as exc:  # the runner's own defect must still be one failure line

@@ -1,4 +1,4 @@
-"""The briefing (contract §12, §11.2 ``foldctl brief``; seed 000 §8 "文字简报"; seed 003 §4.2, §8).
+"""The briefing (contract §12, §11.2 ``foldctl brief``).
 
 ``build_briefing`` turns a §8 state document, the records of a "since" window
 and the per-source coverage into the briefing document
@@ -16,10 +16,14 @@ plain text. Rules:
 * "since the last briefing": created / updated / restored / withdrawn /
   merged items and acknowledged annotations, read from the records of the
   window (each item once, under what it ended as);
-* coverage per source, so that silence is not read as "nothing happened".
+* coverage per source, so that silence is not read as "nothing happened";
+* ``editor`` (only when it could not be reached): for how many windows, and
+  whether the baseline editor is standing in for it.
 
 The ``briefing`` consumer rewrites its file atomically after each delivery;
-its "since" window is the records of that delivery.
+its "since" window is the records of that delivery. It writes only a
+regular file: a path naming a FIFO, a device, a directory or a symbolic
+link fails the delivery with a message and is left as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from fold_core import hookimpl
+from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
@@ -42,7 +47,7 @@ FULL = ("critical", "high")
 
 def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str, Any]] | None = None,
                    since: int | None = None, coverage: Sequence[Mapping[str, Any]] | None = None,
-                   timezone: str = "UTC", language: str = "en") -> dict:
+                   timezone: str = "UTC", language: str = "en", editor: Mapping[str, Any] | None = None) -> dict:
     """The briefing document; ``since`` = the event_seq the window starts after (None: no window)."""
     brief = {"schema": SCHEMA, "now": document["now"], "timezone": timezone, "language": language,
              "revision": document["revision"], "event_seq": document["event_seq"], "budget": document["budget"],
@@ -53,6 +58,8 @@ def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str
          "created_at": note["created_at"]}
         for note in document.get("pending_annotations") or ()]
     brief["coverage"] = None if coverage is None else [_source(entry) for entry in coverage]
+    if editor:
+        brief["editor"] = {key: editor.get(key) for key in ("type", "windows", "since", "error", "fallback")}
     return brief
 
 
@@ -175,28 +182,13 @@ def _source(entry: Mapping[str, Any]) -> dict:
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Replace ``path`` with ``text``: temporary file in the same directory, fsync, rename, fsync the directory."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(temp, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace the regular file ``path`` with ``text`` (a FIFO, device, symbolic link or directory is refused).
+
+    A temporary file in the same directory, fsync, rename, fsync the
+    directory (``fold_core.files.replace_file``): readers see the old
+    briefing or the new one, never a part.
+    """
+    replace_file(path, text.encode("utf-8"))
 
 
 class BriefingSettings(ConsumerSettings):
@@ -224,6 +216,7 @@ class BriefingConsumer(Consumer):
 
         since = records[0]["event_seq"] - 1 if records else context.state.event_seq
         brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
+                               editor=context.editor,
                                timezone=context.timezone, language=context.language)
         write_atomically(self.settings.path, render(brief, self.output_format()))
 

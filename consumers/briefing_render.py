@@ -1,4 +1,4 @@
-"""The briefing document laid out as Markdown or plain text (contract §12; seed 000 §8).
+"""The briefing document laid out as Markdown or plain text (contract §12).
 
 Same facts as ``fold.briefing/1``, nothing decided here: entries in rank
 order, children nested, every entry with its id, summaries whole, overdue
@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+
+from fold_core.words import Words
 
 __all__ = ["LABELS", "clean", "md_escape", "render"]
 
@@ -33,19 +35,27 @@ LABELS = {
            " committed, not what the sources may hold.",
            "coverage_none": "No sources are configured: this briefing holds only what was committed.",
            "ok": "ok", "failed": "FAILED", "unknown": "not polled yet", "last_ok": "last ok {at}",
-           "silence": "silence from {n} failed source(s) does not mean nothing happened there."},
+           "silence": "silence from {n} failed source(s) does not mean nothing happened there.",
+           "editor": "Editor",
+           "unreachable": "The configured editor ({type}) could not be reached in {n} window(s) in a row, since {at}.",
+           "standing_in": "The baseline editor (rules, no model) edits in its place until it answers again.",
+           "waiting": "New observations wait in the inbox until it answers."},
     "zh": {"title": "Fold 简报", "head": "修订 {revision} · 事件 {event_seq} · 根层：已用 {used}/{budget}，空余 {free}",
            "since": "自上次简报以来（事件 {after} 之后，到事件 {to}）",
            "first": "自上次简报以来：这是第一份简报（没有可比较的上一份）。",
            "nothing": "没有变化。", "created": "新建", "updated": "更新", "restored": "恢复", "withdrawn": "撤下",
-           "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（没有 active 条目）",
-           "children": "子层（已用 {used}/{budget}）", "trace": "trace（{count}）", "due": "截止 {at}（{left}）",
-           "in": "还有 {d}", "overdue": "已逾期 {d}", "stale": "已过时 {d}", "now_weight": "现为 {weight}",
+           "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（看板上没有条目）",
+           "children": "子层（已用 {used}/{budget}）", "trace": "痕迹（{count}）", "due": "截止 {at}（{left}）",
+           "in": "还有 {d}", "overdue": "已逾期 {d}", "stale": "已过时 {d}", "now_weight": "现为{weight}",
            "with": "随 {parent}", "was_created": "本期新建又撤下", "on": "于", "pending": "等待整理的批注", "by": "作者",
            "coverage": "信息源", "coverage_unknown": "信息源覆盖情况未知：本简报只反映已提交的状态。",
            "coverage_none": "没有配置信息源：本简报只反映已提交的状态。",
            "ok": "正常", "failed": "失败", "unknown": "尚未拉取", "last_ok": "上次成功 {at}",
-           "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。"},
+           "silence": "{n} 个信息源失败：这些来源没有消息不代表没有发生事情。",
+           "editor": "编辑器",
+           "unreachable": "配置的编辑器（{type}）自 {at} 起连续 {n} 个窗口无法连接。",
+           "standing_in": "基线编辑器（规则，无模型）正在代为整理，直到它重新应答。",
+           "waiting": "新的观测在收件箱里等待它重新应答。"},
 }
 
 _MD_SPECIAL = frozenset("\\`*_[]<>|~")  # enough that item text never makes a link, HTML or emphasis
@@ -77,6 +87,7 @@ class _Renderer:
     def __init__(self, brief: Mapping[str, Any], *, markdown: bool) -> None:
         self.brief, self.md = brief, markdown
         self.labels = LABELS.get(brief.get("language"), LABELS["en"])
+        self.words = Words(brief.get("language") or "en")  # weights and kinds in the same language
         self.zone = _zone(brief.get("timezone") or "UTC")
         self.lines: list[str] = []
 
@@ -123,6 +134,7 @@ class _Renderer:
         self.lines += ["", self.t("head", revision=brief["revision"], event_seq=brief["event_seq"], used=root["used"],
                                   budget=root["budget"], free=root["free"])]
         self.coverage(brief.get("coverage"))
+        self.editor(brief.get("editor"))
         self.since(brief.get("since"))
         self.heading(2, self.t("now"))
         self.lines.append("")
@@ -154,6 +166,18 @@ class _Renderer:
         if failed:
             self.lines += ["", self.t("silence", n=failed)]
 
+    def editor(self, editor: Mapping[str, Any] | None) -> None:
+        """Said only when the configured editor could not be reached (and who stands in)."""
+        if not editor:
+            return
+        self.heading(2, self.t("editor"))
+        line = self.t("unreachable", type=self.text(str(editor.get("type"))), n=editor.get("windows"),
+                      at=self.when(editor.get("since")))
+        line += " " + self.t("standing_in" if editor.get("fallback") else "waiting")
+        self.lines += ["", self.strong(line) if editor.get("fallback") else line]
+        if editor.get("error"):
+            self.lines.append(self.text(str(editor["error"])))
+
     def since(self, window: Mapping[str, Any] | None) -> None:
         if window is None:
             self.heading(2, self.t("first"))
@@ -172,10 +196,11 @@ class _Renderer:
 
     def _since_item(self, entry: Mapping[str, Any]) -> str:
         line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
-        return line + (f" — {entry['weight']}, {entry['kind']}" if entry.get("weight") else "")
+        return line + (f" — {self.words(entry['weight'])}, {self.words(entry['kind'])}" if entry.get("weight") else "")
 
     def _since_updated(self, entry: Mapping[str, Any]) -> str:
-        return f"{self.ident(entry['id'])} {self.text(entry['title'])} — {self.t('now_weight', weight=entry['weight'])}"
+        weight = self.words(entry["weight"])
+        return f"{self.ident(entry['id'])} {self.text(entry['title'])} — {self.t('now_weight', weight=weight)}"
 
     def _since_withdrawn(self, entry: Mapping[str, Any]) -> str:
         line = f"{self.ident(entry['id'])} {self.text(entry['title'])}"
@@ -216,9 +241,9 @@ class _Renderer:
         full = weight in ("critical", "high")
         title = self.text(entry["title"])
         parts = [f"{pad}{entry['rank']}. {self.strong(title) if full else title} {self.ident(entry['id'])}",
-                 weight]
+                 self.words(weight)]
         if full:
-            parts.append(entry["kind"])
+            parts.append(self.words(entry["kind"]))
             if entry.get("due_at"):
                 left = entry.get("until_due") or ""
                 left = self.t("overdue", d=left[1:]) if left.startswith("-") else self.t("in", d=left)

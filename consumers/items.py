@@ -1,4 +1,4 @@
-"""What a consumer reads out of accepted records (contract §4.1, §6.1; seed 003 §4.2 "material delta").
+"""What a consumer reads out of accepted records (contract §4.1, §6.1).
 
 Shared by the built-in consumers so that the briefing, push and the change
 log agree on one reading of the same records:

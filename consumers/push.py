@@ -1,8 +1,8 @@
-"""Push notifications through Apprise, type ``push`` (contract §12; seed 000 §8 "推送"; seed 003 §7).
+"""Push notifications through Apprise, type ``push`` (contract §12).
 
 Policy (per instance): an item is *eligible* when its weight is at least
 ``min_weight`` or its kind is one of ``kinds``. An eligible item gets one
-notification per **material change** (seed 003 "material delta"): created
+notification per **material change**: created
 (a merge result too), raised in weight, due date changed, restored. Nothing
 for an unchanged item, a lowered weight, a withdraw or merge, an
 acknowledgement or a ``checked`` record. At most one notification per item
@@ -149,7 +149,7 @@ class PushConsumer(Consumer):
         def save() -> None:
             memory[MEMORY_KEY] = {"facts": facts.to_json(), **state}
 
-        # Superseded stays silent (seed 003 §7.1): an item no longer active by now is not announced.
+        # Superseded stays silent: an item no longer active by now is not announced.
         gone = [entry["key"] for entry in state["outbox"] if context.state.item(entry["item"]) is None]
         if gone:
             state["outbox"] = [entry for entry in state["outbox"] if entry["key"] not in gone]

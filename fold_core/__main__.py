@@ -1,4 +1,4 @@
-"""``python -m fold_core``: the same as ``foldctl`` (contract §7)."""
+"""``python -m fold_core``: the core commands of ``foldctl`` (contract §7): init, commit, annotate, state, history, verify."""
 
 import sys
 

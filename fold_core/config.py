@@ -6,10 +6,11 @@ all means the embedded defaults (the baseline editor, no sources, no
 consumers). Every section and every instance is validated by pydantic (each
 type brings its settings model; unknown keys are refused). Every error is a
 ``ConfigError`` naming the file, the instance and the field, what was
-expected and what was found. Secrets are never settings: a plaintext
-``password``/``api_key``/``token``/… is refused with a hint to use its
-``*_env`` form, and an ``*_env`` naming a variable that is not set is a
-startup error.
+expected (with an example) and what was found, in words (``config_words``).
+Secrets are never settings: a plaintext ``password``/``api_key``/``token``/…
+is refused with a hint to use its ``*_env`` form, an ``*_env`` naming a
+variable that is not set is a startup error, and every ``*_env`` may instead
+be ``*_file``, a file only its owner (and group) can read.
 """
 
 from __future__ import annotations
@@ -22,18 +23,20 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from fold_core.config_words import file_secrets, plain_message
 from fold_core.configfile import find_config
 from fold_core.errors import ConfigError, ConfigErrors
-from fold_core.settings import ConfigPath, Duration, EnvName
+from fold_core.settings import FILE_SECRET_PREFIX, ConfigPath, Duration, EnvName
 
-__all__ = ["Config", "HostSection", "Instance", "PinboardSection", "UserSection", "find_config", "load_config"]
+__all__ = ["Config", "HostSection", "Instance", "McpSection", "PinboardSection", "UserSection", "find_config",
+           "load_config"]
 
 INSTANCE_NAME = re.compile(r"^[a-z0-9-]{1,32}$")
 SECRET_KEYS = frozenset({"password", "passwd", "pass", "api_key", "apikey", "key", "token", "secret",
                          "access_token", "auth_token", "client_secret", "url_with_password"})
-TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard")
+TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard", "mcp")
 DEFAULT_AGENT = "baseline"
 
 
@@ -42,7 +45,23 @@ class _Section(BaseModel):
 
 
 class StoreSection(_Section):
+    """``[store]``: a directory (``path``) or a PostgreSQL database (``url``, ``name``, password)."""
+
     path: ConfigPath | None = None
+    url: str | None = Field(default=None, pattern=r"^postgres(ql)?://")
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    password_env: EnvName | None = None
+    password_file: ConfigPath | None = None
+
+    @model_validator(mode="after")
+    def _one_store(self) -> "StoreSection":
+        if self.path is not None and self.url is not None:
+            raise ValueError("give path or url, not both (a directory, or a PostgreSQL database)")
+        if self.url is None and (self.name, self.password_env, self.password_file) != (None, None, None):
+            raise ValueError("name, password_env and password_file go with url (a PostgreSQL store)")
+        if self.password_env is not None and self.password_file is not None:
+            raise ValueError("give password_env or password_file, not both")
+        return self
 
 
 class HostSection(_Section):
@@ -51,6 +70,10 @@ class HostSection(_Section):
     review_every: Duration = Field(default=timedelta(hours=6))
     max_attempts: int = Field(default=3, ge=1, le=10)
     max_events: int = Field(default=50, ge=1, le=1000)
+    max_deferred: int = Field(default=20, ge=0, le=1000)
+    defer_for: Duration = Field(default=timedelta(days=7))
+    keep_observations: Duration | None = None  # processed observations older than this lose their text
+    max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
 
     @field_validator("timezone")
     @classmethod
@@ -74,6 +97,32 @@ class PinboardSection(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     token_env: EnvName | None = None
+
+
+class McpSection(_Section):
+    """``foldctl mcp``: the source its reports are filed under, and the token of its HTTP transport.
+
+    The token's variable or file is read when ``foldctl mcp --http`` starts,
+    not here: the other commands never need it.
+    """
+
+    source: str = "agents"
+    token_env: EnvName | None = None
+    token_file: ConfigPath | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_name(cls, value: str) -> str:
+        if not INSTANCE_NAME.match(value):
+            raise ValueError(f"expected a source name matching [a-z0-9-]{{1,32}}, found {value!r}")
+        return value
+
+    @field_validator("token_file")
+    @classmethod
+    def _one_token(cls, value, info: ValidationInfo):
+        if value is not None and info.data.get("token_env") is not None:
+            raise ValueError("give token_env or token_file, not both (found both)")
+        return value
 
 
 class PluginModule(_Section):
@@ -109,6 +158,7 @@ class Config:
     consumers: tuple[Instance, ...]
     plugin_modules: tuple[str, ...]
     registry: Any = field(repr=False, default=None)
+    mcp: McpSection = field(default_factory=McpSection)
 
     @property
     def agent_configured(self) -> bool:
@@ -119,8 +169,14 @@ class Config:
 
 
 def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,
-                builtins: tuple[str, ...] | None = None) -> Config:
-    """Read, validate and resolve plugins.toml (or the embedded defaults)."""
+                builtins: tuple[str, ...] = (), reserved: dict[str, str] | None = None) -> Config:
+    """Read, validate and resolve plugins.toml (or the embedded defaults).
+
+    ``builtins`` are the application's own plugin modules, registered first
+    (``fold_host.plugins.load_config`` passes Fold's). ``reserved`` maps
+    instance names the application uses itself to what they name: no
+    adapter or consumer may take them.
+    """
     from fold_core import plugins
 
     path = path if path is not None else find_config(given)
@@ -134,8 +190,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
                               file=where, field=key)
     modules = tuple(m.module for m in _list(data, "plugins", where, PluginModule, context))
     try:
-        pm = plugins.get_plugin_manager(modules, entry_points=entry_points,
-                                        **({"builtins": builtins} if builtins is not None else {}))
+        pm = plugins.get_plugin_manager(modules, entry_points=entry_points, builtins=builtins)
         registry = plugins.load_types(pm)
     except ConfigError as error:  # say which configuration was being loaded
         if error.file is not None:
@@ -157,20 +212,23 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
     pinboard = checked(_section, data, "pinboard", where, PinboardSection, context)
     if pinboard is not None:
         checked(_check_env, pinboard, where, "[pinboard]", "[pinboard]")
+    if store is not None:
+        checked(_check_env, store, where, "[store]", "[store]")
+    mcp = checked(_section, data, "mcp", where, McpSection, context)
     agent_given = "agent" in data
     agent = None
     if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:
         agent_table = checked(_table, data.get("agent", {"type": DEFAULT_AGENT}), where, "[agent]")
         if agent_table is not None:
             agent = checked(_instance, "agent", "agent", agent_table, where, registry, context, label="[agent]")
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = dict(reserved or {})
     adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen, checked))
     consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen, checked))
     if problems:
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
                   adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
-                  _agent_given=agent_given)
+                  mcp=mcp, _agent_given=agent_given)
 
 
 def _read(path: Path) -> dict:
@@ -179,6 +237,8 @@ def _read(path: Path) -> dict:
             return tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
 
@@ -223,9 +283,11 @@ def _one_instance(index, table, key, kind, where, registry, context, seen) -> In
         raise ConfigError(f"{where}: {label}, field 'name': expected an instance name matching "
                           f"[a-z0-9-]{{1,32}}, found {name!r}", file=where, instance=label, field="name")
     if name in seen:
-        raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': the name is already used by "
-                          f"{seen[name]}; instance names are unique across the file",
-                          file=where, instance=name, field="name")
+        taken = seen[name]
+        why = (f"the name is already used by {taken}; instance names are unique across the file"
+               if taken.startswith("[[") else f"{name!r} is the name of {taken}; choose another name")
+        raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': {why}", file=where, instance=name,
+                          field="name")
     seen[name] = f"[[{key}]] #{index + 1}"
     return _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
 
@@ -263,7 +325,8 @@ def _refuse_secrets(raw: dict, model: type[BaseModel], where: str, label: str, n
             hint = f"{key}_env" if f"{key}_env" in fields else "a *_env setting"
             raise ConfigError(
                 f"{where}: {label}, field {key!r}: secrets are never written in plugins.toml; put it in an "
-                f"environment variable and name that variable with {hint} = \"MY_VARIABLE\"",
+                f"environment variable and name that variable with {hint} = \"MY_VARIABLE\" (or put it in a "
+                f"file only you can read and name the file with {hint.replace('_env', '_file')})",
                 file=where, instance=name, field=key)
 
 
@@ -272,34 +335,31 @@ def _check_env(settings: BaseModel, where: str, label: str, name: str) -> None:
         if not key.endswith("_env"):
             continue
         variable = getattr(settings, key)
-        if isinstance(variable, str) and variable not in os.environ:
+        if isinstance(variable, str) and not variable.startswith(FILE_SECRET_PREFIX) and variable not in os.environ:
             raise ConfigError(f"{where}: {label}, field {key!r}: the environment variable {variable} is not set",
                               file=where, instance=name, field=key)
 
 
 def _validate(model: type[BaseModel], raw: dict, where: str, label: str, name: str | None, context: dict):
+    raw = dict(raw)
+    secrets = file_secrets(model, raw, where=where, label=label, name=name, base_dir=context["base_dir"])
     try:
-        return model.model_validate(raw, context=context)
+        settings = model.model_validate(raw, context=context)
     except ValidationError as error:
         first = error.errors()[0]
         field_name = ".".join(str(part) for part in first["loc"]) or "(section)"
         if first["type"] == "extra_forbidden":
             allowed = ", ".join(sorted(f.alias or k for k, f in model.model_fields.items()))
             message = f"unknown key; expected one of: {allowed}"
+            if field_name.endswith("_file") and f"{field_name[:-5]}_env" not in model.model_fields:
+                message += f" (only a secret's *_env setting may be given as *_file)"
         elif first["type"] == "missing":
             message = "required, but missing"
         else:
-            # pydantic prefixes a validator's own message with "Value error, "; ours already say what was found
-            message = first["msg"].removeprefix("Value error, ")
-            if "found" not in message:
-                message = f"{message}; found {_shown(first.get('input'))}"
+            message = plain_message(model, first)
         raise ConfigError(f"{where}: {label}, field {field_name!r}: {message}", file=where, instance=name or label,
                           field=field_name) from None
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return settings.model_copy(update=secrets) if secrets else settings
 
 
 def _kind(value: Any) -> str:

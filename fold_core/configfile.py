@@ -4,8 +4,10 @@ Light on purpose (no pydantic, no plugins): ``foldctl state`` resolves its
 store through here. Precedence of the file: ``--config FILE`` >
 ``$FOLD_CONFIG`` > ``./plugins.toml`` > ``$XDG_CONFIG_HOME/fold/plugins.toml``
 (default ``~/.config/fold/plugins.toml``); none at all means the embedded
-defaults. ``store_path`` reads only ``[store] path`` (``~`` expanded, relative
-to the file); the full validation is ``fold_core.config.load_config``.
+defaults. ``store_path`` reads only ``[store]``: ``path`` (``~`` expanded,
+relative to the file), or ``url`` with ``name``, ``password_env`` and
+``password_file`` composed into one store URL (``store.location``); the full
+validation is ``fold_core.config.load_config``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from fold_core.errors import ConfigError
 
-__all__ = ["find_config", "store_path"]
+__all__ = ["find_config", "store_path", "view_settings"]
 
 
 def find_config(given: str | None = None) -> Path | None:
@@ -51,11 +53,15 @@ def store_path(given: str | None = None) -> str | None:
             data = tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
     section = data.get("store")
     if section is None:
         return None
+    if isinstance(section, dict) and section.get("url") is not None:
+        return _store_url(path, section)
     value = section.get("path") if isinstance(section, dict) else None
     if value is None:
         return None
@@ -63,3 +69,59 @@ def store_path(given: str | None = None) -> str | None:
         raise ConfigError(f"{path}: [store], field 'path': expected a non-empty string, found {value!r}",
                           file=str(path), instance="[store]", field="path")
     return os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(value))
+
+
+def _store_url(path: Path, section: dict) -> str:
+    """``[store] url`` (+ ``name``, ``password_env``, ``password_file``) as one store URL."""
+    from fold_core.errors import UsageError
+    from fold_core.store.location import compose
+
+    where = str(path)
+    options = {}
+    for key in ("url", "name", "password_env", "password_file"):
+        value = section.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ConfigError(f"{where}: [store], field {key!r}: expected a non-empty string, found {value!r}",
+                              file=where, instance="[store]", field=key)
+        options[key] = value
+    if section.get("path") is not None:
+        raise ConfigError(f"{where}: [store]: give path or url, not both", file=where, instance="[store]",
+                          field="url")
+    if options["password_file"] is not None:
+        options["password_file"] = os.path.join(os.path.dirname(os.path.abspath(path)),
+                                                os.path.expanduser(options["password_file"]))
+    try:
+        return compose(options["url"], name=options["name"], password_env=options["password_env"],
+                       password_file=options["password_file"])
+    except UsageError as error:
+        if isinstance(error, ConfigError):
+            raise ConfigError(f"{where}: {error}", file=where, instance="[store]", field=error.field) from None
+        raise ConfigError(f"{where}: [store], field 'url': {error}", file=where, instance="[store]",
+                          field="url") from None
+
+
+def view_settings(given: str | None = None) -> tuple[str, str | None]:
+    """``(language, timezone)`` for the text views: ``[host] language`` and ``timezone`` when the file sets them.
+
+    Without a setting the views stay English and show instants as stored
+    (the skill's default language is the editor's, not the reader's). A file
+    that cannot be read gives the same defaults: the command itself reports it.
+    """
+    try:
+        path = find_config(given)
+    except ConfigError:
+        return "en", None
+    if path is None:
+        return "en", None
+    import tomllib
+
+    try:
+        with open(path, "rb") as file:
+            host = tomllib.load(file).get("host")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "en", None
+    if not isinstance(host, dict):
+        return "en", None
+    language = host.get("language") if host.get("language") in ("zh", "en") else "en"
+    zone = host.get("timezone") if isinstance(host.get("timezone"), str) else None
+    return language, zone

@@ -8,10 +8,14 @@ plugins never reach for clocks, globals, the store or the plugin manager.
 
 * ``Adapter.poll(cursor, now=...) -> Poll`` — never raises for a source
   failure (that is ``Poll.health``); the host keeps observations and cursor
-  together.
+  together. Optionally ``Adapter.watch(notify, stopping)``: a source that can
+  tell when it has news (IMAP IDLE) lets the daemon poll it at once instead
+  of waiting for ``every``.
 * ``AgentBackend.propose(request) -> Reply`` — one call of the editor; a
   transport failure raises ``AgentUnavailable``, an unreadable answer is a
   ``Reply`` with ``output=None`` and ``error``. The host owns retries.
+  ``request.tools`` (``EditorTools``, read-only) is there for a backend that
+  lets its model look things up; wrap it in a bounded ``ToolBox``.
 * ``Consumer.deliver(records, context) -> None`` — accepted records in
   event_seq order, at least once; raising means "retry later". The context
   holds a read-only ``StateView`` and the instance's own small durable memory;
@@ -23,15 +27,16 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from fold_core.editor_tools import EditorTools, ToolBox
 from fold_core.errors import FoldError
-from fold_core.observation import Poll
-from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings
+from fold_core.observation import Health, Poll
+from fold_core.settings import AdapterSettings, AgentSettings, ConsumerSettings, Settings, ToolSettings
 
 __all__ = [
     "Adapter",
@@ -41,8 +46,11 @@ __all__ = [
     "Consumer",
     "ConsumerContext",
     "Correction",
+    "EditorTools",
     "Reply",
     "StateView",
+    "ToolBox",
+    "WatchUnsupported",
     "extract_json",
 ]
 
@@ -71,6 +79,42 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release connections; called when the host stops."""
+
+    def probe(self, *, timeout: float) -> Health | None:
+        """``foldctl doctor --probe``: try reaching the source and its credentials now, reading nothing.
+
+        :param timeout: seconds the attempt may take (the caller stops waiting after them).
+        :return: how it went (a failed ``Health`` with its error class, never an exception),
+            or None when this type has nothing to try (the default).
+        """
+        return None
+
+    # An optional capability: news pushed by the source. The daemon (``foldctl run``) calls
+    # ``watch`` on a thread of its own for each instance whose ``watch_delay`` is not None;
+    # ``foldctl tick`` never does. Polling stays the source of truth: ``watch`` only says when.
+
+    def watch_delay(self) -> timedelta | None:
+        """None (the default): the source is only polled. Else how long the daemon gathers news before polling."""
+        return None
+
+    def watch(self, notify: Callable[[str], None], stopping: Any) -> None:
+        """Wait on the source and call ``notify(why)`` whenever a poll would find something new.
+
+        Runs for as long as one connection lives: it returns when ``stopping`` (a
+        ``threading.Event``) is set, raises ``WatchUnsupported`` when the source
+        cannot be watched (the daemon then only polls it), and raises anything else
+        when the connection failed or dropped (the daemon waits, with backoff, and
+        calls it again). It calls ``notify`` once its watch is in place, so that the
+        daemon polls to catch up with what arrived while nobody watched.
+
+        :param notify: thread-safe; returns at once.
+        :param stopping: set when the host stops.
+        """
+        raise WatchUnsupported(f"{self.type_name} sources are polled, not watched")
+
+
+class WatchUnsupported(FoldError):
+    """The source cannot be watched (e.g. the server does not offer IMAP IDLE): it is polled only."""
 
 
 # -- agents --------------------------------------------------------------------
@@ -107,6 +151,7 @@ class AgentRequest:
     attempt: int = 1
     corrections: tuple[Correction, ...] = ()
     output_schema: Mapping[str, Any] | None = None  # JSON Schema of the §9 output, for servers that take one
+    tools: EditorTools | None = None  # read-only lookups for backends that speak a tool-calling protocol
 
 
 @dataclass
@@ -121,6 +166,7 @@ class Reply:
     latency_ms: float | None = None
     stderr: str | None = None
     model: str | None = None
+    tools: list[dict] = field(default_factory=list)  # the tool calls made (``ToolBox.calls``), for the call log
 
 
 class AgentBackend(ABC):
@@ -140,6 +186,15 @@ class AgentBackend(ABC):
     def describe(self) -> str:
         """One line for ``doctor`` and the cycle's output (no secrets)."""
         return self.type_name
+
+    def probe(self, *, timeout: float) -> str | None:
+        """``foldctl doctor --probe``: ask the endpoint something cheap (its model list) without editing.
+
+        :param timeout: seconds the request may take.
+        :return: one line on what answered, or None when there is nothing to ask (the default);
+            raise ``AgentUnavailable`` when the endpoint cannot be reached or lacks the model.
+        """
+        return None
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
@@ -243,6 +298,9 @@ class ConsumerContext:
         the host database; e.g. what push has already sent.
     :param coverage: per-source health, as in the §9 signal.
     :param language: the ``[host] language``.
+    :param editor: None while the configured editor answers; else ``{"type", "windows",
+        "since", "error", "fallback"}``: it could not be reached for ``windows`` windows in
+        a row, and ``fallback`` names the editor standing in (``"baseline"``) or is None.
     """
 
     state: StateView
@@ -251,17 +309,40 @@ class ConsumerContext:
     memory: MutableMapping[str, Any] = field(default_factory=dict)
     coverage: Sequence[Mapping[str, Any]] = ()
     language: str = "zh"
+    editor: Mapping[str, Any] | None = None
 
 
 class Consumer(ABC):
-    """A downstream consumer type (briefing, push, log, …); it never writes back."""
+    """A downstream consumer type (briefing, push, log, …); it never writes back.
+
+    The host's delivery engine calls ``begin`` (once, when an instance is first
+    seen), ``deliver`` and ``close``, all on one worker thread per instance, each
+    waited for at most the instance's ``deliver_timeout`` setting (or the class
+    default below when its settings have none). Two class attributes tune it.
+    """
 
     type_name: ClassVar[str]
     Settings: ClassVar[type[ConsumerSettings]] = ConsumerSettings
+    #: True when ``deliver`` only reads the records it is given: instances then share
+    #: one copy of each chunk instead of getting their own (the built-ins do).
+    shares_records: ClassVar[bool] = False
+    #: True to be called with ``deliver([], context)`` when there is nothing new (to
+    #: send a digest held through quiet hours, to retry what failed).
+    idle_calls: ClassVar[bool] = False
+    #: How long a call may take when the instance's settings have no ``deliver_timeout``.
+    deliver_timeout: ClassVar[timedelta] = timedelta(minutes=2)
 
     def __init__(self, name: str, settings: ConsumerSettings) -> None:
         self.name = name
         self.settings = settings
+
+    def begin(self, context: ConsumerContext) -> None:
+        """Called once, when the instance is first seen, with the state at its starting point.
+
+        To remember what it will later compare with (push: the items already
+        known need no notification). The default does nothing. An error here is
+        recorded and the instance still starts.
+        """
 
     @abstractmethod
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
@@ -271,8 +352,8 @@ class Consumer(ABC):
         """
 
     def close(self) -> None:
-        """Release resources; called when the host stops."""
+        """Release resources; called after each delivery run and when the host stops."""
 
 
 # ``Settings`` and the three settings bases are re-exported for plugin authors.
-__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings"]
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Settings", "ToolSettings"]

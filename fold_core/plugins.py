@@ -1,8 +1,9 @@
 """The plugin manager and the type registry (contract §11).
 
 ``get_plugin_manager()`` builds a fresh pluggy manager (never at import
-time): the built-ins of ``DEFAULT_PLUGINS`` are registered exactly like
-third-party plugins, then the entry-point group ``fold``, then the modules
+time): the ``builtins`` the application hands in (``fold_host.plugins``
+names Fold's own) are registered exactly like third-party plugins, then the
+entry-point group ``fold``, then the modules
 named by ``[[plugins]] module = "..."``; ``check_pending()`` makes a misspelled
 hook fail at start. ``load_types(pm)`` asks every plugin for its types and
 files them by kind; a type name offered twice is a ``ConfigError`` naming
@@ -20,19 +21,7 @@ import pluggy
 from fold_core import hookspecs
 from fold_core.errors import ConfigError
 
-__all__ = ["DEFAULT_PLUGINS", "TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
-
-#: Built-in plugins, registered through the same manager as third-party ones.
-DEFAULT_PLUGINS: tuple[str, ...] = (
-    "fold_host.agents.plugin",
-    "fold_consumers.briefing",
-    "fold_consumers.changelog",
-    "fold_consumers.push",
-    "fold_adapters.imap",
-    "fold_adapters.mailbox",
-    "fold_adapters.rss",
-    "fold_adapters.worklog",
-)
+__all__ = ["TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 KINDS = {"adapter": "fold_adapter_types", "consumer": "fold_consumer_types", "agent": "fold_agent_types"}
@@ -40,8 +29,8 @@ _BASES = {"adapter": "Adapter", "consumer": "Consumer", "agent": "AgentBackend"}
 
 
 def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True,
-                       builtins: Iterable[str] = DEFAULT_PLUGINS) -> pluggy.PluginManager:
-    """A fresh plugin manager with the built-ins, entry points and ``modules`` registered."""
+                       builtins: Iterable[str] = ()) -> pluggy.PluginManager:
+    """A fresh plugin manager with ``builtins``, the entry points and ``modules`` registered."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.origins = {}  # plugin name -> "builtin" | "entry-point" | "module"

@@ -1,4 +1,4 @@
-"""The state S and the replay function T (contract §2, §4, §6.1; seed 000 §7).
+"""The state S and the replay function T (contract §2, §4, §6.1).
 
 ``State`` is frozen data: accepted batches produce a new ``State``; nothing
 mutates one in place. Item records and annotations are plain JSON-shaped dicts
@@ -109,7 +109,7 @@ class Replayer:
     The tables are shared, only the changed entries are copied.
 
     Cost per record: the record's own size (plus one lookup per changed item),
-    not the size of the item table (issue 11).
+    not the size of the item table.
     """
 
     __slots__ = ("state", "items", "item_changes", "items_added", "annotations", "note_changes", "notes_added",

@@ -1,4 +1,4 @@
-"""The state's item and annotation tables: persistent maps (contract §6.1 "replay"; issue 11).
+"""The state's item and annotation tables: persistent maps (contract §6.1 "replay").
 
 Every accepted record produces a new ``State``; copying its item table each
 time would make a commit cost grow with the store's history. A ``Table``

@@ -47,6 +47,11 @@ def duration_between(later: str | None, earlier: str | None) -> str | None:
     """``later − earlier`` as a compact duration, or None when either is missing."""
     if later is None or earlier is None:
         return None
+    return _duration(later, earlier)
+
+
+@lru_cache(maxsize=4096)  # a state read asks for four per item, most of them the same from read to read
+def _duration(later: str, earlier: str) -> str | None:
     a, b = parse_instant(later), parse_instant(earlier)
     if a is None or b is None:
         return None

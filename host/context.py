@@ -1,4 +1,4 @@
-"""The bounded agent input of contract §9 (seed 001 "宿主每轮给你").
+"""The bounded agent input of contract §9.
 
 Its size depends on the budget and ``max_events``, never on the age of the
 store or the length of the inbox backlog:
@@ -10,19 +10,25 @@ store or the length of the inbox backlog:
 * a not-active entry is referenced when an event of this input points at it:
   a feedback or reminder target, or an item that an earlier observation of the
   same thread was related to (so the editor restores it rather than creating
-  a new item, seed 001 "复归优先于新建"), or a pending annotation's item;
+  a new item), or a pending annotation's item;
+* ``user`` — the configured background, purpose and feedback policy, and
+  ``learned`` (at most ``MAX_LEARNED`` entries, only when there are some):
+  what the user's feedback says about senders and threads
+  (``fold_host.learning``);
 * ``pending_annotations`` — as in the state document;
-* ``events`` — the window's observations (at most ``max_events``);
+* ``events`` — the window's observations (at most ``max_events``); one the
+  editor deferred earlier carries ``"deferred": {"at": first deferral,
+  "times": N}``;
 * long texts are cut with a mark that says how much was left out: event texts
   at ``EVENT_TEXT_LIMIT``, annotation texts at ``ANNOTATION_TEXT_LIMIT``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from fold_core.observation import Observation, bound_text
+from fold_host.learning import learned_for
 
 __all__ = ["ANNOTATION_TEXT_LIMIT", "EVENT_TEXT_LIMIT", "RECENT", "build_input"]
 
@@ -42,15 +48,31 @@ def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Seque
         everything = store.state_document(now=now, not_active=None).document["not_active"]
         state["not_active"] = [entry for entry in everything if entry["id"] in listed or entry["id"] in referenced]
     _cut_annotations(state)
+    user = dict(user)
+    learned = learned_for(db, now)
+    if learned:
+        user["learned"] = learned
     return {
         "now": now,
         "batch_id": batch_id,
-        "user": dict(user),
+        "user": user,
         "state": state,
         "pending_annotations": state["pending_annotations"],
-        "events": [event.to_event(EVENT_TEXT_LIMIT) for event in events],
+        "events": _events(db, events),
         "signal": signal,
     }
+
+
+def _events(db, events: Sequence[Observation]) -> list[dict]:
+    """The events as the editor reads them; one offered again carries ``deferred: {at, times}``."""
+    marks = db.deferral_marks([event.id for event in events])
+    listed = []
+    for event in events:
+        entry = event.to_event(EVENT_TEXT_LIMIT)
+        if event.id in marks:
+            entry["deferred"] = marks[event.id]
+        listed.append(entry)
+    return listed
 
 
 def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:
@@ -63,14 +85,7 @@ def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:
                 found.add(link["target"])
         if event.thread:
             threads.add(event.thread)
-    if threads:
-        marks = ",".join("?" * len(threads))
-        rows = db.connection.execute(
-            f"SELECT related FROM observations WHERE thread IN ({marks}) AND related IS NOT NULL "
-            f"ORDER BY seq DESC LIMIT {THREAD_LOOKBACK}", tuple(threads)).fetchall()
-        for (related,) in rows:
-            found.update(item for item in json.loads(related) if isinstance(item, str))
-    return found
+    return found | db.related_in_threads(threads, THREAD_LOOKBACK)
 
 
 def _cut_annotations(state: dict) -> None:

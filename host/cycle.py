@@ -1,15 +1,17 @@
-"""One host cycle (contract §9–§11; seed 002: the host decides when the editor runs).
+"""One host cycle (contract §9–§11).
 
 Read top to bottom, this is the data's path::
 
     poll due sources ─→ inbox (host.db)            sources.Poller
     reminders that came due ─→ inbox               reminders.fire_due
     an interrupted commit? finish it first          windows (intent → replayed receipt)
+    what the store already cites is not new        citations.settle_cited
     signal: events / review / nothing               signal.decide_signal
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
+    deferred ones ride along; too old: expired      hostdb (deferred_events, expire_deferred)
     mark the observations processed / deferred      windows.settle
-    hand new records to consumers                   fold_consumers.delivery
+    hand new records to consumers                   fold_host.delivery
 
 ``tick`` is all of it once (``foldctl tick``); the daemon polls each source
 on its own schedule and calls ``run_window`` when there is something to do.
@@ -24,9 +26,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fold_core.errors import ConfigError
+from fold_core.timefmt import compact_duration
+from fold_host.citations import settle_cited
 from fold_host.context import build_input
-from fold_host.editor import ask_editor
+from fold_host.editor import OUTCOMES, ask_editor
+from fold_host.fallback import editor_status
 from fold_host.hostdb import open_host_db
+from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -34,15 +40,15 @@ from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "same_instance", "tick"]
 
-OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}
 
 
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, store_dir: str) -> None:
+    def __init__(self, config, store_dir: str, *, reuse: "Host | None" = None) -> None:
+        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept."""
         from fold_core.store.file import create_store, file_store
 
         if config.agent is None:
@@ -51,8 +57,10 @@ class Host:
                               "baseline editor is installed", file=where, instance="agent", field="type")
         self.config, self.store_dir = config, store_dir
         create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
-        self.store = file_store(store_dir)
-        self.adapters = [(instance, _build(instance)) for instance in config.adapters]
+        self.store = reuse.store if reuse is not None else file_store(store_dir)
+        kept = {instance.name: (instance, adapter) for instance, adapter in reuse.adapters} if reuse else {}
+        self.adapters = [(instance, kept[instance.name][1]) if same_instance(kept.get(instance.name), instance)
+                         else (instance, _build(instance)) for instance in config.adapters]
         self.consumers = config.consumers
         self.agent = _build(config.agent)
         self.agent_type = config.agent.type_name
@@ -60,9 +68,12 @@ class Host:
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
-        self.poller = Poller()
+        self.poller = reuse.poller if reuse is not None else Poller(config.host.max_backoff)
+        self.guard = reuse.guard if reuse is not None else None  # the daemon's HostDBGuard: its connections check host.db is still the same file
 
     def open_db(self):
+        if self.guard is not None:
+            return self.guard.open()
         return open_host_db(self.store_dir)
 
     def describe_agent(self) -> str:
@@ -99,6 +110,8 @@ class CycleReport:
     error: dict | None = None  # why a window failed
     polled: list = field(default_factory=list)
     deliveries: list = field(default_factory=list)
+    fallback: bool = False  # the baseline editor settled the window in the configured one's place
+    unreachable: int = 0  # windows in a row the configured editor could not be reached
 
     def to_json(self) -> dict:
         return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
@@ -108,6 +121,9 @@ class CycleReport:
         """What went wrong, one line each (stderr of ``tick``, the daemon's log)."""
         lines = [f"source {p.source} failed ({p.health.error_class}): {p.health.message}"
                  for p in self.polled if p.status != "ok"]
+        if self.fallback:
+            lines.append(f"the configured editor could not be reached ({self.unreachable} window(s) in a row): "
+                         "the baseline editor settled this window in its place")
         if self.outcome == "failed":
             lines.append(f"the editor's window failed after {self.attempts} attempt(s); its observations stay "
                          f"pending for the next cycle: {describe_error(self.error)}")
@@ -126,6 +142,8 @@ def describe_error(error: dict | None) -> str:
 def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
+        quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
+        clear_halt(host.store_dir)  # sound again: a daemon's earlier halt is over
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled
@@ -138,6 +156,9 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     _register_consumers(host, db, now_text)
     report = _finish_interrupted_commit(host, db, now_text)
     if report is None:
+        settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
+        settings = host.config.host
+        db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
         found = _window(host, db, now, now_text)
         report = _edit(host, db, *found, now_text) if found else CycleReport()
     report.deliveries = _deliver(host, db, now_text)
@@ -166,11 +187,13 @@ def _window(host: Host, db, now: datetime, now_text: str):
         drop_window(db)
     settings = host.config.host
     decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
-                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db))
+                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db),
+                            max_deferred=settings.max_deferred)
     if decided is None:
         return None
     signal, events = decided
-    return open_window(db, signal, [event.id for event in events], now_text), events
+    window = open_window(db, signal, [event.id for event in events], now_text)
+    return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 
 def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
@@ -185,10 +208,17 @@ def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
     if result.accepted:
         pause_point(host.store_dir, "after_commit")
         settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
-        return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt)
+        return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt,
+                           fallback=result.fallback, unreachable=result.unreachable)
     note_failure(db, window, result.error, attempts=result.attempts, now=now_text)
     receipt = result.error if "errors" in result.error else None
-    return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error)
+    return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error,
+                       fallback=result.fallback, unreachable=result.unreachable)
+
+
+def spell_duration(span) -> str:
+    """A configured duration as people write it (``7d``, ``1d12h``)."""
+    return compact_duration(int(span.total_seconds()))
 
 
 def _codes(error: dict) -> set[str]:
@@ -203,7 +233,7 @@ def _user(host: Host) -> dict:
 def _register_consumers(host: Host, db, now_text: str) -> None:
     """A consumer seen for the first time starts at the event_seq current now, before this cycle's commit."""
     if host.consumers:
-        from fold_consumers.delivery import register_new
+        from fold_host.delivery import register_new
 
         register_new(db, host.store_dir, host.consumers, now=now_text)
 
@@ -211,11 +241,11 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
 def _deliver(host: Host, db, now_text: str) -> list[dict]:
     if not host.consumers:
         return []
-    from fold_consumers.delivery import deliver_all
+    from fold_host.delivery import deliver_all
 
     settings = host.config.host
     return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db))
+                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
 
 
 def pause_point(store_dir: str, point: str) -> None:
@@ -224,6 +254,11 @@ def pause_point(store_dir: str, point: str) -> None:
         with open(os.path.join(store_dir, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
+
+
+def same_instance(kept: tuple | None, instance) -> bool:
+    """Whether a running ``(instance, adapter)`` has the type and settings of ``instance`` (a reload keeps it)."""
+    return kept is not None and kept[0].type_name == instance.type_name and kept[0].settings == instance.settings
 
 
 def _build(instance):

@@ -1,4 +1,4 @@
-"""``foldctl run``: the host daemon (contract §11.2; seed 002 "the host decides when the agent runs").
+"""``foldctl run``: the host daemon (contract §11.2).
 
 APScheduler 3 (``BackgroundScheduler``) runs:
 
@@ -12,98 +12,54 @@ APScheduler 3 (``BackgroundScheduler``) runs:
 * one **reminder job** per snooze, at its ``until``;
 * a **watch job** every few seconds that notices what other processes put in
   host.db (``foldctl feedback``, the Pinboard: new observations, new
-  reminders) and retries a failed window after the editor's backoff.
+  reminders) and retries a failed window after the editor's backoff;
+* one **watcher thread** per source that can say when it has news (IMAP
+  IDLE; ``fold_host.watch``): its news schedules a poll of that source
+  ``watch_delay`` later (one poll for mail that arrives together), which
+  starts a cycle when it finds something. Two polls of one source never run
+  at once (a lock per source);
+* the **heartbeat** every 10 s (or twice per systemd ``WatchdogSec``): the
+  daemon record in host.db (``/healthz``, doctor) and ``WATCHDOG=1``
+  (``systemd``); a clean stop is noted there too;
+* the **retention** pass (``[host] keep_observations``, at most hourly).
 
-One daemon per store (``hostlock``): a second start is refused with a clear
-message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
-once; a cycle or poll still running after a short grace is abandoned — safe,
-because every step is durable (host.db transactions, the store's commit
-protocol, the commit intent) and the next start resumes it. Logs: one line
-per event on stderr, readable text or ``--log-format json``.
+host.db is guarded (``hostdb.guard``): every connection first checks that it
+is still the file found at start, and ``quick_check`` runs at start and every
+ten minutes. When host.db was removed, replaced or is damaged, the daemon
+stops all its jobs (``halt``: one log line, ``host.db.halted`` for ``doctor``
+and ``/healthz``) and waits to be restarted; it never builds a new host.db
+under itself.
+
+The process around it — one daemon per store, signals, SIGHUP reload,
+systemd, the log — is ``service.run``.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
-import signal
-import sys
 import threading
 import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
-from fold_host.hostlock import HostLock
+from fold_host.eventlog import EventLog
+from fold_host.health import HEARTBEAT_EVERY
+from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
+from fold_host.systemd import notify, watchdog_seconds
 from fold_host.reminders import unfired
+from fold_host.retention import retain
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
-__all__ = ["Daemon", "EventLog", "run"]
+__all__ = ["Daemon"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
-STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
-AGENT_RETRY_FIRST, AGENT_RETRY_CAP = 30.0, 1800.0  # editor backoff after a failed window (seconds)
-
-
-class EventLog:
-    """One line per event on stderr: ``at event key=value …`` or one JSON object."""
-
-    def __init__(self, form: str = "text", stream=None) -> None:
-        self.form, self.stream = form, stream or sys.stderr
-        self._lock = threading.Lock()
-
-    def __call__(self, event: str, **fields) -> None:
-        at = datetime.now().astimezone().isoformat(timespec="seconds")
-        if self.form == "json":
-            line = json.dumps({"at": at, "event": event, **fields}, ensure_ascii=False, default=str)
-        else:
-            line = " ".join([at, event] + [f"{k}={_shown(v)}" for k, v in fields.items() if v is not None])
-        with self._lock:
-            try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
-
-
-def _shown(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return json.dumps(text, ensure_ascii=False) if (not text or any(c.isspace() for c in text)) else text
-
-
-def run(config, store_dir: str, *, log_format: str = "text") -> tuple[dict, int]:
-    """Run until SIGTERM / SIGINT; the final document and exit code."""
-    log = EventLog(log_format)
-    with HostLock(store_dir, "run"):
-        daemon = Daemon(Host(config, store_dir), log)
-        stop = threading.Event()
-        received: list[str] = []
-
-        def on_signal(number, _frame) -> None:
-            received.append(signal.Signals(number).name)
-            stop.set()
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            daemon.start()
-            while not stop.wait(0.5):
-                pass
-            finished = daemon.stop(STOP_GRACE)
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-        document = {"ok": True, "stopped_by": received[0] if received else None, "cycles": daemon.cycles}
-        log("stop", signal=document["stopped_by"], cycles=daemon.cycles, clean=finished)
-        if not finished:
-            # A job is still inside a poll or an editor call: leave it. Everything it did so
-            # far is durable and the next start resumes the rest.
-            from fold_core.cli.common import emit
-
-            emit(document)
-            os._exit(0)
-        daemon.host.close(refresh_snapshot=True)
-    return document, 0
+DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
+AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
+RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
 
 
 class Daemon:
@@ -119,33 +75,100 @@ class Daemon:
         self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
+        self._deep_check_at: float = 0.0
+        self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         self.scheduler = None
+        self._stopping = threading.Event()
+        self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
+        self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
 
     # -- lifecycle ------------------------------------------------------------
 
     def start(self) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        import logging
+        from fold_core.errors import FoldError
 
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(self.zone)
         for instance, adapter in self.host.adapters:
-            every = instance.settings.every.total_seconds()
-            self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
-                                   jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}", next_run_time=now)
+            self.add_source(instance, adapter, at=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        try:
+            if self.host.guard is not None:
+                self.host.guard.start()
+        except FoldError as error:  # a damaged host.db: say so and do nothing until restarted
+            self.scheduler.start(paused=True)
+            self.halt(error)
+            return
+        self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+        with self.host.open_db() as db:
+            db.daemon_started(pid=os.getpid(), now=self.clock()[1])
+        watchdog = watchdog_seconds()
+        beat = min(HEARTBEAT_EVERY, watchdog / 2) if watchdog else HEARTBEAT_EVERY
+        self.scheduler.add_job(self._job(self.heartbeat), "interval", seconds=beat, id="heartbeat")
+        self.scheduler.add_job(self._job(self.retain), "interval", seconds=RETAIN_EVERY, id="retain",
+                               next_run_time=now)
         self.scheduler.start()
+        self._start_watchers()
         self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
 
+    def add_source(self, instance, adapter, *, at: datetime | None = None) -> None:
+        """The poll job of one source: every ``every`` with a jitter, the first at ``at`` (default now)."""
+        every = instance.settings.every.total_seconds()
+        self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
+                               jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}",
+                               name=f"poll {instance.name}", next_run_time=at or datetime.now(self.zone),
+                               replace_existing=True)
+
+    def halt(self, error: BaseException) -> None:
+        """host.db was lost or damaged: stop every job, log it once, leave word for doctor and /healthz."""
+        with self._flags:
+            if self.halted is not None:
+                return
+            self.halted = str(error)
+        self.scheduler.pause()
+        self._stopping.set()  # the watchers (IMAP IDLE) log out: nothing is polled until a restart
+        self.log("halt", reason="host.db", error=f"{type(error).__name__}: {error}")
+        if self.host.guard is not None:
+            self.host.guard.halt(str(error))
+
+    def heartbeat(self) -> None:
+        """host.db's ``beat_at`` and systemd's watchdog: the scheduler still runs jobs."""
+        with self.host.open_db() as db:
+            db.daemon_beat(pid=os.getpid(), now=self.clock()[1])
+        notify("WATCHDOG=1")
+
+    def retain(self) -> None:
+        """Drop the text of old processed observations (``[host] keep_observations``)."""
+        keep = self.host.config.host.keep_observations
+        now, now_text = self.clock()
+        with self.host.open_db() as db:
+            dropped = retain(db, keep, now, now_text)
+        if dropped:
+            self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
+
+    def stopped(self) -> None:
+        """A clean stop, noted in host.db (``/healthz`` and doctor tell it from a death)."""
+        try:
+            with self.host.open_db() as db:
+                db.daemon_stopped(pid=os.getpid(), now=self.clock()[1])
+        except Exception as error:  # noting it is best effort; the stop itself is done
+            self.log("error", job="stopped", error=f"{type(error).__name__}: {error}")
+
     def stop(self, grace: float) -> bool:
         """Stop the scheduler; True when no job was left running after ``grace`` seconds."""
+        self._stopping.set()
+        for _, stopping in self._watchers.values():
+            stopping.set()
         self.scheduler.shutdown(wait=False)
         deadline = time.monotonic() + grace
+        for watcher, _ in self._watchers.values():  # a watch notices the stop within a second and logs out
+            watcher.join(max(deadline - time.monotonic(), 0.0) / 2)
         while time.monotonic() < deadline:
             with self._flags:
                 if self._busy == 0:
@@ -154,13 +177,17 @@ class Daemon:
         return False
 
     def _job(self, function, *args):
+        source = getattr(args[0], "name", None) if function.__name__ in ("poll", "poll_now") and args else None
+
         def job() -> None:
             with self._flags:
                 self._busy += 1
             try:
                 function(*args)
+            except (HostDBLost, HostDBCorrupt) as error:
+                self.halt(error)
             except Exception as error:  # a job never dies silently; the next firing tries again
-                self.log("error", job=function.__name__, error=f"{type(error).__name__}: {error}")
+                self.log("error", job=function.__name__, source=source, error=f"{type(error).__name__}: {error}")
             finally:
                 with self._flags:
                     self._busy -= 1
@@ -173,12 +200,13 @@ class Daemon:
 
     # -- jobs -------------------------------------------------------------------
 
-    def poll(self, instance, adapter) -> None:
+    def poll(self, instance, adapter, force: bool = False) -> None:
         now, now_text = self.clock()
         every = instance.settings.every
         slack = max(timedelta(seconds=2), every * 0.1)
-        with self.host.open_db() as db:
-            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack)
+        # setdefault: a source added while running (a reload) gets its lock on first use.
+        with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
+            outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
             return
         health = outcome.health
@@ -187,7 +215,56 @@ class Daemon:
         if outcome.observations:
             self.request_cycle(f"new observations from {instance.name}")
 
+    def poll_now(self, instance, adapter) -> None:
+        """The poll a watched source's news asked for (before ``every`` is due)."""
+        self.poll(instance, adapter, force=True)
+
+    def _start_watchers(self) -> None:
+        for instance, adapter in self.host.adapters:
+            self.start_watcher(instance, adapter)
+
+    def start_watcher(self, instance, adapter) -> None:
+        """A watcher thread for a source that can say when it has news (each with its own stop event)."""
+        from fold_host.watch import Watcher
+
+        if adapter.watch_delay() is None:
+            return
+        stopping = threading.Event()
+        watcher = Watcher(instance, adapter, self._news, self.log, stopping)
+        self._watchers[instance.name] = (watcher, stopping)
+        watcher.start()
+
+    def stop_watcher(self, name: str) -> None:
+        """A source left the configuration (a reload): its watcher logs out; a poll its news asked for is dropped."""
+        found = self._watchers.pop(name, None)
+        if found is not None:
+            found[1].set()
+        try:
+            self.scheduler.remove_job(f"news:{name}")
+        except Exception:  # no such job (the JobLookupError of APScheduler)
+            pass
+
+    def _news(self, instance, adapter, why: str) -> None:
+        """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
+        from apscheduler.jobstores.base import ConflictingIdError
+
+        if self._stopping.is_set():
+            return
+        if why != "connected":
+            self.log("watch", source=instance.name, news=why)
+        run_date = datetime.now(self.zone) + adapter.watch_delay()
+        try:
+            self.scheduler.add_job(self._job(self.poll_now, instance, adapter), "date", run_date=run_date,
+                                   id=f"news:{instance.name}")
+        except ConflictingIdError:
+            pass  # a poll is already waiting: it takes this news too
+        except Exception as error:  # the scheduler is shutting down
+            self.log("error", job="news", error=f"{type(error).__name__}: {error}")
+
     def watch(self) -> None:
+        if self.host.guard is not None and time.monotonic() >= self._deep_check_at:
+            self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+            self.host.guard.deep_check()
         with self.host.open_db() as db:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
@@ -241,6 +318,8 @@ class Daemon:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text)
                 self._schedule_review(db)
+        except (HostDBLost, HostDBCorrupt):
+            raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
             self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
             self._editor_failed()
@@ -260,7 +339,7 @@ class Daemon:
 
     def _editor_failed(self) -> None:
         self._agent_failures += 1
-        wait = min(AGENT_RETRY_FIRST * 2 ** (self._agent_failures - 1), AGENT_RETRY_CAP)
+        wait = backoff(self._agent_failures, AGENT_RETRY_FIRST, AGENT_RETRY_CAP).total_seconds()
         self._agent_retry_at = time.monotonic() + wait
         self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
 

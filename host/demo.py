@@ -65,7 +65,7 @@ class Demo:
 
     def foldctl(self, *args: str, check: bool = True, json_out: bool = True) -> dict | str:
         # stdout is a pipe here, so every command answers in JSON unless told otherwise.
-        command = [sys.executable, "-m", "fold_core", "--config", str(self.config), *args]
+        command = [sys.executable, "-m", "fold_host", "--config", str(self.config), *args]
         done = subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=self.out)
         if check and done.returncode not in (0,):
             raise DemoFailed(f"`foldctl {' '.join(args)}` exited {done.returncode}:\n{done.stderr.strip()}\n"

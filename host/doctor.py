@@ -3,41 +3,57 @@
 ``{"ok": bool, "checks": [{"name", "status": "ok"|"warn"|"fail", "detail"}]}``
 — ``ok`` is false when a check fails (exit 1). Checks, in order: the
 configuration and its file permissions, the store, the host database (with
-the inbox backlog), the daemon, every source (health, last error, backoff),
-the editor (which backend, the default baseline announced as such, the last
-failed window) and every consumer. A plugins.toml that does not load is not a
+the inbox backlog), the daemon (running with a fresh heartbeat, stopped
+cleanly, or dead — ``health.daemon_check``), every source
+(``HostDB.source_health``'s verdict: a source that never succeeded or whose
+credentials were refused fails at once; one whose next poll is more than two
+intervals past is "not polling"), the editor (which backend, the default
+baseline announced as such, the last failed window) and every consumer; with
+``probe``, a login to each source that can try one and a model-list request
+to the editor (``doctor_probe``). A plugins.toml that does not load is not a
 failed check but a configuration error (exit 2), like for every command.
 Doctor only reads: it creates neither a store nor a host database.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
 __all__ = ["diagnose"]
 
-SOURCE_FAIL_AFTER = 3  # consecutive failures after which a source's check fails (before: warn)
 
+def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
+             probe: bool = False) -> dict:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
 
-def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None) -> dict:
     from fold_core.cli.common import resolve_store
-    from fold_core.config import load_config
+    from fold_core.timefmt import parse_instant
+    from fold_host.plugins import load_config
 
     config = load_config(config_file)
     store_dir = resolve_store(store_given)
-    checks = [_config(config), _permissions(config), _store(store_dir, now)]
-    db = _open_db(store_dir)
+    moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
+    checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
+    db, problem = _open_db(store_dir)
     try:
-        checks.append(_host_db(db, store_dir))
-        checks.append(_daemon(store_dir))
-        checks.extend(_sources(db, config))
+        checks.append(_host_db(db, store_dir, problem))
+        if checks[-1]["status"] == "fail" and db is not None:  # the checks below read host.db: not a damaged one
+            db.close()
+            db = None
+        daemon = _daemon(db, store_dir, moment)
+        checks.append(daemon)
+        checks.extend(_sources(db, config, moment, daemon))
         checks.append(_agent(db, config))
         checks.extend(_consumers(db, config))
     finally:
         if db is not None:
             db.close()
+    if probe:
+        from fold_host.doctor_probe import probe_all
+
+        checks.extend(probe_all(config))
     return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
 
 
@@ -81,56 +97,103 @@ def _store(store_dir: str, now: str | None) -> dict:
 
 
 def _open_db(store_dir: str):
+    """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
+    from fold_core.errors import StoreError
     from fold_host.hostdb import FILE_NAME, open_host_db
 
     if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
-        return None
-    return open_host_db(store_dir)
+        return None, None
+    try:
+        return open_host_db(store_dir, create=False), None
+    except StoreError as error:
+        return None, str(error)
 
 
-def _host_db(db, store_dir: str) -> dict:
+def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
+    """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
+    from fold_core.errors import StoreError
+    from fold_host.hostdb.failures import REBUILD_HINT
+    from fold_host.hostdb.guard import halted
+
+    stopped = halted(store_dir)
+    if problem is not None:
+        return _check("host database", "fail", problem)
     if db is None:
+        if stopped:
+            return _check("host database", "fail", stopped)
         return _check("host database", "warn", f"no host.db in {store_dir} yet: the first cycle creates it")
-    counts = dict(db.connection.execute("SELECT status, count(*) FROM observations GROUP BY status").fetchall())
-    integrity = db.connection.execute("PRAGMA quick_check").fetchone()[0]
+    try:
+        integrity = db.integrity()
+        counts = db.status_counts() if integrity == "ok" else {}
+    except StoreError as error:
+        return _check("host database", "fail", str(error))
+    if integrity != "ok":
+        return _check("host database", "fail", f"{db.path}: SQLite's integrity check failed ({integrity[:300]}); "
+                      f"{REBUILD_HINT}")
     detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
               f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
-    if integrity != "ok":
-        return _check("host database", "fail", f"{detail}; integrity check: {integrity}")
+    if stopped:
+        return _check("host database", "fail", f"{stopped} ({detail})")
     return _check("host database", "ok", detail)
 
 
-def _daemon(store_dir: str) -> dict:
+def _daemon(db, store_dir: str, moment) -> dict:
+    from fold_host.health import daemon_check
     from fold_host.hostlock import host_running
 
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
-    return _check("daemon", "ok", f"running ({holder})" if holder else "not running")
+    record = db.daemon_record() if db is not None else None
+    ok, detail = daemon_check(record, holder, moment)
+    return _check("daemon", "ok" if ok else "fail", detail)
 
 
-def _sources(db, config) -> list[dict]:
-    from fold_host.sources import source_rows
-
-    rows = source_rows(db) if db is not None else {}
+def _sources(db, config, moment, daemon: dict) -> list[dict]:
+    listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
+        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
+    types = {instance.name: instance for instance in config.adapters}
+    polls = db.last_polls() if db is not None else {}
     checks = []
-    for instance in config.adapters:
-        name = f"source {instance.name}"
-        row = rows.get(instance.name)
-        if row is None or row["last_poll_at"] is None:
-            checks.append(_check(name, "warn", f"type {instance.type_name}: not polled yet"))
-            continue
-        error = json.loads(row["last_error"]) if row["last_error"] else None
-        last_error = f"; last error at {error['at']} ({error['class']}): {error['message']}" if error else ""
-        if row["disabled"]:
-            checks.append(_check(name, "fail", f"disabled: the source said it is gone{last_error}; change its "
-                                 "settings in plugins.toml to try again"))
-        elif row["failures"]:
-            status = "fail" if row["failures"] >= SOURCE_FAIL_AFTER else "warn"
-            checks.append(_check(name, status, f"{row['failures']} failed poll(s) in a row, next try at "
-                                 f"{row['next_poll_at']}; last ok at {row['last_ok_at'] or 'never'}{last_error}"))
-        else:
-            checks.append(_check(name, "ok", f"last ok at {row['last_ok_at']}, next poll at {row['next_poll_at']}"
-                                 f"{last_error}"))
+    for entry in listed:
+        instance = types[entry["source"]]
+        checks.append(_source_check(entry, instance, daemon, (polls.get(entry["source"]) or {}).get("message")))
     return checks
+
+
+def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) -> dict:
+    name = f"source {entry['source']}"
+    if entry["reason"] == "not polled yet":
+        return _check(name, "warn", f"type {instance.type_name}: not polled yet")
+    error = entry.get("error")
+    last_error = (f"; last error at {entry['error_at']} ({entry['error_class']}): {error}"
+                  if error and entry["failures"] else "")
+    severity = entry["severity"]
+    if entry["disabled"]:
+        detail = (f"disabled: the source said it is gone{last_error}; change its settings in plugins.toml "
+                  "to try again")
+    elif entry["failures"]:
+        detail = (f"{entry['reason']}: {entry['failures']} failed poll(s) in a row, next try at "
+                  f"{entry['next_poll_at']}; last ok at {entry['last_ok_at'] or 'never'}{last_error}")
+    else:
+        detail = f"last ok at {entry['last_ok_at']}, next poll at {entry['next_poll_at']}"
+        if part_failed:  # a part failing while the rest is read (a folder, a feed of many)
+            severity, detail = "warn", f"{detail}; {part_failed}"
+    if entry["overdue"]:
+        every = instance.settings.every
+        running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
+        why = ("the daemon runs but does not poll it" if running else
+               "no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`")
+        detail = (f"not polling: the next poll was due at {entry['next_poll_at']}, more than two intervals "
+                  f"({_span(2 * every)}) ago — {why}; {detail}")
+        if severity == "ok":
+            severity = "warn"
+    return _check(name, severity, detail)
+
+
+def _span(delta) -> str:
+    from fold_core.timefmt import compact_duration
+
+    seconds = int(delta.total_seconds())
+    return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
 def _agent(db, config) -> dict:
@@ -157,9 +220,23 @@ def _agent(db, config) -> dict:
     calls = db.calls(limit=1) if db is not None else []
     if calls:
         described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+    standing_in = _standing_in(db, config)
+    if standing_in:
+        return _check("agent", "warn", described + standing_in + held)
     if held:
         return _check("agent", "warn", described + held)
     return _check("agent", status, described)
+
+
+def _standing_in(db, config) -> str:
+    """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
+    from fold_host.fallback import editor_status
+
+    status = editor_status(db, config) if db is not None else None
+    if not status or not status["fallback"]:
+        return ""
+    return (f"; it could not be reached in {status['windows']} window(s) in a row since {status['since']} "
+            f"({status['error']}): the baseline editor stands in until it answers")
 
 
 def _held_back(db) -> str:
@@ -178,15 +255,12 @@ def _consumers(db, config) -> list[dict]:
     checks = []
     for instance in config.consumers:
         name = f"consumer {instance.name}"
-        row = None
-        if db is not None:
-            row = db.connection.execute("SELECT event_seq, failures, next_try_at, last_error, last_error_at "
-                                        "FROM consumers WHERE name = ?", (instance.name,)).fetchone()
+        row = db.consumer_row(instance.name) if db is not None else None
         if row is None:
             checks.append(_check(name, "warn", f"type {instance.type_name}: nothing delivered yet"))
-        elif row[1]:
-            checks.append(_check(name, "warn", f"{row[1]} failed deliveries, next try at {row[2]}; last error at "
-                                 f"{row[4]}: {row[3]}"))
+        elif row["failures"]:
+            checks.append(_check(name, "warn", f"{row['failures']} failed deliveries, next try at "
+                                 f"{row['next_try_at']}; last error at {row['last_error_at']}: {row['last_error']}"))
         else:
-            checks.append(_check(name, "ok", f"delivered up to event {row[0]}"))
+            checks.append(_check(name, "ok", f"delivered up to event {row['event_seq']}"))
     return checks

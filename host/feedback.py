@@ -5,8 +5,9 @@ both call it. It checks the target item against the store (unknown →
 ``item_not_found``, merged → ``item_merged``: the §4.2 shape without
 ``batch_id``, exit 1), then keeps one observation of channel ``feedback`` in
 the inbox; a snooze also schedules its reminder, in the same host.db
-transaction. The editor reads the feedback at its next cycle: feedback never
-edits an item itself. Annotations stay ``foldctl annotate``.
+transaction, and what the feedback teaches about the item's senders and
+threads (``fold_host.learning``; ``input`` clears it). The editor reads the
+feedback at its next cycle: feedback never edits an item itself. Annotations stay ``foldctl annotate``.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
                   *, via: str = "cli", action: str | None = None) -> tuple[dict, int]:
     """Keep one feedback observation (and the reminder of a snooze); ``(document, exit code)``.
 
-    :param via: how it came: ``cli``, ``button`` (Pinboard) or ``reply``.
+    :param via: how it came: ``cli``, ``button`` (Pinboard), ``reply`` or ``mcp`` (``foldctl mcp``).
     :param action: the concrete action the user took (default: the meaning).
     """
     _check(meaning, value, until, now)
-    rejection = _check_item(store_dir, item, now)
+    rejection, refs = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
-    from fold_host.hostdb import HostDB, open_host_db
+    from fold_host.hostdb import open_host_db
+    from fold_host.learning import learning_for
 
     feedback = {"target": item, "action": action or meaning, "meaning": meaning, "via": via}
     if value is not None:
@@ -51,13 +53,10 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
                               sender="user", at=now, observed_at=now, title=f"{meaning}: {item}",
                               text=value or "", feedback=feedback)
     reminder = None
-    with open_host_db(store_dir) as db, db.transaction() as conn:
-        HostDB._insert(conn, [observation])
-        if meaning == "snooze":
-            reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until,
-                        "requested_at": now}
-            conn.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
-                         "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+    if meaning == "snooze":
+        reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until, "requested_at": now}
+    with open_host_db(store_dir) as db:
+        db.add_feedback(observation, reminder, learning_for(db, item, refs, meaning, now))
     return {"ok": True, "observation": observation.to_event(), "reminder": reminder}, 0
 
 
@@ -77,12 +76,16 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
         raise UsageError(f"now must be an instant with an offset; got {now!r}")
 
 
-def _check_item(store_dir: str, item: str, now: str) -> dict | None:
-    """None when feedback may target ``item`` (active or withdrawn); else the rejection."""
+def _check_item(store_dir: str, item: str, now: str) -> tuple[dict | None, list[str]]:
+    """``(None, observation ids its sources cite)`` when feedback may target ``item`` (active or
+    withdrawn); else ``(the rejection, [])``."""
     from fold_core.store.file import file_store
 
     answer = file_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
     if answer.exit_code == 0:
-        return None
+        view = answer.document.get("item") or {}
+        refs = [str(s.get("ref"))[len("event:"):] for s in view.get("sources") or ()
+                if isinstance(s, dict) and str(s.get("ref") or "").startswith("event:")]
+        return None, refs
     codes = {error.get("code") for error in answer.document.get("errors", ())}
-    return None if codes == {"item_inactive"} else answer.document
+    return (None, []) if codes == {"item_inactive"} else (answer.document, [])

@@ -1,4 +1,4 @@
-"""Reminders (contract §9 ``events[].reminder``; seed 001 "到点提醒").
+"""Reminders (contract §9 ``events[].reminder``).
 
 A snooze saved through ``foldctl feedback --meaning snooze --until T`` (or
 the Pinboard) is a row of the ``reminders`` table. When a cycle's clock
@@ -24,10 +24,7 @@ REMINDER_SOURCE = "reminder"
 
 def unfired(db) -> list[dict]:
     """Reminders that have not fired yet, soonest first."""
-    rows = db.connection.execute(
-        "SELECT id, target, feedback, due_at, requested_at FROM reminders WHERE fired_at IS NULL").fetchall()
-    listed = [dict(zip(("id", "target", "feedback", "due_at", "requested_at"), row)) for row in rows]
-    return sorted(listed, key=lambda r: (parse_instant(r["due_at"]).timestamp(), r["id"]))
+    return sorted(db.unfired_reminders(), key=lambda r: (parse_instant(r["due_at"]).timestamp(), r["id"]))
 
 
 def reminder_observation(reminder: dict, *, now_text: str) -> Observation:
@@ -47,7 +44,5 @@ def fire_due(db, now: datetime, now_text: str) -> int:
         if parse_instant(reminder["due_at"]) > now:
             break
         fired += db.add_observations([reminder_observation(reminder, now_text=now_text)])
-        with db.transaction() as conn:
-            conn.execute("UPDATE reminders SET fired_at = ? WHERE id = ? AND fired_at IS NULL",
-                         (now_text, reminder["id"]))
+        db.reminder_fired(reminder["id"], now=now_text)
     return fired

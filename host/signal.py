@@ -1,13 +1,20 @@
-"""Why the editor is called now: the §9 ``signal`` (contract §9; seed 001 "时间信号").
+"""Why the editor is called now: the §9 ``signal`` (contract §9).
 
 * ``events`` — pending observations exist (polled mail, feedback, reminders
-  that came due). At most ``max_events`` of them, oldest first, go into one
-  call; the rest wait for the next cycle and the ``reason`` says how many.
+  that came due). At most ``max_events`` of them, oldest first (a poll that
+  brought more than that is read newest first: ``HostDB.window_events``),
+  go into one call; the rest wait for the next cycle and the ``reason`` says
+  how many.
 * ``review`` — nothing is pending and no window was settled for
   ``review_every`` (counted from the last settled window, or from the host's
   first cycle): ``received: 0``, so the editor re-reads the state against the
   clock (due dates, stale facts, waiting items).
 * otherwise no signal: the cycle does nothing.
+
+Deferred observations ride along with a window that opens for one of these
+reasons (never on their own), at most ``max_deferred`` of them, inside
+``max_events``, the earliest deferred first; ``received`` counts only the
+new ones, the ``reason`` says how many came back.
 
 The ``window`` says which past the events cover: it starts where the last
 settled window ended; it ends at ``now`` when every pending observation is in
@@ -30,12 +37,20 @@ FIRST_CYCLE_KEY = "first_cycle_at"
 
 
 def decide_signal(db, *, now: datetime, now_text: str, review_every: timedelta, max_events: int,
-                  coverage: Sequence[dict], last_window: dict | None) -> tuple[dict, list[Observation]] | None:
-    """``(signal, events)`` for this cycle, or None when the editor has nothing to do."""
+                  coverage: Sequence[dict], last_window: dict | None,
+                  max_deferred: int = 0) -> tuple[dict, list[Observation]] | None:
+    """``(signal, events)`` for this cycle, or None when the editor has nothing to do.
+
+    Deferred observations never open a window; when one opens they ride
+    along, at most ``max_deferred``, inside ``max_events`` (a window with new
+    observations keeps at least one place for them).
+    """
     anchor = _anchor(db, now_text)
     start = last_window["to"] if last_window else anchor
-    events = db.window_events(max_events, now)
+    deferred = db.deferred_events(min(max_deferred, max_events), now)
+    events = db.window_events(max(1, max_events - len(deferred)), now)
     if events:
+        deferred = deferred[:max_events - len(events)]
         waiting = db.pending_count() - len(events)
         end = now_text if waiting == 0 else _latest(events, now)
         reminders = sum(1 for event in events if event.channel == "reminder")
@@ -44,14 +59,22 @@ def decide_signal(db, *, now: datetime, now_text: str, review_every: timedelta, 
             reason += f", {reminders} of them reminder(s) that came due"
         if waiting:
             reason += f"; {waiting} more wait for the next cycle (at most {max_events} per call)"
-        return _signal("events", reason, len(events), _earliest(start, end), end, coverage, reminders), events
+        reason += _offered(deferred)
+        return (_signal("events", reason, len(events), _earliest(start, end), end, coverage, reminders),
+                events + deferred)
     due_at = next_review_at(last_window, anchor, review_every)
     if now < due_at:
         return None
     hours = review_every.total_seconds() / 3600
     reason = (f"periodic review: no new observation since {start}; the review runs when nothing happened for "
-              f"{hours:g}h")
-    return _signal("review", reason, 0, _earliest(start, now_text), now_text, coverage, 0), []
+              f"{hours:g}h") + _offered(deferred)
+    return _signal("review", reason, 0, _earliest(start, now_text), now_text, coverage, 0), deferred
+
+
+def _offered(deferred: Sequence[Observation]) -> str:
+    if not deferred:
+        return ""
+    return f"; {len(deferred)} deferred observation(s) offered again (marked \"deferred\")"
 
 
 def next_review_at(last_window: dict | None, anchor: str, review_every: timedelta) -> datetime:

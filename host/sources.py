@@ -1,4 +1,4 @@
-"""Polling the sources (contract §10, §11; seed 004: incremental sources with cursors, fail-open).
+"""Polling the sources (contract §10, §11).
 
 Each due adapter instance is polled in its own thread with its own
 ``poll_timeout``: a source that fails, raises or hangs never stops the
@@ -13,7 +13,8 @@ Per-source health and backoff live in the ``sources`` table:
 * a failure doubles the wait from ``every`` up to a cap of
   ``max(every, 1 h)`` — never "give up": the source keeps being tried and
   shows as failed in the coverage and in ``doctor``; a ``Retry-After`` is
-  honoured when it asks for longer;
+  honoured when it asks for longer, up to ``[host] max_backoff`` (default
+  one day; ``max-age`` and ``ttl`` too);
 * ``disabled`` (a source gone for good, e.g. HTTP 410) stops polling until the
   instance's settings change (a new settings fingerprint lifts it).
 
@@ -25,8 +26,7 @@ left behind by a timeout) is not started twice: the source reports
 from __future__ import annotations
 
 import hashlib
-import json
-import threading
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,10 +35,13 @@ from typing import Any
 
 from fold_core.observation import Health, Poll
 from fold_core.timefmt import parse_instant
+from fold_host.bounded import Hung, Job, Worker, backoff
 
-__all__ = ["BACKOFF_CAP", "PollOutcome", "Poller", "coverage", "next_delay", "source_rows"]
+__all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "next_delay", "server_delay",
+           "settings_digest"]
 
 BACKOFF_CAP = timedelta(hours=1)
+MAX_BACKOFF = timedelta(days=1)  # the default of [host] max_backoff
 
 
 @dataclass(frozen=True)
@@ -54,16 +57,25 @@ class PollOutcome:
         return {"source": self.source, "status": self.status, "observations": self.observations}
 
 
-def next_delay(every: timedelta, failures: int, health: Health) -> timedelta:
-    """How long to wait before the next poll: ``every``, doubled per failure up to the cap."""
-    if failures <= 0:
-        delay = every
-    else:
-        delay = min(every * (2 ** min(failures - 1, 30)), max(every, BACKOFF_CAP))
+def next_delay(every: timedelta, failures: int, health: Health, max_backoff: timedelta = MAX_BACKOFF) -> timedelta:
+    """How long to wait before the next poll: ``every``, doubled per failure up to the cap.
+
+    What the source asks for (``Retry-After``, ``max-age``, ``ttl``) is honoured
+    up to ``max_backoff`` (``[host] max_backoff``), never more: a far-future or
+    absurd value cannot silence a source, nor overflow the clock.
+    """
+    delay = every if failures <= 0 else backoff(failures, every, max(every, min(BACKOFF_CAP, max_backoff)))
     for asked in (health.retry_after, health.min_interval):
         if asked:
-            delay = max(delay, timedelta(seconds=asked))
+            delay = max(delay, server_delay(asked, max_backoff))
     return delay
+
+
+def server_delay(seconds: float, max_backoff: timedelta) -> timedelta:
+    """A delay a server asked for (seconds, maybe huge, infinite or negative), clamped to ``0 … max_backoff``."""
+    if not math.isfinite(seconds) or seconds >= max_backoff.total_seconds():
+        return max_backoff if seconds > 0 else timedelta(0)
+    return timedelta(seconds=max(seconds, 0.0))
 
 
 def settings_digest(instance: Any) -> str:
@@ -72,36 +84,17 @@ def settings_digest(instance: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def source_rows(db) -> dict[str, dict]:
-    """The ``sources`` table by source name."""
-    cursor = db.connection.execute("SELECT * FROM sources")
-    names = [column[0] for column in cursor.description]
-    return {row[0]: dict(zip(names, row)) for row in cursor.fetchall()}
-
-
 def coverage(db, adapters: Sequence[tuple[Any, Any]]) -> list[dict]:
-    """Per configured source: ``{source, channel, status: ok|failed|unknown, last_ok_at}`` (§9)."""
-    rows = source_rows(db)
-    listed = []
-    for instance, adapter in adapters:
-        row = rows.get(instance.name)
-        if row is None or row["last_poll_at"] is None:
-            status = "unknown"
-        elif row["failures"] or row["disabled"]:
-            status = "failed"
-        else:
-            status = "ok"
-        listed.append({"source": instance.name, "channel": getattr(adapter, "channel", None) or instance.type_name,
-                       "status": status, "last_ok_at": row["last_ok_at"] if row else None})
-    return listed
+    """Per configured source, its health (§9 ``coverage``): ``HostDB.source_health``."""
+    return db.source_health(instance for instance, _ in adapters)
 
 
 class Poller:
-    """Runs polls in threads with a timeout and remembers the ones still running."""
+    """Runs polls on worker threads with a timeout and remembers the ones that outran it."""
 
-    def __init__(self) -> None:
-        self._running: dict[str, threading.Thread] = {}
-        self._lock = threading.Lock()
+    def __init__(self, max_backoff: timedelta = MAX_BACKOFF) -> None:
+        self._hung = Hung()
+        self.max_backoff = max_backoff
 
     def due(self, db, instance: Any, now: datetime, slack: timedelta = timedelta(0)) -> bool:
         """Whether the source should be polled at ``now`` (backoff, Retry-After, disabled).
@@ -109,11 +102,10 @@ class Poller:
         :param slack: how early a poll may come (the daemon's interval job fires at
             ``every`` after the previous job started, a moment before ``next_poll_at``).
         """
-        row = db.connection.execute("SELECT next_poll_at, disabled, settings_digest FROM sources WHERE source = ?",
-                                    (instance.name,)).fetchone()
-        if row is None:
+        schedule = db.source_schedule(instance.name)
+        if schedule is None:
             return True
-        next_poll_at, disabled, digest = row
+        next_poll_at, disabled, digest = schedule
         if digest != settings_digest(instance):
             return True  # new settings: whatever was learnt about the old ones no longer holds
         if disabled:
@@ -129,46 +121,42 @@ class Poller:
         started = [(instance, time.monotonic() + instance.settings.poll_timeout.total_seconds(),
                     *self._start(db, instance, adapter, now)) for instance, adapter in due]
         outcomes = []
-        for instance, deadline, thread, box in started:
-            if thread is not None:
-                thread.join(max(0.0, deadline - time.monotonic()))
-            outcomes.append(self._keep(db, instance, self._result(instance, thread, box), now, now_text))
+        for instance, deadline, worker, job in started:
+            poll = self._result(instance, worker, job, deadline - time.monotonic())
+            outcomes.append(self._keep(db, instance, poll, now, now_text))
         return outcomes
 
     def poll_one(self, db, instance: Any, adapter: Any, now: datetime, now_text: str,
-                 slack: timedelta = timedelta(0)) -> PollOutcome | None:
-        """Poll one source if it is due (the daemon's per-source job); None when not due."""
-        if not self.due(db, instance, now, slack):
+                 slack: timedelta = timedelta(0), *, force: bool = False) -> PollOutcome | None:
+        """Poll one source if it is due (the daemon's per-source job); None when not due.
+
+        :param force: poll even before it is due (the source said it has news: IMAP IDLE).
+        """
+        if not force and not self.due(db, instance, now, slack):
             return None
         return self._poll(db, [(instance, adapter)], now, now_text)[0]
 
-    def _start(self, db, instance, adapter, now) -> tuple[threading.Thread | None, dict]:
-        box: dict[str, Any] = {}
-        with self._lock:
-            running = self._running.get(instance.name)
-            if running is not None and running.is_alive():
-                box["poll"] = Poll(health=Health.failed(
-                    "timeout", "the previous poll has not finished yet (it hung past poll_timeout)"))
-                return None, box
-            cursor = db.cursor(instance.name)
+    def _start(self, db, instance, adapter, now) -> tuple[Worker | None, Job | None]:
+        if self._hung.busy(instance.name):
+            return None, None
+        cursor = db.cursor(instance.name)
+        worker = Worker(f"poll-{instance.name}")
+        return worker, worker.submit(lambda: adapter.poll(cursor, now=now))
 
-            def work() -> None:
-                try:
-                    box["poll"] = adapter.poll(cursor, now=now)
-                except Exception as error:  # an adapter bug: still only this source's failure
-                    box["poll"] = Poll(health=Health.failed("crash", f"{type(error).__name__}: {error}"))
-
-            thread = threading.Thread(target=work, name=f"poll-{instance.name}", daemon=True)
-            self._running[instance.name] = thread
-            thread.start()
-        return thread, box
-
-    @staticmethod
-    def _result(instance, thread, box) -> Poll:
-        if thread is not None and thread.is_alive():
-            seconds = instance.settings.poll_timeout.total_seconds()
-            return Poll(health=Health.failed("timeout", f"the poll did not finish within {seconds:g}s (poll_timeout)"))
-        poll = box.get("poll")
+    def _result(self, instance, worker: Worker | None, job: Job | None, seconds: float) -> Poll:
+        if job is None:
+            return Poll(health=Health.failed(
+                "timeout", "the previous poll has not finished yet (it hung past poll_timeout)"))
+        try:
+            poll = job.wait(seconds)
+        except TimeoutError:
+            self._hung.add(instance.name, worker)
+            limit = instance.settings.poll_timeout.total_seconds()
+            return Poll(health=Health.failed("timeout", f"the poll did not finish within {limit:g}s (poll_timeout)"))
+        except Exception as error:  # an adapter bug: still only this source's failure
+            worker.stop()
+            return Poll(health=Health.failed("crash", f"{type(error).__name__}: {error}"))
+        worker.stop()
         if not isinstance(poll, Poll):
             return Poll(health=Health.failed("protocol", f"poll() returned {type(poll).__name__}, expected a Poll"))
         strangers = [o.id for o in poll.observations
@@ -182,25 +170,11 @@ class Poller:
     def _keep(self, db, instance, poll: Poll, now: datetime, now_text: str) -> PollOutcome:
         added = db.record_poll(instance.name, poll, now=now_text)
         health = poll.health
-        with db.transaction() as conn:
-            row = conn.execute("SELECT failures, settings_digest FROM sources WHERE source = ?",
-                               (instance.name,)).fetchone()
-            digest = settings_digest(instance)
-            failures = 0 if row is None or row[1] != digest else row[0]
-            failures = 0 if health.status == "ok" else failures + 1
-            wait = next_delay(instance.settings.every, failures, health)
-            error = None if health.status == "ok" else json.dumps(
-                {"at": now_text, "class": health.error_class, "message": health.message}, ensure_ascii=False)
-            conn.execute(
-                "INSERT INTO sources (source, failures, last_poll_at, last_ok_at, next_poll_at, last_error, "
-                "disabled, min_interval, settings_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (source) DO UPDATE SET failures = excluded.failures, "
-                "last_poll_at = excluded.last_poll_at, "
-                "last_ok_at = coalesce(excluded.last_ok_at, sources.last_ok_at), "
-                "next_poll_at = excluded.next_poll_at, "
-                "last_error = coalesce(excluded.last_error, sources.last_error), disabled = excluded.disabled, "
-                "min_interval = excluded.min_interval, settings_digest = excluded.settings_digest",
-                (instance.name, failures, now_text, now_text if health.status == "ok" else None,
-                 (now + wait).isoformat(timespec="seconds"), error, int(health.disabled), health.min_interval,
-                 digest))
+        ok = health.status == "ok"
+        error = None if ok else {"at": now_text, "class": health.error_class, "message": health.message}
+        db.save_poll_outcome(
+            instance.name, digest=settings_digest(instance), ok=ok, now=now_text, error=error,
+            disabled=health.disabled, min_interval=health.min_interval,
+            schedule=lambda failures: (now + next_delay(instance.settings.every, failures, health, self.max_backoff))
+            .isoformat(timespec="seconds"))
         return PollOutcome(instance.name, health.status, added, health)

@@ -31,6 +31,7 @@ __all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of
            "note_failure", "open_window", "save_intent", "settle", "still_pending"]
 
 WINDOW_KEY, INTENT_KEY, LAST_KEY, FAILURE_KEY = "open_window", "commit_intent", "last_window", "last_failure"
+WINDOW_OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}  # counted per window
 
 
 def derive_batch_id(event_ids: Sequence[str], signal_type: str, window_end: str) -> str:
@@ -79,35 +80,21 @@ def load_window(db) -> Window | None:
 
 
 def still_pending(db, window: Window) -> bool:
-    """Whether every event of ``window`` is still pending (else the window is stale)."""
-    if not window.event_ids:
-        return True
-    marks = ",".join("?" * len(window.event_ids))
-    count = db.connection.execute(f"SELECT count(*) FROM observations WHERE status = 'pending' AND id IN ({marks})",
-                                  window.event_ids).fetchone()[0]
-    return count == len(window.event_ids)
+    """Whether every event of ``window`` is still pending or deferred (else the window is stale)."""
+    return db.all_open(window.event_ids)
 
 
 def events_of(db, window: Window) -> list:
     """The window's observations, in arrival order."""
-    from fold_core.observation import Observation
-
-    if not window.event_ids:
-        return []
-    marks = ",".join("?" * len(window.event_ids))
-    rows = db.connection.execute(f"SELECT body FROM observations WHERE id IN ({marks}) ORDER BY seq",
-                                 window.event_ids).fetchall()
-    return [Observation.from_json(row[0]) for row in rows]
+    return db.observations_by_id(window.event_ids)
 
 
 def drop_intent(db) -> None:
-    with db.transaction() as conn:
-        conn.execute("DELETE FROM host_meta WHERE key = ?", (INTENT_KEY,))
+    db.drop_meta(INTENT_KEY)
 
 
 def drop_window(db) -> None:
-    with db.transaction() as conn:
-        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?)", (WINDOW_KEY, INTENT_KEY))
+    db.drop_meta(WINDOW_KEY, INTENT_KEY)
 
 
 def save_intent(db, window: Window, *, actor: str, batch: dict, dispositions: list, now: str) -> None:
@@ -124,11 +111,8 @@ def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, n
     """Mark the window's observations, clear the window and intent, note the last window: one transaction."""
     last = {"batch_id": window.batch_id, "type": window.signal["type"], "to": window.signal["window"]["to"],
             "settled_at": now, "outcome": receipt.get("type"), "event_seq": receipt.get("event_seq")}
-    with db.transaction() as conn:
-        db.mark_in(conn, dispositions, batch_id=window.batch_id, now=now)
-        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?, ?)", (WINDOW_KEY, INTENT_KEY, FAILURE_KEY))
-        conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                     "value = excluded.value", (LAST_KEY, json.dumps(last, ensure_ascii=False)))
+    db.settle_window(dispositions, batch_id=window.batch_id, now=now, drop=(WINDOW_KEY, INTENT_KEY, FAILURE_KEY),
+                     note=(LAST_KEY, last), outcome=WINDOW_OUTCOMES.get(receipt.get("type")))
 
 
 def last_window(db) -> dict | None:
@@ -145,14 +129,8 @@ def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) ->
     """
     failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
                "events": len(window.event_ids), "error": error}
-    with db.transaction() as conn:
-        if window.event_ids and error.get("code") != "agent_unavailable":
-            marks = ",".join("?" * len(window.event_ids))
-            conn.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
-                         f"WHERE id IN ({marks})", (now, *window.event_ids))
-        conn.execute("DELETE FROM host_meta WHERE key IN (?, ?)", (WINDOW_KEY, INTENT_KEY))
-        conn.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                     "value = excluded.value", (FAILURE_KEY, json.dumps(failure, ensure_ascii=False)))
+    db.fail_window(window.event_ids, count=error.get("code") != "agent_unavailable", now=now,
+                   drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure))
 
 
 def last_failure(db) -> dict | None:

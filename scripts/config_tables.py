@@ -33,13 +33,15 @@ HEADER = "| key | type | default | meaning |"
 def documented_models() -> dict[tuple[str, str], type[BaseModel]]:
     """Every settings model a user can write: the sections of plugins.toml and each built-in type."""
     from fold_core import config
-    from fold_core.plugins import get_plugin_manager, load_types
+    from fold_core.plugins import load_types
+    from fold_host.plugins import plugin_manager as get_plugin_manager
 
     models: dict[tuple[str, str], type[BaseModel]] = {
         ("section", "store"): config.StoreSection,
         ("section", "host"): config.HostSection,
         ("section", "user"): config.UserSection,
         ("section", "pinboard"): config.PinboardSection,
+        ("section", "mcp"): config.McpSection,
         ("section", "plugins"): config.PluginModule,
     }
     for entry in load_types(get_plugin_manager(entry_points=False)).all():
@@ -150,6 +152,8 @@ def _base_type(annotation: Any, metadata: list) -> str:
         if typing.get_origin(item) is Literal:
             return "list of " + ", ".join(f'`"{value}"`' for value in typing.get_args(item))
         return f"list of {_plural(_base_type(item, []))}"
+    if isinstance(getattr(annotation, "config_label", None), str):  # a table type names itself
+        return annotation.config_label
     if annotation is bool:
         return "boolean"
     if annotation in (int, float):

@@ -3,7 +3,7 @@
 # this runs as root and one is missing; elsewhere it only says what is missing
 # (the tests that need it then skip, naming the package — except under CI=true).
 set -euo pipefail
-PACKAGES=(dovecot-imapd chromium fonts-noto-cjk)
+PACKAGES=(dovecot-imapd chromium fonts-noto-cjk postgresql)
 missing=()
 for package in "${PACKAGES[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -5,6 +5,8 @@ it is missing the test skips with a message naming the Debian package — except
 under ``CI=true``, where a missing component is a failure, never a skip.
 ``missing_component(what, package)`` does the same for a component that is
 not an executable (a font, a library) once the test has found it missing.
+``postgres_cluster`` is a private PostgreSQL cluster, started once per test
+session (only when a test asks for it) and stopped after the last test.
 """
 
 from __future__ import annotations
@@ -30,3 +32,18 @@ def missing_component(what: str, package: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A private PostgreSQL cluster for the whole test session (``tests/support/postgres.py``)."""
+    from tests.support.postgres import PACKAGE, Cluster, find_binaries
+
+    binaries = find_binaries()
+    if binaries is None:
+        missing_component("PostgreSQL (initdb, pg_ctl, postgres) not found", PACKAGE)
+    cluster = Cluster(binaries).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,7 +1,7 @@
 """Writes the demo's sample mail: ``maildir/`` (what is there at the start) and ``maildir-later/``.
 
 Zhang Wei (张伟), a software engineer in Shanghai applying for a visa, in the
-week of US-03 (seed 000 §3): the visa centre wants six months of bank
+week of US-03: the visa centre wants six months of bank
 statements by 12 October, the weekly report is due, a PR waits for review, a
 flight changed, a bill and two newsletters came in, and a little noise.
 ``maildir-later/`` holds the mail that arrives between the demo's cycles.

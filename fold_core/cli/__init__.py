@@ -1,4 +1,9 @@
-"""``foldctl``: the command line of Fold (contract §7).
+"""The core command line (contract §7): init, commit, annotate, state, history, verify.
+
+``python -m fold_core`` runs these commands alone: what the editor skill and
+the conformance runner use, with nothing above the core loaded. ``foldctl``
+(``fold_host.cli``) is the same ``main`` with the host's command groups
+added through ``groups`` — the core never imports the host.
 
 ``main`` parses the command line, runs one command and turns its outcome into
 exactly one answer: one JSON document on stdout (or the text view with
@@ -8,32 +13,36 @@ exactly one answer: one JSON document on stdout (or the text view with
     1  rejected by validation (the rejection on stdout)
     2  usage error (bad flag, bad --now, unreadable FILE, bad plugins.toml)
     3  store_unavailable: lock timeout, I/O error, failed fsync, no store to
-       read — the outcome is unknown: retry with the same batch_id
+       read, a full or read-only disk — the outcome is unknown: retry with
+       the same batch_id
     4  store_corrupt: a complete log line that does not parse or breaks order
 
 A traceback is never the answer to bad input. Command groups live in their own
 modules (``writes``: init, commit, annotate; ``reads``: state, history,
-verify); each registers its subcommands and imports the store only when run,
-so ``foldctl state`` loads no more than it needs.
+verify); a group is any module with ``register(commands)``, whose commands set
+``run`` (and optionally ``render_text``); each imports the store only when
+run, so ``foldctl state`` loads no more than it needs.
 """
 
 from __future__ import annotations
 
 import os
 
-from fold_consumers import cli_brief
-from fold_core.cli import overview, reads, serve, writes
-from fold_core.cli.common import FoldArgumentParser, add_store, emit, emit_text, explain, use_config, wants_json
-from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
-from fold_host import cli_eval, cli_host, cli_skill  # argparse-level only: the host loads when a command runs
+from collections.abc import Sequence
+from types import ModuleType
 
-__all__ = ["build_parser", "main"]
+from fold_core.cli import reads, writes
+from fold_core.cli.common import (FoldArgumentParser, add_store, config_given, emit, emit_text, explain, use_config,
+                                  wants_json)
+from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError, os_error_text
 
-COMMAND_GROUPS = (writes, reads, overview, cli_skill, cli_brief, cli_host, cli_eval, serve)
+__all__ = ["CORE_GROUPS", "build_parser", "main"]
+
+CORE_GROUPS: tuple[ModuleType, ...] = (writes, reads)
 EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_CORRUPT = 2, 3, 4
 
 
-def build_parser() -> FoldArgumentParser:
+def build_parser(groups: Sequence[ModuleType] = CORE_GROUPS) -> FoldArgumentParser:
     parser = FoldArgumentParser(
         prog="foldctl",
         description="Fold: many information channels folded into one small, budgeted, traceable state.",
@@ -42,19 +51,20 @@ def build_parser() -> FoldArgumentParser:
     add_store(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=FoldArgumentParser)
     commands.required = True
-    for group in COMMAND_GROUPS:
+    for group in groups:
         group.register(commands)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one ``foldctl`` command; returns the exit code."""
+def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_GROUPS) -> int:
+    """Run one command of ``groups``; returns the exit code."""
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(groups).parse_args(argv)
         use_config(args.config)
         document, code = args.run(args)
-        _answer(args, document)
+        if document is not None:  # a command that spoke on stdout itself (``foldctl mcp`` over stdio)
+            _answer(args, document)
         if code == 1:
             explain(f"foldctl {args.command}: rejected (see the errors on stdout)")
         return code
@@ -68,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, error, EXIT_CORRUPT, hint)
     except FoldError as error:
         return _fail(args, error, error.exit_code, "")
+    except OSError as error:  # the machine, not Fold: a full or read-only disk, a permission
+        hint = "outcome unknown: retry with the same batch_id" if _writes(args) else ""
+        return _fail(args, StoreUnavailable(os_error_text(error)), EXIT_UNAVAILABLE, hint)
     except KeyboardInterrupt:
         explain("foldctl: interrupted")
         return 130
@@ -91,6 +104,10 @@ def _answer(args, document: dict) -> None:
     if wants_json(args):
         emit(document)
         return
+    from fold_core.configfile import view_settings
+    from fold_core.words import Words, use_view_words
+
+    use_view_words(Words(*view_settings(config_given())))
     if getattr(args, "render_text", None) is not None:  # a command group's own text view
         emit_text(args.render_text(document))
         return

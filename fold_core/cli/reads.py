@@ -60,28 +60,28 @@ def _not_active(text: str) -> int | str:
 
 
 def run_state(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     options = {}
     if args.not_active is not None:
         options["not_active"] = None if args.not_active == "all" else args.not_active
-    answer = file_store(path).state_document(now=now, item=args.item, depth=args.depth, **options)
+    answer = open_store(path).state_document(now=now, item=args.item, depth=args.depth, **options)
     return answer.document, answer.exit_code
 
 
 def run_history(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
     if args.batch is not None and (args.item is not None or args.since is not None or args.limit is not None):
         raise UsageError("--batch answers one question; it cannot be combined with --item, --since or --limit")
-    path = resolve_store(args.store)
-    answer = file_store(path).history(batch=args.batch, item=args.item, since=args.since, limit=args.limit)
+    path = resolve_store(args.store, url_ok=True)
+    answer = open_store(path).history(batch=args.batch, item=args.item, since=args.since, limit=args.limit)
     return answer.document, answer.exit_code
 
 
 def run_verify(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.verify import verify_store
+    from fold_core.store.locate import verify
 
-    return verify_store(resolve_store(args.store)), 0
+    return verify(resolve_store(args.store, url_ok=True)), 0

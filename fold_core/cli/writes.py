@@ -58,27 +58,28 @@ def register(commands) -> None:
 
 
 def run_init(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.meta import DEFAULT_BUDGET, create_store
+    from fold_core.store.locate import create, describe
+    from fold_core.store.meta import DEFAULT_BUDGET
 
     budget = DEFAULT_BUDGET if args.budget is None else args.budget
     if not 8 <= budget <= 4096:
         raise UsageError(f"--budget must be between 8 and 4096, got {budget}")
-    path = resolve_store(args.store)
-    meta, created = create_store(path, budget)
+    path = resolve_store(args.store, url_ok=True)
+    meta, created = create(path, budget)
     if not created and args.budget is not None and meta["budget"] != args.budget:
         raise UsageError(
-            f"a store already exists at {path} with budget {meta['budget']}; the budget is fixed at creation"
+            f"a store already exists at {describe(path)} with budget {meta['budget']}; the budget is fixed at creation"
         )
-    document = {"ok": True, "store": path, "created": created, "budget": meta["budget"],
+    document = {"ok": True, "store": describe(path), "created": created, "budget": meta["budget"],
                 "created_at": meta.get("created_at")}
     return document, 0
 
 
 def run_commit(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     batch, problem = read_batch(args.file)
     if args.base_revision is not None and isinstance(batch, dict):
         given = batch.get("base_revision")
@@ -87,7 +88,7 @@ def run_commit(args: argparse.Namespace) -> tuple[dict, int]:
                 f"--base-revision {args.base_revision} differs from the batch's base_revision {given!r}"
             )
         batch["base_revision"] = args.base_revision
-    answer = file_store(path).commit(batch, actor=args.actor, now=now, batch_id=args.batch_id)
+    answer = open_store(path).commit(batch, actor=args.actor, now=now, batch_id=args.batch_id)
     document = answer.document
     if problem is not None:
         _explain_invalid_json(document, problem)
@@ -95,11 +96,11 @@ def run_commit(args: argparse.Namespace) -> tuple[dict, int]:
 
 
 def run_annotate(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
-    answer = file_store(path).annotate(item=args.item, text=args.text, author=args.author, now=now)
+    path = resolve_store(args.store, url_ok=True)
+    answer = open_store(path).annotate(item=args.item, text=args.text, author=args.author, now=now)
     return answer.document, answer.exit_code
 
 

@@ -1,4 +1,4 @@
-"""The pure kernel (contract §1–§5, §8; seed 000 §3, §7).
+"""The pure kernel (contract §1–§5, §8).
 
 Pure functions over frozen data: no clock, no file, no randomness, no plugin
 machinery. ``now`` and ``actor`` are always explicit inputs.

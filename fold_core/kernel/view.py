@@ -78,6 +78,8 @@ def _not_active(state: State, bound: int | None) -> tuple[list[dict], int]:
     view a state whose item table holds only the active items and the recent
     inactive ones (``inactive_total`` still counts them all).
     """
+    if bound == 0:  # only the count: no scan of the item table (a board asks for none on every request)
+        return [], state.inactive_total
     inactive = [item for item in state.items.values() if item["status"] != "active"]
     key = lambda item: (instant_key(item["status_at"]), item["id"])  # noqa: E731
     if bound is None or bound >= len(inactive):

@@ -56,6 +56,13 @@ class Session(ABC):
     def records(self, since: int = 0) -> Iterator[dict]:
         """Records with event_seq > ``since``, oldest first."""
 
+    def records_about(self, item: str, since: int = 0) -> Iterator[dict]:
+        """Records after ``since`` holding a post-image of ``item`` or an annotation on it, oldest first.
+
+        By default a filter over ``records``; a recorder with an index may answer from it.
+        """
+        return (record for record in self.records(since) if _mentions(record, item))
+
     @abstractmethod
     def append(self, record: dict, state: State) -> None:
         """Durably append ``record`` (whose result is ``state``); committed on return."""
@@ -145,9 +152,8 @@ class Store:
                 return Answer({"found": record is not None, "record": record})
             last = session.state.event_seq
             selected = []
-            for record in session.records(since or 0):
-                if item is not None and not _mentions(record, item):
-                    continue
+            found = session.records(since or 0) if item is None else session.records_about(item, since or 0)
+            for record in found:
                 selected.append(record)
                 if limit is not None and len(selected) >= limit:
                     break

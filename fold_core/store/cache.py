@@ -1,4 +1,4 @@
-"""The recovered view of a file store, kept between sessions (contract §6.2; issue 11).
+"""The recovered view of a file store, kept between sessions (contract §6.2).
 
 ``Cache`` is what a ``FileRecorder`` knows after recovery: the state, where
 the log ends, the snapshot it started from, and the batch index entries of

@@ -1,4 +1,4 @@
-"""The durable file store (contract §6, seed 002 "本地提交与恢复").
+"""The durable file store (contract §6).
 
 A store is a directory::
 
@@ -187,7 +187,7 @@ class FileRecorder(Recorder):
             seen = cache.state.event_seq
             torn = self._apply_tail(log, cache)
             if cache.state.event_seq != seen:
-                # Seed 002: a complete record found by recovery is synced before it is
+                # A complete record found by recovery is synced before it is
                 # answered as saved — its writer may have died between write and fsync.
                 os.fsync(log.fileno())
                 fsync_dir(self.path)

@@ -1,4 +1,4 @@
-"""What a snapshot head holds, and what moves to the archive (issue 11; see ``snapshot``).
+"""What a snapshot head holds, and what moves to the archive (see ``snapshot``).
 
 ``plan_head`` decides, for a state, the head's items and annotations and
 the archive lines a refresh must append. It works on what is in memory —

@@ -62,7 +62,7 @@ def _loads(line: bytes):
 def bulk_loads():
     """The parser for a long replay (a cold recovery): ``orjson.loads`` when installed, else ``_loads``.
 
-    orjson parses a record about twice as fast (docs/benchmarks.md, issue 11).
+    orjson parses a record about twice as fast (docs/benchmarks.md).
     It reads every value a record can hold exactly as ``json`` does — the kernel
     records no number beyond 64 bits — and any line it refuses (NaN, a lone
     surrogate, bad JSON) goes to ``_loads``, which answers as ``json.loads``.

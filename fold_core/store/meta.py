@@ -49,11 +49,12 @@ def read_meta(path: str) -> dict | None:
     return meta
 
 
-def write_meta(path: str, budget: int) -> dict:
-    """Write ``meta.json`` durably (the caller holds the exclusive lock)."""
+def write_meta(path: str, budget: int, created_at: str | None = None) -> dict:
+    """Write ``meta.json`` durably (the caller holds the exclusive lock); ``created_at`` defaults to now."""
     from datetime import datetime, timezone  # write path only
 
-    created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    if created_at is None:
+        created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     meta = {"format": META_FORMAT, "version": META_VERSION, "budget": budget, "created_at": created_at}
     temp = os.path.join(path, ".meta.json.tmp")
     with open(temp, "wb") as file:

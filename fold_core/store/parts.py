@@ -1,4 +1,4 @@
-"""The snapshot's append-only parts (contract §6.2 step 5; issue 11).
+"""The snapshot's append-only parts (contract §6.2 step 5).
 
 A format-3 snapshot is a small head, ``snapshot.json`` (see ``snapshot``),
 plus three part files of one *generation* (a random name, new each time a
@@ -53,7 +53,7 @@ _BREAKS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"), (b"\xc2
 
 
 def dumps_line(value: object) -> bytes:
-    """Compact JSON as UTF-8 with no raw line break of any kind (docs/decisions.md, issue 11).
+    """Compact JSON as UTF-8 with no raw line break of any kind (docs/decisions.md).
 
     JSON escapes the C0 controls; U+0085, U+2028 and U+2029 are escaped here
     too (readers that split lines on them exist). A string with a lone

@@ -1,4 +1,4 @@
-"""Refreshing the snapshot (contract §6.2 step 5; issue 11).
+"""Refreshing the snapshot (contract §6.2 step 5).
 
 Two ways, both ending with a new head written atomically over
 ``snapshot.json`` after the parts it covers are fsynced:

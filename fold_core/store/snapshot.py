@@ -1,4 +1,4 @@
-"""The snapshot: a rebuildable cache of the log (contract §6.2 step 5; issue 11).
+"""The snapshot: a rebuildable cache of the log (contract §6.2 step 5).
 
 Format 3 is a *head*, ``snapshot.json`` — one line of UTF-8 JSON holding what
 a state read needs and nothing that grows with the store's age — plus the

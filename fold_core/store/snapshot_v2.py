@@ -1,4 +1,4 @@
-"""Reading a format-2 snapshot (the format before issue 11), so that old stores open.
+"""Reading a format-2 snapshot (the format before the flat-cost store, commit eff7271), so that old stores open.
 
 Format 2 is one file, ``snapshot.json``, of three lines (one JSON object):
 

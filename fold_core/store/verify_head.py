@@ -1,4 +1,4 @@
-"""``foldctl verify`` for a format-3 snapshot: what its head promises (issue 11).
+"""``foldctl verify`` for a format-3 snapshot: what its head promises.
 
 A state read trusts the head to hold every active item, every not-active
 item above ``recent_floor``, every pending annotation, every annotation that

@@ -5,6 +5,7 @@ the skill as ``system``, the §9 input as the first user message, each earlier
 attempt and its receipt after it. The Messages API has no JSON mode; the
 answer is parsed robustly (code fences, leading prose). The SDK is imported
 only when a call is made, and its own retries are off (the host owns retries).
+With ``request.tools`` the model may call the editor's tools (``tool_loop``).
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentRequest, Reply
-from fold_core.settings import AgentSettings, EnvName
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
+from fold_core.settings import EnvName, ToolSettings
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
+from fold_host.agents.tool_loop import anthropic_reply, tool_box
 
 __all__ = ["AnthropicBackend"]
 
 
 
-class AnthropicSettings(AgentSettings):
+class AnthropicSettings(ToolSettings):
     """``[agent] type = "anthropic"``."""
 
     model: str = Field(min_length=1)
@@ -51,9 +53,15 @@ class AnthropicBackend(SdkBackend):
                                      "system": request.skill, "messages": messages(request)}
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
-        clock = Clock()
+        clock, deadline = Clock(), self.deadline()
+        box = tool_box(request, self.settings)
         try:
-            response = client.messages.create(**arguments)
+            if box is not None:
+                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call), deadline), arguments,
+                                       box, clock, self.settings.model)
+            response = self.call(lambda: client.messages.create(**arguments), deadline)
+        except AgentUnavailable:
+            raise
         except Exception as error:  # the SDK's transport and status errors
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])

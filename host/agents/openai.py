@@ -7,6 +7,8 @@ asked for with ``response_format: json_object``; a server that refuses it
 backend remembers that for its next calls. The answer is parsed robustly either
 way (code fences, leading prose). The SDK's own retries are off: the host owns
 retries. A local server needs no key: without ``api_key_env`` a placeholder is sent.
+With ``request.tools`` the model may call the editor's tools (``tool_loop``); a
+server that refuses a request with tools is asked without them from then on.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from typing import Any
 from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
-from fold_core.settings import AgentSettings, EnvName
+from fold_core.settings import EnvName, ToolSettings
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
+from fold_host.agents.tool_loop import names_tools, openai_reply, refused_tools, tool_box
 
 __all__ = ["OpenAIBackend"]
 
 _REFUSED_FORMAT = {400, 404, 415, 422}
 
 
-class OpenAISettings(AgentSettings):
+class OpenAISettings(ToolSettings):
     """``[agent] type = "openai"``."""
 
     model: str = Field(min_length=1)
@@ -46,6 +49,7 @@ class OpenAIBackend(SdkBackend):
     def __init__(self, settings: OpenAISettings) -> None:
         super().__init__(settings)
         self._json_mode = settings.json_mode
+        self._tools = True
 
     @staticmethod
     def sdk_client():
@@ -61,9 +65,18 @@ class OpenAIBackend(SdkBackend):
             arguments["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             arguments["max_tokens"] = self.settings.max_tokens
-        clock = Clock()
+        clock, deadline = Clock(), self.deadline()
+        box = tool_box(request, self.settings) if self._tools else None
         try:
-            response = self._create(client, arguments)
+            if box is not None:
+                try:
+                    return openai_reply(lambda call: self.call(lambda: self._create(client, call), deadline), arguments,
+                                        box, clock, self.settings.model)
+                except Exception as error:
+                    if not refused_tools(error, box):
+                        raise
+                    self._tools = False  # this server takes no tools: ask plainly from now on
+            response = self.call(lambda: self._create(client, arguments), deadline)
         except AgentUnavailable:
             raise
         except Exception as error:  # the SDK's transport and status errors
@@ -85,7 +98,7 @@ class OpenAIBackend(SdkBackend):
         try:
             return client.chat.completions.create(**arguments, response_format={"type": "json_object"})
         except Exception as error:
-            if getattr(error, "status_code", None) not in _REFUSED_FORMAT:
+            if getattr(error, "status_code", None) not in _REFUSED_FORMAT or names_tools(error, arguments):
                 raise
         self._json_mode = False  # this server does not take response_format: ask plainly from now on
         return client.chat.completions.create(**arguments)

@@ -85,10 +85,19 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
         pattern = re.compile(surface.match)
         matching = [i for i in items if pattern.search(_text(i))]
         good = [i for i in matching if _rank(i.get("weight")) >= _rank(surface.min_weight)
-                and (surface.kind is None or i.get("kind") == surface.kind)]
-        shown = ", ".join(f"{i['id']} ({i['weight']}, {i['kind']})" for i in matching) or "no active item matches"
+                and (surface.kind is None or i.get("kind") == surface.kind)
+                and (surface.due is None or bool(i.get("due_at")) == surface.due)]
+        shown = ", ".join(f"{i['id']} ({i['weight']}, {i['kind']}" + (f", due {i['due_at']}" if i.get("due_at") else "")
+                          + ")" for i in matching) or "no active item matches"
         findings.append(Finding(f"surface /{surface.match}/ ≥ {surface.min_weight}"
-                                + (f" {surface.kind}" if surface.kind else ""), bool(good), shown))
+                                + (f" {surface.kind}" if surface.kind else "")
+                                + ({True: " with due_at", False: " without due_at"}.get(surface.due, "")),
+                                bool(good), shown))
+    for bound in expect.at_most:
+        pattern = re.compile(bound.match)
+        above = [i for i in items if pattern.search(_text(i)) and _rank(i.get("weight")) > _rank(bound.max_weight)]
+        findings.append(Finding(f"at most {bound.max_weight} /{bound.match}/", not above,
+                                "none above" if not above else ", ".join(f"{i['id']} ({i['weight']})" for i in above)))
     for absent in expect.absent:
         pattern = re.compile(absent.match)
         matching = [i["id"] for i in items if pattern.search(_text(i))]

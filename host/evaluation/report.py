@@ -1,19 +1,13 @@
-"""Metrics and reports of the skill evaluation (contract §15).
+"""The report of the skill evaluation (contract §15): ``report.json`` and ``report.md``.
 
-Each metric says how it is computed, in the report itself:
-
-* properties passed / total, per scenario and overall;
-* **weight stability** over paraphrase pairs: items of the two runs are
-  aligned by the input events their sources cite (``event:<id>``); aligned
-  pairs with the same weight / all aligned pairs; unaligned items are listed,
-  never dropped;
-* **context sensitivity**: context pairs whose weight moved in the expected
-  direction / all context pairs (the weight of a run is the highest weight of
-  an active item citing one of its input events; none = below trace);
-* **share override rate**: declarations with an explicit non-null ``share`` /
-  assignable (non-withdraw) declarations, over all accepted batches;
-* **overclaims**: ``forbidden`` matches;
-* per scenario: attempts, agent calls, input and output tokens, wall time.
+Each metric says how it is computed, in the report itself: properties passed
+/ total, per scenario and overall; the comparative metrics of
+``fold_host.evaluation.metrics`` (weight stability over paraphrases and over
+repeats, context sensitivity, missing context, old version, share override
+rate pooled and per batch); **overclaims** (``forbidden`` matches); per
+scenario: attempts, agent calls, input and output tokens, wall time. The
+report names what was evaluated: the backend, the model and the digest of
+each skill text used, so two reports can be compared only when they should.
 """
 
 from __future__ import annotations
@@ -24,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fold_host.evaluation.properties import Finding, Run, active_items, flatten, overclaims
-from fold_host.evaluation.scenarios import WEIGHTS, Scenario
+from fold_host.evaluation.metrics import comparisons, ratio, share_overrides
+from fold_host.evaluation.properties import Finding, Run, overclaims
+from fold_host.evaluation.scenarios import Scenario
 
 __all__ = ["Result", "build_report", "write_reports"]
 
@@ -42,29 +37,9 @@ class Result:
         return sum(f.passed for f in self.findings)
 
 
-def _cited(item: Mapping[str, Any], events: set[str]) -> set[str]:
-    refs = {s.get("ref", "") for s in item.get("sources") or []}
-    return {r.removeprefix("event:") for r in refs if r.startswith("event:")} & events
-
-
-def _aligned_weights(result: Result) -> dict[str, str]:
-    """event id -> weight of the active item citing it (the highest when several do)."""
-    events = {e.id for e in result.scenario.events}
-    weights: dict[str, str] = {}
-    for item in active_items(result.run.after):
-        for event in _cited(item, events):
-            if event not in weights or WEIGHTS.index(item["weight"]) > WEIGHTS.index(weights[event]):
-                weights[event] = item["weight"]
-    return weights
-
-
-def _run_weight(result: Result) -> int:
-    weights = _aligned_weights(result).values()
-    return max((WEIGHTS.index(w) for w in weights), default=-1)
-
-
-def build_report(results: Sequence[Result], *, backend: str) -> dict:
-    by_name = {r.scenario.name: r for r in results if r.repeat == 1}
+def build_report(results: Sequence[Result], *, backend: str, model: str | None = None,
+                 skill: Mapping[str, str] | None = None) -> dict:
+    """The report document: what ran (backend, model, skill digests), the metrics, every scenario."""
     scenarios = []
     for r in results:
         scenarios.append({
@@ -75,50 +50,34 @@ def build_report(results: Sequence[Result], *, backend: str) -> dict:
             "seconds": round(r.run.seconds, 3), "error": r.run.error,
             "dispositions": r.run.dispositions,
         })
-    stability_pairs, unaligned, sensitivity = [], [], []
-    for r in results:
-        pair = r.scenario.pair
-        if pair is None or r.repeat != 1 or pair.with_ not in by_name:
-            continue
-        other = by_name[pair.with_]
-        if pair.kind == "paraphrase":
-            mine, theirs = _aligned_weights(r), _aligned_weights(other)
-            # Paraphrase pairs cite their own event ids; scenarios of a pair keep the same ids.
-            for event in sorted(set(mine) | set(theirs)):
-                if event in mine and event in theirs:
-                    stability_pairs.append({"pair": [r.scenario.name, other.scenario.name], "event": event,
-                                            "weights": [mine[event], theirs[event]],
-                                            "same": mine[event] == theirs[event]})
-                else:
-                    unaligned.append({"pair": [r.scenario.name, other.scenario.name], "event": event,
-                                      "only_in": r.scenario.name if event in mine else other.scenario.name})
-        else:
-            before, after = _run_weight(r), _run_weight(other)
-            moved = after > before if pair.expect_change == "up" else after < before
-            sensitivity.append({"pair": [r.scenario.name, other.scenario.name], "expect_change": pair.expect_change,
-                                "weights": [WEIGHTS[before] if before >= 0 else None,
-                                            WEIGHTS[after] if after >= 0 else None], "moved": moved})
-    assignable = overridden = 0
-    for r in results:
-        for declaration in flatten(r.run.accepted_declarations):
-            if declaration.get("relation") == "withdraw":
-                continue
-            assignable += 1
-            overridden += declaration.get("share") is not None
+    found = comparisons(results)
+    pooled, per_batch, mean = share_overrides(results)
     passed = sum(r.passed for r in results)
     total = sum(len(r.findings) for r in results)
     return {
         "schema": "fold.eval/1",
         "backend": backend,
+        "model": model or backend,
+        "skill": dict(skill or {}),
+        "repeat": max((r.repeat for r in results), default=1),
         "overall": {"passed": passed, "total": total, "scenarios": len(results),
                     "scenarios_all_passed": sum(r.passed == len(r.findings) for r in results)},
         "metrics": {
-            "weight_stability": _ratio(sum(p["same"] for p in stability_pairs), len(stability_pairs)),
-            "weight_stability_pairs": stability_pairs,
-            "unaligned": unaligned,
-            "context_sensitivity": _ratio(sum(p["moved"] for p in sensitivity), len(sensitivity)),
-            "context_pairs": sensitivity,
-            "share_override_rate": _ratio(overridden, assignable),
+            "weight_stability": ratio(sum(p["same"] for p in found["stability"]), len(found["stability"])),
+            "weight_stability_pairs": found["stability"],
+            "unaligned": found["unaligned"],
+            "repeat_stability": ratio(sum(p["same"] for p in found["repeat"]), len(found["repeat"])),
+            "repeat_pairs": found["repeat"],
+            "repeat_unaligned": found["repeat_unaligned"],
+            "context_sensitivity": ratio(sum(p["moved"] for p in found["context"]), len(found["context"])),
+            "context_pairs": found["context"],
+            "missing_context": ratio(sum(p["moved"] for p in found["missing"]), len(found["missing"])),
+            "missing_context_pairs": found["missing"],
+            "old_version": ratio(sum(p["kept"] for p in found["old"]), len(found["old"])),
+            "old_version_pairs": found["old"],
+            "share_override_rate": pooled,
+            "share_override_per_batch": per_batch,
+            "share_override_batch_mean": mean,
             "overclaims": sum(len(overclaims(r.scenario, r.run)) for r in results),
             "attempts": sum(r.run.attempts for r in results),
             "agent_calls": sum(r.run.calls for r in results),
@@ -130,45 +89,64 @@ def build_report(results: Sequence[Result], *, backend: str) -> dict:
     }
 
 
-def _ratio(numerator: int, denominator: int) -> dict:
-    return {"numerator": numerator, "denominator": denominator,
-            "value": round(numerator / denominator, 4) if denominator else None}
-
-
 def _shown(ratio: Mapping[str, Any]) -> str:
     if ratio["value"] is None:
         return "n/a (0 / 0)"
     return f"{ratio['value']:.2f} ({ratio['numerator']} / {ratio['denominator']})"
 
 
+def _mean(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def render_markdown(report: Mapping[str, Any]) -> str:
     m, o = report["metrics"], report["overall"]
+    skills = ", ".join(f"{lang} `{digest}`" for lang, digest in sorted(report.get("skill", {}).items())) or "none"
     lines = [
         f"# Skill evaluation — backend `{report['backend']}`", "",
+        f"Model `{report.get('model', report['backend'])}`; skill digests: {skills}; "
+        f"every scenario run {report.get('repeat', 1)} time(s).", "",
         f"Properties passed: **{o['passed']} / {o['total']}**; scenarios with every property passed: "
         f"{o['scenarios_all_passed']} / {o['scenarios']}.", "",
         "## Metrics", "",
         "| metric | value | how it is computed |", "|---|---|---|",
         f"| weight stability | {_shown(m['weight_stability'])} | paraphrase pairs: items aligned by the input event "
         "their sources cite; same weight / aligned |",
-        f"| context sensitivity | {_shown(m['context_sensitivity'])} | context pairs whose highest weight citing an "
-        "input event moved in the expected direction / all |",
+        f"| repeat stability | {_shown(m['repeat_stability'])} | every later run of a scenario against its first "
+        "(`--repeat`), aligned the same way; same weight / aligned |",
+        f"| context sensitivity | {_shown(m['context_sensitivity'])} | context pairs whose weight (of the pair's "
+        "items, else the highest citing an input event) moved in the expected direction / all |",
+        f"| missing context | {_shown(m['missing_context'])} | missing-context pairs whose weight compares as "
+        "expected (up, down or same) / all |",
+        f"| old version | {_shown(m['old_version'])} | old-version pairs whose listed items keep weight and kind / "
+        "all |",
         f"| share override rate | {_shown(m['share_override_rate'])} | accepted declarations with an explicit share / "
-        "non-withdraw declarations |",
+        "non-withdraw declarations, all batches pooled |",
+        f"| share override rate per batch | mean {_mean(m['share_override_batch_mean'])} over "
+        f"{sum(b['value'] is not None for b in m['share_override_per_batch'])} batches | the same ratio per accepted "
+        "batch; a batch without assignable declarations is not applicable |",
         f"| overclaims | {m['overclaims']} | `forbidden` matches in declared titles, summaries and reasons (every attempt) |",
         f"| attempts / agent calls | {m['attempts']} / {m['agent_calls']} | summed over scenarios |",
         f"| tokens in / out | {m['input_tokens']} / {m['output_tokens']} | as the backend reports them |",
         f"| wall time | {m['seconds']} s | summed over scenarios |", "",
     ]
-    if m["unaligned"]:
-        lines += ["Unaligned items (an input event cited in only one scenario of a paraphrase pair):", ""]
-        lines += [f"- `{u['event']}` only in `{u['only_in']}` ({' / '.join(u['pair'])})" for u in m["unaligned"]]
-        lines.append("")
-    if m["context_pairs"]:
-        lines += ["Context pairs:", ""]
-        lines += [f"- {' → '.join(p['pair'])}: expected {p['expect_change']}, weights "
-                  f"{p['weights'][0]} → {p['weights'][1]}: {'moved' if p['moved'] else 'did not move'}"
-                  for p in m["context_pairs"]]
+    for key, label in (("unaligned", "paraphrase pair"), ("repeat_unaligned", "repeat")):
+        if m[key]:
+            lines += [f"Unaligned items (an input event cited in only one run of a {label}):", ""]
+            lines += [f"- `{u['event']}` only in `{u['only_in']}` ({' / '.join(u['pair'])})" for u in m[key]]
+            lines.append("")
+    for key, label in (("context_pairs", "Context pairs"), ("missing_context_pairs", "Missing-context pairs")):
+        if m[key]:
+            lines += [f"{label}:", ""]
+            lines += [f"- {' → '.join(p['pair'])}: expected {p['expect_change']}, weights "
+                      f"{p['weights'][0]} → {p['weights'][1]}: {'as expected' if p['moved'] else 'not as expected'}"
+                      for p in m[key]]
+            lines.append("")
+    if m["old_version_pairs"]:
+        lines += ["Old-version pairs:", ""]
+        lines += [f"- {' → '.join(p['pair'])}: {'kept' if p['kept'] else 'changed'} "
+                  + ", ".join(f"{item} {states[0]} → {states[1]}" for item, states in p["items"].items())
+                  for p in m["old_version_pairs"]]
         lines.append("")
     lines += ["## Scenarios", "", "| scenario | outcome | properties | attempts | calls | tokens in/out | s |",
               "|---|---|---|---|---|---|---|"]

@@ -22,7 +22,16 @@ from fold_host.evaluation.properties import Run, check
 from fold_host.evaluation.report import Result, build_report, write_reports
 from fold_host.evaluation.scenarios import Scenario, load_scenarios
 
-__all__ = ["evaluate", "run_scenario"]
+__all__ = ["evaluate", "run_scenario", "skill_digest"]
+
+
+def skill_digest(lang: str) -> str:
+    """``sha256:`` and the first 16 hex digits of the skill text's UTF-8 bytes."""
+    import hashlib
+
+    from fold_host.skill import load_skill
+
+    return "sha256:" + hashlib.sha256(load_skill(lang).encode("utf-8")).hexdigest()[:16]
 
 
 def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
@@ -53,11 +62,11 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
             signal = _signal(scenario, before)
             with host.open_db() as db:
                 window = open_window(db, signal, [e["id"] for e in events], scenario.now)
-                document = {"now": scenario.now, "batch_id": window.batch_id, "user": dict(scenario.user),
+                document = {"now": scenario.now, "batch_id": window.batch_id, "user": scenario.user.document(),
                             "state": before, "pending_annotations": before["pending_annotations"],
                             "events": events, "signal": signal}
                 started = time.monotonic()
-                result = ask_editor(host, db, window, document, scenario.now)
+                result = ask_editor(host, db, window, document, scenario.now, fallback=False)
                 seconds = time.monotonic() - started
                 calls = list(reversed(db.calls(limit=100, batch_id=window.batch_id)))
             after = host.store.state_document(now=scenario.now, depth=None).document
@@ -70,7 +79,7 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
         declarations = batch.get("declarations") if isinstance(batch, dict) else None
         if isinstance(declarations, list):
             declared.extend(d for d in declarations if isinstance(d, dict))
-            if call.get("outcome") == "accepted":
+            if call.get("outcome") in ACCEPTED:
                 accepted = [d for d in declarations if isinstance(d, dict)]
     return Run(
         outcome=OUTCOMES[result.receipt["type"]] if result.accepted else "failed",
@@ -80,6 +89,9 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
         input_tokens=sum(c.get("input_tokens") or 0 for c in calls),
         output_tokens=sum(c.get("output_tokens") or 0 for c in calls),
         seconds=seconds, error=None if result.accepted else _describe(result.error))
+
+
+ACCEPTED = ("committed", "checked", "acknowledged", "accepted")  # the call log's outcomes of an accepted answer
 
 
 def _for_scenario(config, scenario: Scenario):
@@ -126,7 +138,9 @@ def evaluate(config, scenarios_dir: str, out_dir: str, *, repeat: int = 1, progr
                 progress(f"[{len(results)}/{total}] {scenario.name}: {run.outcome}, {passed}/{len(findings)} "
                          f"properties, {run.attempts} attempt(s)" + (f" — {run.error}" if run.error else ""))
     backend = config.agent.type_name if config.agent is not None else "none"
-    report = build_report(results, backend=backend)
+    model = getattr(config.agent.settings, "model", None) if config.agent is not None else None
+    report = build_report(results, backend=backend, model=model or backend,
+                          skill={lang: skill_digest(lang) for lang in sorted({s.lang for _, s in loaded})})
     md, js = write_reports(report, out_dir)
     report["files"] = {"markdown": str(md), "json": str(js)}
     return report

@@ -4,7 +4,10 @@ A scenario is one agent call (plus its corrections) on a fixed starting
 point. ``load_scenarios(dir)`` reads every ``*.json`` in a directory, in name
 order, and validates each with pydantic; a malformed file is a
 ``ConfigError`` (exit 2) naming the file and the field. Pairs are checked
-too: a ``pair.with`` must name a scenario of the same run.
+too: a ``pair.with`` must name a scenario of the same run; ``context`` and
+``missing-context`` pairs say how the weight should move (``expect_change``:
+up, down or same); an ``old-version`` pair names the ``items`` that must keep
+their weight and kind.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fold_core.errors import ConfigError
 from fold_core.timefmt import parse_instant
@@ -60,6 +63,13 @@ class Surface(_Strict):
     match: str
     min_weight: Literal["trace", "low", "normal", "high", "critical"] = "trace"
     kind: Literal["needs-you", "done", "in-progress", "fyi"] | None = None
+    due: bool | None = None  # true: the item has a due_at; false: it has none
+    _match = field_validator("match")(_regex)
+
+
+class AtMost(_Strict):
+    match: str
+    max_weight: Literal["trace", "low", "normal", "high", "critical"]
     _match = field_validator("match")(_regex)
 
 
@@ -72,6 +82,7 @@ class Expect(_Strict):
     outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
     surface: list[Surface] = Field(default_factory=list)
     absent: list[Absent] = Field(default_factory=list)
+    at_most: list[AtMost] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
     acknowledge_all: bool = False
@@ -81,8 +92,9 @@ class Expect(_Strict):
 
 class Pair(_Strict):
     with_: str = Field(alias="with")
-    kind: Literal["paraphrase", "context"]
-    expect_change: Literal["up", "down"] | None = None
+    kind: Literal["paraphrase", "context", "missing-context", "old-version"]
+    expect_change: Literal["up", "down", "same"] | None = None
+    items: list[str] = Field(default_factory=list)  # the items whose weight (and kind) the pair compares
 
 
 class Signal(_Strict):
@@ -115,12 +127,44 @@ class Event(_Strict):
         return event
 
 
+class LearnedEntry(_Strict):
+    """One ``user.learned`` entry (contract §9): a sender or a thread and the user's feedback on it."""
+
+    sender: str | None = None
+    thread: str | None = None
+    snoozed: int = Field(default=0, ge=0)
+    acknowledged: int = Field(default=0, ge=0)
+    acted: int = Field(default=0, ge=0)
+    last: str | None = None
+
+    @model_validator(mode="after")
+    def _one_key(self) -> "LearnedEntry":
+        if (self.sender is None) == (self.thread is None):
+            raise ValueError("name exactly one of sender and thread")
+        return self
+
+
+class User(_Strict):
+    background: str = ""
+    purpose: str = ""
+    feedback_policy: str = ""
+    learned: list[LearnedEntry] = Field(default_factory=list, max_length=50)
+
+    def document(self) -> dict[str, Any]:
+        """The §9 ``user`` object (``learned`` only when it has entries)."""
+        user: dict[str, Any] = {"background": self.background, "purpose": self.purpose,
+                                "feedback_policy": self.feedback_policy}
+        if self.learned:
+            user["learned"] = [e.model_dump(exclude_none=True) for e in self.learned]
+        return user
+
+
 class Scenario(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
     about: str = ""
     lang: Literal["zh", "en"] = "zh"
     budget: int = Field(default=64, ge=8, le=4096)
-    user: dict[str, str] = Field(default_factory=dict)
+    user: User = Field(default_factory=User)
     setup: list[SetupStep] = Field(default_factory=list)
     annotations: list[AnnotationStep] = Field(default_factory=list)
     now: str
@@ -162,7 +206,11 @@ def load_scenarios(directory: str | Path) -> list[tuple[Path, Scenario]]:
         if scenario.pair is not None and scenario.pair.with_ not in names:
             raise ConfigError(f"{path}: field 'pair.with': no scenario named {scenario.pair.with_!r} in {directory}",
                               file=str(path), field="pair.with")
-        if scenario.pair is not None and scenario.pair.kind == "context" and scenario.pair.expect_change is None:
-            raise ConfigError(f"{path}: field 'pair.expect_change': a context pair needs \"up\" or \"down\"",
-                              file=str(path), field="pair.expect_change")
+        pair = scenario.pair
+        if pair is not None and pair.kind in ("context", "missing-context") and pair.expect_change is None:
+            raise ConfigError(f"{path}: field 'pair.expect_change': a {pair.kind} pair needs \"up\", \"down\" or "
+                              "\"same\"", file=str(path), field="pair.expect_change")
+        if pair is not None and pair.kind == "old-version" and not pair.items:
+            raise ConfigError(f"{path}: field 'pair.items': an old-version pair names the items that must keep "
+                              "their weight and kind", file=str(path), field="pair.items")
     return loaded

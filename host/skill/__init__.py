@@ -1,7 +1,7 @@
 """The editor's skill: its instructions and the JSON Schema of its answer (contract §9, §11.2).
 
 ``load_skill(lang)`` returns the instructions shipped as package data
-(``zh.md``, the primary text, and ``en.md``), written from seed 001; the LLM
+(``zh.md``, the primary text, and ``en.md``), written from the design of the editor's skill; the LLM
 backends send them as the system text with the §9 input, ``foldctl skill``
 prints them. ``output_schema()`` is the JSON Schema of the §9 output, built
 from ``fold_core.models`` (the batch wire shapes) plus the dispositions, for

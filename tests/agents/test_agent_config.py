@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from fold_core.config import load_config
+from fold_host.plugins import load_config
 from fold_core.errors import ConfigError
 
 

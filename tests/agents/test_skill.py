@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from fold_core.cli import main
+from fold_host.cli import main
 from fold_host.skill import load_skill, output_schema
 from fold_host.skill.output import AgentOutput
 
@@ -68,7 +68,19 @@ def test_foldctl_skill_json_and_a_bad_language(capsys, monkeypatch, tmp_path):
 
 
 def test_the_command_runs_as_a_real_process_without_loading_the_sdks():
-    code = ("import sys; from fold_core.cli import main; rc = main(['skill', '--lang', 'en']);"
+    code = ("import sys; from fold_host.cli import main; rc = main(['skill', '--lang', 'en']);"
             "sys.stderr.write(repr(sorted(m for m in sys.modules if m in ('openai', 'anthropic'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("# Fold editor's guide") and done.stderr == "[]"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_skill_teaches_reading_mail_and_the_rules_of_judgment(lang):
+    skill = load_skill(lang)
+    for term in ("list_unsubscribe", "precedence", "auto_submitted", "bulk_headers", "due_at", "duplicate",
+                 "merged_into", "saved"):
+        assert term in skill, term
+    words = {"zh": ["迟到的提示", "窗口描述的是过去", "同一条证据", "七天内", "同一个事实没有同时写进父项和一个新条目"],
+             "en": ["late hint", "describes only the past", "same evidence", "within seven days",
+                    "same fact is not written both in a parent and in a new item"]}[lang]
+    assert [w for w in words if w not in skill] == []

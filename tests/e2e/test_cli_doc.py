@@ -11,7 +11,7 @@ import argparse
 import re
 from pathlib import Path
 
-from fold_core.cli import build_parser
+from fold_host.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = {"--help", "--store", "--config", "--format"}

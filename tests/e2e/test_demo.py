@@ -41,9 +41,9 @@ def test_the_main_job_leaves_briefing_picture_change_log_and_a_readable_store(tm
     # The store reads and verifies with the plugins.toml the demo wrote (the user's to reuse).
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_")}
     for command in (["state"], ["verify"], ["history", "--limit", "1"]):
-        read = subprocess.run([sys.executable, "-m", "fold_core", "--config", str(out / "plugins.toml"), *command],
+        read = subprocess.run([sys.executable, "-m", "fold_host", "--config", str(out / "plugins.toml"), *command],
                               capture_output=True, text=True, cwd=tmp_path, env=env)
         assert read.returncode == 0, (command, read.stderr)
-    state = json.loads(subprocess.run([sys.executable, "-m", "fold_core", "--config", str(out / "plugins.toml"),
+    state = json.loads(subprocess.run([sys.executable, "-m", "fold_host", "--config", str(out / "plugins.toml"),
                                        "state"], capture_output=True, text=True, cwd=tmp_path, env=env).stdout)
     assert state["revision"] >= 3 and state["root"]["items"]

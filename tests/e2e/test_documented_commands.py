@@ -1,4 +1,4 @@
-"""Every command in README.md and docs/*.md runs as written (issue 13, acceptance "tried as a new user would").
+"""Every command in README.md and docs/*.md runs as written (acceptance "tried as a new user would").
 
 Each document's ```sh blocks run in one bash session (conventions in
 ``tests/support/doc_commands.py``), as a new user would: in a copy of the
@@ -51,7 +51,7 @@ def story_store(tmp_path_factory) -> Path:
     store = tmp_path_factory.mktemp("story") / "store"
     env = {**os.environ, "FOLD_STORE": str(store)}
     env.pop("FOLD_CONFIG", None)
-    foldctl = [sys.executable, "-m", "fold_core"]
+    foldctl = [sys.executable, "-m", "fold_host"]
     steps = [["init", "--budget", "64"]]
     for name, now in (("01-initial", "2026-10-08T20:00:00+08:00"), ("02-visa-over-budget", "2026-10-09T08:00:00+08:00"),
                       ("03-visa-rebalanced", "2026-10-09T08:05:00+08:00")):

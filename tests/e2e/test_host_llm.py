@@ -1,4 +1,4 @@
-"""The whole cycle through the real openai and anthropic SDKs against a scripted local server (issue 6).
+"""The whole cycle through the real openai and anthropic SDKs against a scripted local server.
 
 The server (``tests/support/llm_servers.py``) speaks the OpenAI chat-completions
 and the Anthropic Messages shapes on 127.0.0.1. The root layer is nearly full;
@@ -72,7 +72,7 @@ def test_an_over_budget_answer_gets_the_receipt_and_the_corrected_one_is_accepte
     assert "layer_budget" in second and "over" in second  # the kernel's receipt went back to the editor
     with open_host_db(ws.store) as db:
         calls = sorted(db.calls(limit=10), key=lambda call: call["seq"])
-        assert [c["outcome"] for c in calls] == ["rejected", "accepted"]
+        assert [c["outcome"] for c in calls] == ["rejected", "committed"]
         assert [(c["input_tokens"], c["output_tokens"]) for c in calls] == [(1234, 56), (1400, 80)]
         assert all(c["backend"] == api and c["latency_ms"] is not None for c in calls)
         assert json.loads(calls[0]["error"])["errors"][0]["code"] == "layer_budget"

@@ -61,6 +61,31 @@ def test_a_host_killed_after_the_commit_and_before_marking_gets_its_receipt_repl
     assert sorted(item["id"] for item in state["root"]["items"]) == ["t-mail-1", "t-mail-2"]
 
 
+def test_a_deferred_observation_offered_again_is_marked_once_across_a_kill_after_the_commit(tmp_path):
+    ws = Workspace(tmp_path, script=[{"defer": ["mail:1"]}])
+    ws.feed("mail", mail(1), mail(2))
+    assert ws.tick(NOW)["outcome"] == "committed"
+    ws.feed("mail", mail(3))
+    process = ws.spawn("tick", "--now", "2026-10-09T09:00:00+08:00", env={"FOLD_HOST_PAUSE": "after_commit"})
+    try:
+        wait_for(lambda: (ws.store / "paused.after_commit").exists())
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        process.kill()
+        process.communicate()
+    assert [o["status"] for o in inbox(ws) if o["id"] in ("mail:1", "mail:3")] == ["pending", "deferred"]
+    code, out, _ = ws.call("tick", "--now", "2026-10-09T09:05:00+08:00")
+    report = json.loads(out)
+    assert code == 0 and report["receipt"]["replayed"] is True and len(ws.requests()) == 2
+    code, out, _ = ws.call("inbox", "show", "mail:1")
+    shown = json.loads(out)
+    assert shown["status"] == "deferred" and shown["deferred"] == {"at": NOW, "times": 2}
+    assert [d["disposition"] for d in shown["dispositions"]] == ["deferred", "deferred"]
+    assert {o["id"]: o["status"] for o in inbox(ws)} == {"mail:1": "deferred", "mail:2": "processed",
+                                                          "mail:3": "processed"}
+
+
 def test_a_host_killed_before_the_commit_asks_again_in_the_same_window(tmp_path):
     ws = Workspace(tmp_path, script=[{"unavailable": "timeout"}, "track"])
     ws.feed("mail", mail(1))

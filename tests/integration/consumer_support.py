@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from fold_core.config import Instance
-from fold_core.plugins import get_plugin_manager, load_types
+from fold_core.plugins import load_types
+from fold_host.plugins import plugin_manager as get_plugin_manager
 from fold_core.store.file import file_store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -1,4 +1,4 @@
-"""A syscall-level durability spy for the file store (issue 14; contract §6.2, §6.3).
+"""A syscall-level durability spy for the file store (contract §6.2, §6.3).
 
 Run ``foldctl`` under the spy::
 

@@ -13,7 +13,7 @@ import pytest
 
 from fold_consumers.briefing import build_briefing
 from fold_consumers.briefing_render import render
-from fold_consumers.delivery import deliver_all
+from fold_host.delivery import deliver_all
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
 
@@ -132,7 +132,7 @@ def test_markdown_escapes_item_text(tmp_path):
 
 def foldctl(*args: str, store, cwd) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("FOLD_CONFIG", "FOLD_STORE")}
-    return subprocess.run([sys.executable, "-m", "fold_core", "--store", str(store), *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "fold_host", "--store", str(store), *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
 
 
@@ -184,10 +184,8 @@ def test_coverage_for_foldctl_brief_comes_from_host_db(tmp_path):
     """A failed source is said; a configured source never polled is "unknown"; silence is not "nothing"."""
     import types
 
-    from fold_consumers.cli_brief import host_coverage
-
     def adapter(name, channel):
-        return types.SimpleNamespace(name=name, cls=types.SimpleNamespace(channel=channel))
+        return types.SimpleNamespace(name=name, type_name=channel, cls=types.SimpleNamespace(channel=channel))
 
     with open_host_db(tmp_path) as db:
         with db.transaction() as connection:
@@ -195,8 +193,8 @@ def test_coverage_for_foldctl_brief_comes_from_host_db(tmp_path):
                                "('work-mail', 0, '2026-10-10T09:00:00+08:00', '2026-10-10T09:00:00+08:00', NULL), "
                                "('blogs', 2, '2026-10-10T09:00:00+08:00', '2026-10-09T21:00:00+08:00', "
                                "'connect: connection refused')")
-        coverage = host_coverage(db, [adapter("work-mail", "email"), adapter("blogs", "rss"),
-                                      adapter("agent-log", "worklog")])
+        coverage = db.source_health([adapter("work-mail", "email"), adapter("blogs", "rss"),
+                                     adapter("agent-log", "worklog")])
     assert [(c["source"], c["status"]) for c in coverage] == [("work-mail", "ok"), ("blogs", "failed"),
                                                                ("agent-log", "unknown")]
     assert coverage[1]["error"] == "connect: connection refused"

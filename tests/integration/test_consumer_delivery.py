@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from fold_consumers.delivery import consumer_status, deliver_all, register_new
+from fold_host.delivery import deliver_all, register_new
 from fold_core.plugin_api import Consumer, StateView
 from fold_core.store.base import Recorder, Session, Store
 from fold_host.hostdb import open_host_db
@@ -79,7 +79,7 @@ def test_new_instance_starts_now_or_from_the_start(env):
     assert [seqs for seqs, _ in Recording.seen["now-one"]] == [[4]]
     assert [seqs for seqs, _ in Recording.seen["start-one"]] == [[1, 2, 3, 4]]
     assert run(env, [now_one, start_one])[0]["delivered"] == 0  # the cursor is durable: nothing twice
-    rows = {row["name"]: row for row in consumer_status(env.db)}
+    rows = {row["name"]: row for row in env.db.consumer_rows()}
     assert rows["now-one"]["event_seq"] == 4 and rows["start-one"]["failures"] == 0
 
 
@@ -113,7 +113,7 @@ def test_a_failing_consumer_is_recorded_retried_with_backoff_and_never_stops_the
     assert results[0]["status"] == "failed" and "RuntimeError: broken on event 1" in results[0]["error"]
     assert results[0]["next_try_at"] == "2026-10-09T08:00:30+08:00"
     assert results[1] == {"consumer": "good", "status": "ok", "delivered": 3, "event_seq": 3}
-    row = {r["name"]: r for r in consumer_status(env.db)}["bad"]
+    row = {r["name"]: r for r in env.db.consumer_rows()}["bad"]
     assert (row["event_seq"], row["failures"], row["last_error_at"]) == (0, 1, T0)
     assert "broken on event 1" in row["last_error"]
     # Before next_try_at it waits (not called); after it, it is tried again and the wait doubles.
@@ -121,13 +121,13 @@ def test_a_failing_consumer_is_recorded_retried_with_backoff_and_never_stops_the
     results = run(env, [bad, good], now="2026-10-09T08:00:31+08:00")
     assert results[0]["status"] == "failed" and Raising.calls == 2
     assert results[0]["next_try_at"] == "2026-10-09T08:01:31+08:00"
-    assert {r["name"]: r for r in consumer_status(env.db)}["bad"]["failures"] == 2
+    assert {r["name"]: r for r in env.db.consumer_rows()}["bad"]["failures"] == 2
     # The same records again (at least once) once it works: nothing was skipped.
     fixed = instance("bad", "recording-test", env.tmp, cls=Recording)
     results = run(env, [fixed], now="2026-10-09T09:00:00+08:00")
     assert results == [{"consumer": "bad", "status": "ok", "delivered": 3, "event_seq": 3}]
     assert Recording.seen["bad"][0][0] == [1, 2, 3]
-    row = {r["name"]: r for r in consumer_status(env.db)}["bad"]
+    row = {r["name"]: r for r in env.db.consumer_rows()}["bad"]
     assert (row["failures"], row["next_try_at"]) == (0, None)
 
 

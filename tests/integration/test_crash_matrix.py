@@ -1,4 +1,4 @@
-"""The crash matrix of issue 3 (contract §6.2, §6.3): every fault point × 20 randomized histories.
+"""The crash matrix (contract §6.2, §6.3): every fault point × 20 randomized histories.
 
 Each history is reproducible from its seed (``random.Random(seed)``): a fresh
 store with a random budget (or none at all: the first accepted write creates

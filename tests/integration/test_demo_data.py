@@ -1,12 +1,12 @@
-"""The bundled demo channels (examples/demo, for issue 13) read cleanly through the real adapters."""
+"""The bundled demo channels (examples/demo, the main job's input) read cleanly through the real adapters."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fold_adapters.rss import RssAdapter, RssSettings
-from fold_adapters.worklog import WorklogAdapter, WorklogSettings
+from fold_adapters.feeds.rss import RssAdapter, RssSettings
+from fold_adapters.worklog.adapter import WorklogAdapter, WorklogSettings
 from support.feed_server import FeedServer
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"

@@ -17,7 +17,7 @@ import pytest
 
 from conformance.adapter_suite import AdapterConformance
 from fold_core import hookspecs
-from fold_core.config import load_config
+from fold_host.plugins import load_config
 from fold_core.plugin_api import AgentRequest, ConsumerContext, StateView
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""What is durable, and when (contract §6.2 steps 4–6, torn tail rule; issue 14).
+"""What is durable, and when (contract §6.2 steps 4–6, torn tail rule).
 
 Real ``foldctl`` processes run under the syscall spy of ``durability_spy``,
 which records every fsync, directory fsync, rename and the moment the answer

@@ -205,7 +205,7 @@ def test_config_precedence_is_the_same_for_the_store_and_the_host(tmp_path, monk
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     monkeypatch.setenv("FOLD_CONFIG", str(ws.config))
-    from fold_core.cli import main
+    from fold_host.cli import main
 
     assert main(["tick", "--now", NOW, "--format", "json"]) == 0
     assert (ws.store / "host.db").exists() and (ws.store / "events.jsonl").exists()
@@ -219,7 +219,7 @@ def test_config_precedence_is_the_same_for_the_store_and_the_host(tmp_path, monk
 
 
 def test_the_example_plugins_toml_loads(monkeypatch, tmp_path):
-    from fold_core.config import load_config
+    from fold_host.plugins import load_config
 
     example = REPO / "plugins.example.toml"
     names = {"OPENAI_API_KEY", "FOLD_WORK_MAIL_PASSWORD", "FOLD_PUSH_URLS"}
@@ -228,7 +228,8 @@ def test_the_example_plugins_toml_loads(monkeypatch, tmp_path):
     (tmp_path / "my_fold_plugin.py").write_text('"""The extra plugin module the example names."""\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     needed = {"email", "rss", "worklog", "maildir", "openai", "push", "briefing", "log"}
-    from fold_core.plugins import get_plugin_manager, load_types
+    from fold_core.plugins import load_types
+    from fold_host.plugins import plugin_manager as get_plugin_manager
 
     installed = {entry.type_name for entry in load_types(get_plugin_manager()).all()}
     missing = needed - installed

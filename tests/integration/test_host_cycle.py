@@ -85,7 +85,8 @@ def test_every_disposition_error_reaches_the_editor_as_a_receipt(tmp_path):
         assert code in {e["code"] for e in receipt["errors"]}, (code, receipt)
         with open_host_db(ws.store) as db:
             calls = sorted(db.calls(limit=10), key=lambda c: c["seq"])
-        assert [c["outcome"] for c in calls] == ["rejected", "accepted"]
+        first = "invalid" if code == "invalid_json" else "rejected"  # no JSON object at all: invalid
+        assert [c["outcome"] for c in calls] == [first, "committed"]
         assert all(c["input_tokens"] and c["latency_ms"] is not None for c in calls)
 
 
@@ -129,12 +130,13 @@ def test_an_observation_the_editor_never_settles_is_isolated_and_holds_up_nothin
     """), encoding="utf-8")
     agent = f'type = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(command))}]\n'
     ws = Workspace(tmp_path, host="max_events = 8\nmax_attempts = 1\n", agent=agent)
-    ws.feed("mail", *(mail(n) for n in range(1, 5)), {**mail(5), "title": "POISON"},
-            *(mail(n) for n in range(6, 13)))
+    ws.feed("mail", *(mail(n) for n in range(1, 5)), {**mail(5), "title": "POISON"}, *(mail(n) for n in range(6, 9)))
     outcomes = []
     for minute in range(12):
         report = ws.tick(f"2026-10-09T08:{minute:02d}:00+08:00")
         outcomes.append((report["outcome"], report["signal"]["received"] if report["signal"] else 0))
+        if minute == 0:
+            ws.feed("mail", *(mail(n) for n in range(9, 13)))
         if minute == 1:
             ws.feed("mail", mail(13))  # arrives while the poison is being isolated: not held up
     states = statuses(ws)
@@ -224,7 +226,9 @@ def test_a_failing_source_and_a_hanging_one_never_stop_the_others(tmp_path):
     assert coverage == {"good": "ok", "bad": "failed", "slow": "failed"}
     code, doctor, _ = ws.run("doctor")
     checks = {c["name"]: c for c in doctor["checks"]}
-    assert checks["source bad"]["status"] == "warn" and "connection refused" in checks["source bad"]["detail"]
+    # A source that has never succeeded fails at once (no waiting for three failures in a row).
+    assert checks["source bad"]["status"] == "fail" and "connection refused" in checks["source bad"]["detail"]
+    assert "has never succeeded" in checks["source bad"]["detail"]
     assert "poll_timeout" in checks["source slow"]["detail"]
     # Backoff: one minute later the failed source is not due yet (2 min after the first failure)...
     (tmp_path / "bad.jsonl.fail").unlink()
@@ -358,3 +362,14 @@ def test_a_source_that_is_gone_is_not_polled_until_its_settings_change(tmp_path)
     ws.feed("feed", mail(1))
     again = ws.tick("2026-10-09T12:01:00+08:00")
     assert {p["source"]: p["observations"] for p in again["polled"]}["feed"] == 1  # new settings: tried again
+
+
+def test_a_poll_bigger_than_a_window_is_read_newest_first_each_window_in_arrival_order(tmp_path):
+    # A first run brings a mailbox at once: the mail most likely to matter now is read first.
+    ws = Workspace(tmp_path, host="max_events = 3\n", script=["noise"])
+    ws.feed("mail", *({**mail(n), "at": f"2026-10-0{n}T09:00:00+08:00"} for n in (1, 2, 3, 5, 4)))
+    first = ws.tick(NOW)
+    assert "2 more wait" in first["signal"]["reason"]
+    ws.tick("2026-10-09T08:00:10+08:00")
+    windows = [[e["id"] for e in request["input"]["events"]] for request in ws.requests()]
+    assert windows == [["mail:3", "mail:5", "mail:4"], ["mail:1", "mail:2"]]

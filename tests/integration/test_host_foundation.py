@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from fold_core import hookimpl
-from fold_core.config import load_config
+from fold_host.plugins import load_config
 from fold_core.errors import ConfigError
 from fold_core.observation import Health, Observation, Poll
 from fold_core.plugin_api import Adapter, extract_json

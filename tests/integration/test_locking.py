@@ -1,4 +1,4 @@
-"""The store lock, deterministically (contract §6.2, §7 exit 3; issue 14).
+"""The store lock, deterministically (contract §6.2, §7 exit 3).
 
 The test process itself holds ``<store>/lock`` with ``fcntl.flock`` — shared
 or exclusive — for the whole life of a real ``foldctl`` subprocess, so the

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from fold_adapters.mailbox import MaildirAdapter, MaildirSettings, MboxAdapter, MboxSettings
-from fold_adapters.mime import mail_observations, read_mail
+from fold_adapters.mail.mailbox import MaildirAdapter, MaildirSettings, MboxAdapter, MboxSettings
+from fold_adapters.mail.mime import mail_observations, read_mail
 from fold_core.observation import TITLE_LIMIT
 from tests.support.hostile_mail import hostile_messages
 
@@ -130,7 +130,7 @@ def test_hostile_messages_through_maildir_and_mbox(tmp_path, messages, recorder)
 
 def test_what_the_parser_remembers_across_messages_stays_small():
     """Parameters of Content-Type texts are kept between messages (``mailpolicy``); hostile ones are not."""
-    from fold_adapters import mailpolicy
+    from fold_adapters.mail import policy as mailpolicy
 
     huge = "text/plain; charset=utf-8; x=" + "a" * 100_000
     for n in range(600):

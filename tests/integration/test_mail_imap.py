@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter_suite import AdapterConformance
-from fold_adapters.imap import EmailAdapter, EmailSettings
+from fold_adapters.mail.imap import EmailAdapter, EmailSettings
 from tests.conftest import require_component
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter_suite import AdapterConformance
-from fold_adapters.mailbox import MaildirAdapter, MaildirSettings, MboxAdapter, MboxSettings
+from fold_adapters.mail.mailbox import MaildirAdapter, MaildirSettings, MboxAdapter, MboxSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"
 NOW = datetime(2026, 10, 20, 8, 0, tzinfo=timezone.utc)

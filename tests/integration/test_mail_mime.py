@@ -1,4 +1,4 @@
-"""One message → observations (fold_adapters.mime) on the real-world-shaped messages of tests/fixtures/mail."""
+"""One message → observations (fold_adapters.mail.mime) on the real-world-shaped messages of tests/fixtures/mail."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fold_adapters.mime import mail_observations, read_mail
+from fold_adapters.mail.mime import mail_observations, read_mail
 from fold_core.observation import TEXT_LIMIT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"
@@ -164,7 +164,7 @@ def test_every_fixture_gives_valid_json_observations(path):
 
 
 def test_undeclared_legacy_encodings_are_detected_as_a_last_resort():
-    from fold_adapters.mailtext import decode_bytes
+    from fold_adapters.text.clean import decode_bytes
 
     text = "各位好，本周五下午三点在三楼会议室讨论明年的预算安排，请准时参加。"
     decoded, note = decode_bytes(text.encode("gb18030"))
@@ -176,7 +176,7 @@ def test_undeclared_legacy_encodings_are_detected_as_a_last_resort():
 
 
 def test_rfc2047_words_split_inside_a_character_are_joined():
-    from fold_adapters.mailtext import header_text
+    from fold_adapters.text.clean import header_text
 
     data = "签证材料".encode("utf-8")
     import base64
@@ -188,7 +188,7 @@ def test_rfc2047_words_split_inside_a_character_are_joined():
 
 
 def test_html_to_text_reads_like_the_rendered_mail():
-    from fold_adapters.htmltext import html_to_text
+    from fold_adapters.text.html import html_to_text
 
     html = """<html><head><title>T</title><style>p{color:red}</style></head><body>
     <div style="DISPLAY: none">preview padding</div><span style="mso-hide: all">outlook only</span>
@@ -218,7 +218,7 @@ def test_the_parsing_policy_reads_headers_and_parameters_as_the_standard_library
     import email
     from email.message import EmailMessage
 
-    from fold_adapters.mailpolicy import parser_policy
+    from fold_adapters.mail.policy import parser_policy
 
     ours = email.message_from_bytes(path.read_bytes(), policy=parser_policy())
     for part in ours.walk():

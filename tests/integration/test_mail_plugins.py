@@ -7,15 +7,16 @@ import sys
 
 import pytest
 
-from fold_core.config import load_config
+from fold_host.plugins import load_config
 from fold_core.errors import ConfigError
-from fold_core.plugins import get_plugin_manager, load_types
+from fold_core.plugins import load_types
+from fold_host.plugins import plugin_manager as get_plugin_manager
 
 
 def test_email_maildir_and_mbox_types_are_registered_builtins():
     registry = load_types(get_plugin_manager(entry_points=False))
-    for name, plugin in (("email", "fold_adapters.imap"), ("maildir", "fold_adapters.mailbox"),
-                         ("mbox", "fold_adapters.mailbox")):
+    for name, plugin in (("email", "fold_adapters.mail.imap"), ("maildir", "fold_adapters.mail.mailbox"),
+                         ("mbox", "fold_adapters.mail.mailbox")):
         entry = registry.get("adapter", name)
         assert entry is not None and entry.plugin == plugin and entry.origin == "builtin"
         assert entry.cls.channel == "email"
@@ -73,9 +74,9 @@ def test_bad_mail_settings_name_the_field(tmp_path, monkeypatch, table, field):
 
 
 def test_plugin_modules_import_no_heavy_library():
-    code = ("import sys, fold_adapters.imap, fold_adapters.mailbox\n"
+    code = ("import sys, fold_adapters.mail.imap, fold_adapters.mail.mailbox\n"
             "heavy = [m for m in ('imapclient', 'inscriptis', 'lxml', 'charset_normalizer', 'email.parser', "
-            "'fold_adapters.mime') if m in sys.modules]\n"
+            "'fold_adapters.mail.mime') if m in sys.modules]\n"
             "print(heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The visual overview through a real Chromium (contract §13; seed 002 "state 的可视渲染").
+"""The visual overview through a real Chromium (contract §13).
 
 Every test here renders a real PNG. Geometry is checked from the page's DOM,
 measured by this test in its own page (not only from the tool's own
@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from conftest import missing_component, require_component
-from fold_consumers import layout
-from fold_consumers.overview import render_overview
+from fold_consumers.overview import layout
+from fold_consumers.overview.render import render_overview
 from fold_core.store.file import file_store
 from tests.support.states import views_and_members
 
@@ -88,7 +88,7 @@ def shares_of(path: Path) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def browser():
-    from fold_consumers.browser import Browser
+    from fold_consumers.overview.browser import Browser
 
     require_component(CHROMIUM, "chromium")
     fonts = subprocess.run(["fc-list", ":family=Noto Sans CJK SC"], capture_output=True, text=True).stdout
@@ -292,7 +292,7 @@ def test_each_run_writes_new_files(browser, tmp_path):
 def foldctl(*args, env=None):
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("FOLD_", "XDG_"))}
     environment.update(env or {})
-    done = subprocess.run([sys.executable, "-m", "fold_core", *args], capture_output=True, env=environment,
+    done = subprocess.run([sys.executable, "-m", "fold_host", *args], capture_output=True, env=environment,
                           timeout=120)
     out, err = done.stdout.decode(), done.stderr.decode()
     assert "Traceback" not in err, err

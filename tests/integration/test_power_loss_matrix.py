@@ -1,4 +1,4 @@
-"""The crash matrix again, with a power cut instead of a process crash (issue 14; contract §6.2, §6.3).
+"""The crash matrix again, with a power cut instead of a process crash (contract §6.2, §6.3).
 
 In ``test_crash_matrix`` a crash is ``os._exit``: the operating system still
 holds every write, fsynced or not, so a missing fsync goes unseen. Here every

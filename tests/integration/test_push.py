@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fold_consumers.delivery import consumer_status, deliver_all, register_new
+from fold_host.delivery import deliver_all, register_new
 from fold_consumers.push import in_quiet_hours
 from fold_host.hostdb import open_host_db
 
@@ -128,7 +128,7 @@ def test_at_most_one_duplicate_after_a_crash_between_send_and_record(env):
         import sys
         sys.path.insert(0, {str(REPO / 'tests' / 'integration')!r})
         from consumer_support import instance
-        from fold_consumers.delivery import deliver_all
+        from fold_host.delivery import deliver_all
         from fold_host.hostdb import open_host_db
         push = instance("phone", "push", {str(env.tmp)!r}, urls_env="FOLD_TEST_PUSH_URLS", min_weight="high")
         with open_host_db({str(env.store)!r}) as db:
@@ -184,7 +184,7 @@ def test_receiver_down_then_up_retried_recorded_nothing_lost(env):
             item("visa", "Visa papers", "critical", "needs-you"), item("flight", "Flight choice", "high", "fyi")]}, T0)
         result = run(env, push)
         assert result["status"] == "failed" and "not sent" in result["error"]
-        row = {r["name"]: r for r in consumer_status(env.db)}["phone"]
+        row = {r["name"]: r for r in env.db.consumer_rows()}["phone"]
         assert row["failures"] == 1 and "not sent" in row["last_error"]
         log = env.db.memory("phone")["push"]["log"]
         assert log[-1]["ok"] is False and log[-1]["error"]
@@ -195,6 +195,6 @@ def test_receiver_down_then_up_retried_recorded_nothing_lost(env):
     result = run(env, push, now="2026-10-09T10:01:00+08:00")
     assert result == {"consumer": "phone", "status": "ok", "delivered": 2, "event_seq": 3}
     assert sorted(env.receiver.titles()) == ["New: Flight choice", "New: Tax papers", "New: Visa papers"]
-    row = {r["name"]: r for r in consumer_status(env.db)}["phone"]
+    row = {r["name"]: r for r in env.db.consumer_rows()}["phone"]
     assert (row["failures"], row["next_try_at"]) == (0, None)
     assert env.db.memory("phone")["push"]["outbox"] == []

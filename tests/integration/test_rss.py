@@ -1,4 +1,4 @@
-"""The rss adapter against a real HTTP server on 127.0.0.1 (issue 7 acceptance: RSS)."""
+"""The rss adapter against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from conformance.adapter_suite import AdapterConformance
-from fold_adapters.rss import RssAdapter, RssSettings
-from fold_core.plugins import get_plugin_manager, load_types
+from fold_adapters.feeds.rss import RssAdapter, RssSettings
+from fold_core.plugins import load_types
+from fold_host.plugins import plugin_manager as get_plugin_manager
 from support.feed_server import FeedServer, atom, rdf, rss2, silent_socket
 
 NOW = datetime(2026, 10, 9, 8, 0, tzinfo=timezone.utc)

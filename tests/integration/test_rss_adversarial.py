@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fold_adapters.rss import RssAdapter, RssSettings
+from fold_adapters.feeds.rss import RssAdapter, RssSettings
 from support.feed_server import FeedServer, rss2
 
 NOW = datetime(2026, 10, 9, 8, 0, tzinfo=timezone.utc)

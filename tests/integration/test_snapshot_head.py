@@ -1,4 +1,4 @@
-"""Reads and commits that stay flat as the history grows (contract §6.2, §8; issue 11).
+"""Reads and commits that stay flat as the history grows (contract §6.2, §8).
 
 The not-active index grows forever; a state read and a commit must not. These
 tests build a store where hundreds of items were withdrawn or merged, then

@@ -1,4 +1,4 @@
-"""How the snapshot writes text, and how a long replay parses the log (issue 11, docs/decisions.md).
+"""How the snapshot writes text, and how a long replay parses the log (docs/decisions.md).
 
 The snapshot is UTF-8 like the log, and no raw line break of any kind — not
 even U+0085, U+2028 or U+2029, which some readers split lines on — can

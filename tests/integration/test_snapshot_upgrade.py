@@ -1,4 +1,4 @@
-"""A store whose snapshot is format 2 (written before issue 11) opens, reads as before, and is upgraded.
+"""A store whose snapshot is format 2 (written before the flat-cost store, commit eff7271) opens, reads as before, and is upgraded.
 
 ``tests/fixtures/store-v2`` was written by the code of commit eff7271
 (``tests/fixtures/make_v2_store.py``): an archive, annotations on active,

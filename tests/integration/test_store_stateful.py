@@ -1,4 +1,4 @@
-"""The file store against the in-memory model: a Hypothesis state machine (issue 3, contract §6).
+"""The file store against the in-memory model: a Hypothesis state machine (contract §6).
 
 One ``Store`` over a ``FileRecorder`` on a temporary directory (in process)
 and one ``Store`` over a ``MemoryRecorder`` (the model) receive the same

@@ -1,4 +1,4 @@
-"""The worklog adapter on real files (issue 7 acceptance: worklog)."""
+"""The worklog adapter on real files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from datetime import datetime, timezone
 import pytest
 
 from conformance.adapter_suite import AdapterConformance
-from fold_adapters.worklog import WorklogAdapter, WorklogSettings
-from fold_core.plugins import get_plugin_manager, load_types
+from fold_adapters.worklog.adapter import WorklogAdapter, WorklogSettings
+from fold_core.plugins import load_types
+from fold_host.plugins import plugin_manager as get_plugin_manager
 
 NOW = datetime(2026, 10, 9, 8, 0, tzinfo=timezone.utc)
 
@@ -289,7 +290,7 @@ def test_plugin_modules_are_light_to_import():
     import subprocess
     import sys
 
-    code = ("import sys, fold_adapters.rss, fold_adapters.worklog, fold_adapters.feed_entries;"
+    code = ("import sys, fold_adapters.feeds.rss, fold_adapters.worklog.adapter, fold_adapters.feeds.entries;"
             "print(sorted(m for m in ('httpx', 'feedparser', 'lxml', 'charset_normalizer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

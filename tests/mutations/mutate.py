@@ -1,4 +1,4 @@
-"""Deliberate bugs the suite must catch (issue 14). Not part of CI: run it by hand.
+"""Deliberate bugs the suite must catch. Not part of CI: run it by hand.
 
     .venv/bin/python tests/mutations/mutate.py              # every mutation, its targeted tests
     .venv/bin/python tests/mutations/mutate.py --full       # every mutation, the whole suite
@@ -116,6 +116,35 @@ MUTATIONS = (
 )
 
 
+BOARD_TESTS = ("tests/unit/test_pinboard_fragments.py",)
+MAIL_PARSE_TESTS = ("tests/unit/test_mail_parse.py",)
+# The parts of the board kept between requests (a key that misses an input serves an old card), and the
+# mail parser's direct path for one-part messages (a message it builds unlike the feed parser).
+MUTATIONS += (
+    Mutation("kept-rectangle-ignores-its-boxes", "host/pinboard/fragments.py",
+             'whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget, keys)',
+             'whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget)', BOARD_TESTS),
+    Mutation("kept-box-by-name-only", "host/pinboard/fragments.py",
+             "part = self._parts.get((name, budget, key))", "part = self._parts.get((name, budget, None))",
+             BOARD_TESTS),
+    Mutation("kept-entry-ignores-its-children", "host/pinboard/fragments.py",
+             'None if entry["children"] is None else tuple(entry["children"].items())) for entry in entries)',
+             'None) for entry in entries)', BOARD_TESTS),
+    Mutation("box-key-skips-lines", "host/pinboard/fragments.py",
+             'if field.name != "children")', 'if field.name not in ("children", "lines"))', BOARD_TESTS),
+    Mutation("direct-parse-allows-space-in-names", "adapters/mail/policy.py",
+             '_NAME = r"[\\041-\\071\\073-\\176]++"', '_NAME = r"[\\040-\\071\\073-\\176]++"', MAIL_PARSE_TESTS),
+    Mutation("direct-parse-keeps-leading-tabs", "adapters/mail/policy.py",
+             '_FIELD = re.compile(rf"({_NAME}):[ \\t]*+', '_FIELD = re.compile(rf"({_NAME}): *+', MAIL_PARSE_TESTS),
+    Mutation("direct-parse-takes-multipart", "adapters/mail/policy.py",
+             'if message.get_content_maintype() in ("multipart", "message"):',
+             'if message.get_content_maintype() in ("message",):', MAIL_PARSE_TESTS),
+    Mutation("card-facts-without-due", "consumers/overview/cardtext.py",
+             "        return _FACTS(view)  # a §8 item view has them all",
+             "        return _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
+)
+
+
 def _files() -> list[str]:
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
                             cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
@@ -141,11 +170,14 @@ def apply(mutation: Mutation, copy: Path) -> None:
 def run_tests(copy: Path, targets: tuple[str, ...], full: bool, conformance: bool) -> tuple[bool, float]:
     """(passed, seconds) of the tests on ``copy``."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("FOLD_")}
-    environment["PYTHONPATH"] = str(copy)
+    environment["PYTHONPATH"] = os.pathsep.join((str(_import_names(copy)), str(copy)))
     environment["PYTHONDONTWRITEBYTECODE"] = "1"
-    check = subprocess.run([PYTHON, "-c", "import fold_core; print(fold_core.__file__)"], cwd=copy,
-                           env=environment, capture_output=True, text=True)
-    assert check.stdout.startswith(str(copy)), f"the copy is not the code under test: {check.stdout}"
+    check = subprocess.run([PYTHON, "-c", "import fold_core, fold_adapters, fold_consumers, fold_host\n"
+                            "for m in (fold_core, fold_adapters, fold_consumers, fold_host): print(m.__file__)"],
+                           cwd=copy, env=environment, capture_output=True, text=True)
+    found = check.stdout.split()
+    assert len(found) == 4 and all(path.startswith(str(copy)) for path in found), \
+        f"the copy is not the code under test: {check.stdout} {check.stderr[-300:]}"
     commands = [[PYTHON, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *([] if full else targets)]]
     if full or conformance:
         commands.append([PYTHON, "-m", "conformance"])
@@ -155,6 +187,17 @@ def run_tests(copy: Path, targets: tuple[str, ...], full: bool, conformance: boo
         if done.returncode != 0:
             return False, time.monotonic() - started
     return True, time.monotonic() - started
+
+
+def _import_names(copy: Path) -> Path:
+    """A folder of links giving the copy's folders their import names (pyproject's package-dir)."""
+    names = copy / ".import-names"
+    names.mkdir(exist_ok=True)
+    for name, folder in (("fold_core", "fold_core"), ("fold_adapters", "adapters"), ("fold_consumers", "consumers"),
+                         ("fold_host", "host"), ("conformance", "conformance")):
+        if not (names / name).exists():
+            (names / name).symlink_to(copy / folder, target_is_directory=True)
+    return names
 
 
 def main() -> int:

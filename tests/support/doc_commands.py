@@ -1,5 +1,4 @@
-"""Commands documented in Markdown, extracted and run as written (issue 13: "every command in
-the README and in docs/ runs as written").
+"""Commands documented in Markdown, extracted and run as written.
 
 Conventions, for whoever writes a ```sh block in README.md or docs/*.md:
 

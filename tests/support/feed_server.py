@@ -16,6 +16,7 @@ import hashlib
 import socket
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from xml.sax.saxutils import escape
@@ -32,7 +33,9 @@ class FeedRoute:
     validators: bool = True  # send ETag / Last-Modified and honour conditional GET
     declared_length: int | None = None  # a Content-Length that lies (zip-bomb-sized declarations)
     chunked: bool = False  # no Content-Length: the body ends when the connection closes
+    writer: Any = None  # a ``hostile_http`` writer: the whole answer, written raw (trickles, bombs)
     requests: list[dict[str, str]] = field(default_factory=list)
+    answered: list[int] = field(default_factory=list)  # the status of each answer, in order
 
     @property
     def etag(self) -> str:
@@ -54,13 +57,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         route.requests.append({k.lower(): v for k, v in self.headers.items()})
+        if route.writer is not None:
+            self.close_connection = True
+            route.writer(self, self.server.stopping)
+            return
         if route.status == 200 and route.validators and (
                 self.headers.get("If-None-Match") == route.etag
                 or self.headers.get("If-Modified-Since") == route.last_modified()):
+            route.answered.append(304)
             self.send_response(304)
             self._extra(route)
             self.end_headers()
             return
+        route.answered.append(route.status)
         self.send_response(route.status)
         self.send_header("Content-Type", route.content_type)
         if route.status == 200 and route.validators:
@@ -84,15 +93,17 @@ class _Handler(BaseHTTPRequestHandler):
 class FeedServer:
     """``with FeedServer() as server: server.route("/feed.xml", body=...)``; ``server.url(path)``."""
 
-    def __init__(self) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.httpd = ThreadingHTTPServer((host, 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.routes = {}
+        self.httpd.stopping = threading.Event()
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}{path}"
 
     def route(self, path: str, body: bytes | str = b"", **fields) -> FeedRoute:
         data = body.encode() if isinstance(body, str) else body
@@ -101,6 +112,7 @@ class FeedServer:
         return route
 
     def close(self) -> None:
+        self.httpd.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

@@ -10,8 +10,9 @@
   one per call, in order (the position is kept in ``<script>.pos``). A reply is
   ``{"raw": "text"}`` (sent as the model's text), ``{"output": {...}}``,
   ``{"unavailable": "http", "message": "..."}`` (raises AgentUnavailable),
-  ``"noise"`` (every event noise, empty batch) or ``"track"`` (one new item per
-  event, every event used). Each request is appended to
+  ``"noise"`` (every event noise, empty batch), ``"track"`` (one new item per
+  event, every event used) or ``{"defer": [ids]}`` (those deferred, the rest
+  tracked). Each request is appended to
   ``<script>.requests.jsonl`` (input, attempt, corrections) for the test to read.
 """
 
@@ -94,6 +95,8 @@ class Scripted(AgentBackend):
             return _reply(_noise(request.input))
         if reply == "track":
             return _reply(_track(request.input))
+        if "defer" in reply:
+            return _reply(_track(request.input, defer=set(reply["defer"])))
         if "unavailable" in reply:
             raise AgentUnavailable(reply["unavailable"], reply.get("message", "scripted failure"))
         if "raw" in reply:
@@ -113,9 +116,13 @@ def _noise(document: dict) -> dict:
                              for e in document["events"]], "batch": {"declarations": [], "acknowledges": []}}
 
 
-def _track(document: dict) -> dict:
+def _track(document: dict, defer: set[str] = frozenset()) -> dict:
     dispositions, declarations = [], []
     for event in document["events"]:
+        if event["id"] in defer:
+            dispositions.append({"event": event["id"], "disposition": "deferred", "why": "scripted: later",
+                                 "related": []})
+            continue
         item = "t-" + "".join(ch if ch.isalnum() else "-" for ch in event["id"].lower())[-40:].strip("-")
         dispositions.append({"event": event["id"], "disposition": "used", "why": "scripted: tracked",
                              "related": [item]})

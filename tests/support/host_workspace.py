@@ -19,7 +19,7 @@ import textwrap
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from fold_core.cli import main
+from fold_host.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,8 +90,8 @@ class Workspace:
         return environment
 
     def spawn(self, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
-        """``python -m fold_core --config … ARGS`` as a real process."""
-        return subprocess.Popen([sys.executable, "-m", "fold_core", *self.args(*args)], cwd=self.root,
+        """``python -m fold_host --config … ARGS`` as a real process."""
+        return subprocess.Popen([sys.executable, "-m", "fold_host", *self.args(*args)], cwd=self.root,
                                 env=self.env(**(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
     def call(self, *args: str, env: dict | None = None, timeout: float = 60) -> tuple[int, str, str]:

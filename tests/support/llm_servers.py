@@ -22,7 +22,17 @@ A reply is one of
   use a delay longer than the client's timeout to force a timeout;
 * ``respond(function)`` — ``function(request) -> reply | str`` decides from the
   recorded request (e.g. refuse ``response_format`` with a 400);
-* ``raw(body, code=200)`` — any JSON body as it is (malformed shapes).
+* ``raw(body, code=200)`` — any JSON body as it is (malformed shapes);
+* ``tool_calls(("name", arguments), ...)`` — an answer that calls tools
+  (OpenAI ``message.tool_calls`` with ``finish_reason: tool_calls``;
+  Anthropic ``tool_use`` blocks with ``stop_reason: tool_use``); ``arguments``
+  is a dict, or a string sent as it is (OpenAI only: a malformed one);
+* ``hostile(writer)`` — the whole answer written raw by a ``hostile_http``
+  writer: an endless body, a trickle, an oversized answer.
+
+``Request.tool_results()`` gives the tool answers a request carries (OpenAI
+``role: tool`` messages, Anthropic ``tool_result`` blocks), oldest first, as
+``(name, parsed JSON answer)``.
 
 A plain string in the script is ``text(string)``. When the script runs out the
 server answers 500 with "script exhausted" (so a test sees the extra call).
@@ -42,7 +52,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LLMServer", "Reply", "Request", "delay", "raw", "refused_url", "respond", "status", "text"]
+__all__ = ["LLMServer", "Reply", "Request", "delay", "hostile", "raw", "refused_url", "respond", "status", "text",
+           "tool_calls"]
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -76,6 +87,23 @@ class Request:
                 return _content_text(message.get("content"))
         return None
 
+    def tool_results(self) -> list[tuple[str | None, Any]]:
+        """``(tool name, parsed answer)`` for each tool answer in the conversation, oldest first."""
+        names: dict[str, str] = {}
+        found = []
+        for message in self.messages:
+            for call in message.get("tool_calls") or ():
+                names[call.get("id")] = call.get("function", {}).get("name")
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    names[block.get("id")] = block.get("name")
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    found.append((names.get(block.get("tool_use_id")), _parsed(_content_text(block.get("content")))))
+            if message.get("role") == "tool":
+                found.append((names.get(message.get("tool_call_id")), _parsed(_content_text(content))))
+        return found
+
     def message_texts(self, role: str | None = None) -> list[str]:
         """The text of each (non-system) message, optionally of one role."""
         return [_content_text(m.get("content")) for m in self.messages
@@ -95,6 +123,19 @@ class Reply:
     body: Any = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    writer: Callable[[Any, threading.Event], None] | None = None
+    calls: tuple = ()  # (name, arguments) of the tools this answer calls
+
+
+def tool_calls(*calls: tuple[str, Any], input_tokens: int | None = None) -> Reply:
+    return Reply(content="", calls=tuple(calls), input_tokens=input_tokens)
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def text(content: str, *, input_tokens: int | None = None, output_tokens: int | None = None) -> Reply:
@@ -115,6 +156,10 @@ def respond(function: Callable[[Request], Reply | str]) -> Reply:
 
 def raw(body: Any, code: int = 200) -> Reply:
     return Reply(body=body, code=code)
+
+
+def hostile(writer: Callable[[Any, threading.Event], None]) -> Reply:
+    return Reply(writer=writer)
 
 
 def _reply(value: Reply | str) -> Reply:
@@ -158,6 +203,9 @@ class LLMServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
                 server._handle(self)
+
+            def do_GET(self) -> None:  # noqa: N802 — the model list (both SDKs: GET …/v1/models)
+                server._models(self)
 
             def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
                 pass
@@ -219,6 +267,17 @@ class LLMServer:
 
     # -- handling ----------------------------------------------------------------
 
+    def _models(self, handler: BaseHTTPRequestHandler) -> None:
+        """``GET /v1/models``: the one scripted model, in a shape both SDKs read."""
+        path = handler.path.split("?", 1)[0]
+        if path != "/v1/models":
+            self._send(handler, 404, {"error": {"message": f"no such endpoint {path}", "type": "not_found"}})
+            return
+        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "fold-tests", "type": "model",
+                 "display_name": self.model, "created_at": "2026-01-01T00:00:00Z"}
+        self._send(handler, 200, {"object": "list", "data": [model], "has_more": False, "first_id": self.model,
+                                  "last_id": self.model})
+
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         data = handler.rfile.read(length).decode("utf-8", "replace") if length else ""
@@ -246,6 +305,10 @@ class LLMServer:
                 reply = reply.then or text("{}")
                 continue
             break
+        if reply.writer is not None:
+            handler.close_connection = True
+            reply.writer(handler, self._stopping)
+            return
         code, document = self._render(api, reply, request, number)
         self._send(handler, code, document)
 
@@ -259,6 +322,8 @@ class LLMServer:
         tokens_in = reply.input_tokens if reply.input_tokens is not None else estimate_tokens(request.body)
         tokens_out = reply.output_tokens if reply.output_tokens is not None else estimate_tokens(reply.content)
         model = request.body.get("model", self.model) if isinstance(request.body, dict) else self.model
+        if reply.calls:
+            return 200, _tool_answer(api, reply.calls, number, model, tokens_in, tokens_out)
         if api == "anthropic":
             return 200, {"id": f"msg_{number:06d}", "type": "message", "role": "assistant", "model": model,
                          "content": [{"type": "text", "text": reply.content}],
@@ -282,6 +347,25 @@ class LLMServer:
             handler.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
+
+
+def _tool_answer(api: str, calls: tuple, number: int, model: str, tokens_in: int, tokens_out: int) -> dict:
+    """An answer that calls tools, in the API's shape."""
+    if api == "anthropic":
+        blocks = [{"type": "tool_use", "id": f"toolu_{number:04d}_{index}", "name": name, "input": arguments}
+                  for index, (name, arguments) in enumerate(calls)]
+        return {"id": f"msg_{number:06d}", "type": "message", "role": "assistant", "model": model,
+                "content": blocks, "stop_reason": "tool_use", "stop_sequence": None,
+                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
+    listed = [{"id": f"call_{number:04d}_{index}", "type": "function",
+               "function": {"name": name, "arguments": arguments if isinstance(arguments, str)
+                            else json.dumps(arguments, ensure_ascii=False)}}
+              for index, (name, arguments) in enumerate(calls)]
+    return {"id": f"chatcmpl-{number:06d}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": listed},
+                         "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                      "total_tokens": tokens_in + tokens_out}}
 
 
 def refused_url(path: str = "/v1") -> str:

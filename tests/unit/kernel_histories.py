@@ -1,4 +1,4 @@
-"""Random kernel histories for the property tests (contract §1–§5; issue 14).
+"""Random kernel histories for the property tests (contract §1–§5).
 
 A history is a list of steps (commits and annotations) drawn against the
 state the earlier steps produced. Commit modes: ``valid`` (1–3 valid

@@ -1,4 +1,4 @@
-"""An independent oracle for the kernel's results (contract §2, §3.5, §4, §8; issue 14).
+"""An independent oracle for the kernel's results (contract §2, §3.5, §4, §8).
 
 Nothing here calls the kernel's own helpers (``derive_share``, ``rank_items``,
 ``resolve_item``, ``instant_key``): each rule is recomputed from the

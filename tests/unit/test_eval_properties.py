@@ -83,3 +83,48 @@ def test_the_bundled_suite_loads_and_a_malformed_scenario_names_file_and_field(t
     with pytest.raises(ConfigError) as caught:
         load_scenarios(tmp_path)
     assert "bad.json" in str(caught.value) and "'now'" in str(caught.value)
+
+
+def test_missing_context_old_version_repeats_and_per_batch_overrides():
+    full = scenario(name="full", pair={"with": "bare", "kind": "missing-context", "expect_change": "down"})
+    bare = scenario(name="bare")
+    fresh = scenario(name="fresh", pair={"with": "late", "kind": "old-version", "items": ["pay"]})
+    late = scenario(name="late")
+    after = {
+        "full": state(item("x", "告警", "critical")), "bare": state(item("x", "告警", "normal")),
+        "fresh": state(item("pay", "还款成功", "low", "done")), "late": state(item("pay", "还款处理中", "normal",
+                                                                                   "in-progress", ())),
+    }
+    declared = {"full": [{"id": "x", "weight": "critical", "share": 30}], "bare": [{"id": "x", "weight": "normal"}],
+                "fresh": [], "late": [{"id": "pay", "relation": "withdraw"}]}
+    results = []
+    for repeat in (1, 2):
+        for s in (full, bare, fresh, late):
+            weight_drift = s.name == "bare" and repeat == 2  # the second run of "bare" disagrees with its first
+            document = state(item("x", "告警", "high")) if weight_drift else after[s.name]
+            results.append(Result(s, Run(outcome="committed", before=state(), after=document,
+                                         accepted_declarations=declared[s.name]), [], repeat=repeat))
+    report = build_report(results, backend="test", model="m-1", skill={"zh": "sha256:abc"})
+    metrics = report["metrics"]
+    assert report["model"] == "m-1" and report["skill"] == {"zh": "sha256:abc"} and report["repeat"] == 2
+    assert metrics["missing_context"] == {"numerator": 2, "denominator": 2, "value": 1.0}  # critical → normal, → high
+    assert metrics["old_version"] == {"numerator": 0, "denominator": 2, "value": 0.0}  # the late hint won: a finding
+    assert metrics["repeat_stability"] == {"numerator": 2, "denominator": 3, "value": 0.6667}
+    per_batch = {(b["scenario"], b["repeat"]): b["value"] for b in metrics["share_override_per_batch"]}
+    assert per_batch[("full", 1)] == 1.0 and per_batch[("bare", 1)] == 0.0 and per_batch[("fresh", 1)] is None
+    assert metrics["share_override_batch_mean"] == 0.5 and metrics["share_override_rate"]["value"] == 0.5
+    markdown = render_markdown(report)
+    assert "missing context" in markdown and "Old-version pairs" in markdown and "m-1" in markdown
+
+
+def test_pair_kinds_are_validated(tmp_path):
+    base = {"now": "2026-10-09T08:00:00+08:00", "events": []}
+    (tmp_path / "a.json").write_text(json.dumps({**base, "name": "a", "pair": {"with": "b", "kind": "old-version"}}))
+    (tmp_path / "b.json").write_text(json.dumps({**base, "name": "b"}))
+    with pytest.raises(ConfigError) as caught:
+        load_scenarios(tmp_path)
+    assert "pair.items" in str(caught.value)
+    (tmp_path / "a.json").write_text(json.dumps({**base, "name": "a", "pair": {"with": "b", "kind": "missing-context"}}))
+    with pytest.raises(ConfigError) as caught:
+        load_scenarios(tmp_path)
+    assert "pair.expect_change" in str(caught.value)

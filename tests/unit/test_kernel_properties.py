@@ -1,4 +1,4 @@
-"""Property tests of the pure kernel (contract §1–§6; seed 000 §7).
+"""Property tests of the pure kernel (contract §1–§6).
 
 Hypothesis writes random histories (``kernel_histories``) against an
 evolving state: valid declarations (new items and children, patches with and

@@ -1,4 +1,4 @@
-"""The Pinboard's pure parts (issue 10): filters, source links, reminder times, bind policy, CSRF, pages.
+"""The Pinboard's pure parts: filters, source links, reminder times, bind policy, CSRF, pages.
 
 No server and no browser here (tests/integration/test_pinboard.py drives the
 real page); these pin the rules the page relies on.
@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from fold_consumers.pinboard.board import BoardQuery, board
-from fold_consumers.pinboard.inputs import parse_form, resolve_until, text_field
-from fold_consumers.pinboard.pages import changes, item_history, item_page, source_link
-from fold_consumers.pinboard.security import Csrf, is_loopback
-from fold_consumers.pinboard.server import resolve_bind
+from fold_host.pinboard.board import BoardQuery, board
+from fold_host.pinboard.inputs import parse_form, resolve_until, text_field
+from fold_host.pinboard.pages import changes, item_history, item_page, source_link
+from fold_host.pinboard.security import Csrf, is_loopback
+from fold_host.pinboard.server import resolve_bind
 from fold_core.errors import UsageError
 from fold_core.store import memory_store
 
@@ -136,7 +136,7 @@ def _store():
 def test_item_page_and_history_from_the_state_and_records():
     store = _store()
     state = store.state()
-    from fold_consumers.pinboard.board import CANVASES
+    from fold_host.pinboard.board import CANVASES
 
     page = item_page(state, "2026-10-10T08:00:00+08:00", "visa", CANVASES)
     assert page["view"]["title"] == "签证材料" and page["view"]["until_due"] is None

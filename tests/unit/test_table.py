@@ -1,4 +1,4 @@
-"""The persistent tables behind a state (fold_core.table; issue 11).
+"""The persistent tables behind a state (fold_core.table).
 
 A ``Table`` must behave exactly like the dict it stands for — every version
 derived from it keeps its own content — while sharing structure: deriving a

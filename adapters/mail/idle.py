@@ -1,0 +1,92 @@
+"""IMAP IDLE (RFC 2177) for the ``email`` adapter: tell the daemon when new mail arrives.
+
+``watch_folder(connect, folder, notify, stopping)`` runs one connection's
+life: log in, select the folder read-only, enter IDLE, ``notify("connected")``
+(the daemon then polls once, catching up by UID with whatever arrived while
+nobody watched), and then ``notify`` on every ``EXISTS`` or ``RECENT`` the
+server sends. The poll — with its UID cursor in the host database — does
+the reading, so a message is never lost or observed twice whatever happens
+to this connection.
+
+* IDLE is re-issued every ``RENEW_SECONDS`` (24 minutes), before the
+  29 minutes after which RFC 2177 lets a server drop an idle client.
+* The socket is looked at every ``CHECK_SECONDS`` so a stop is quick.
+* A ``BYE``, or a wake-up with nothing to read (the peer closed the
+  connection), ends IDLE with ``DONE``; a dead connection then raises, and the
+  daemon reconnects with backoff. A server without the IDLE capability
+  raises ``WatchUnsupported``: the source is polled only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fold_core.plugin_api import WatchUnsupported
+
+__all__ = ["CHECK_SECONDS", "ConnectionDropped", "RENEW_SECONDS", "watch_folder"]
+
+RENEW_SECONDS = 24 * 60.0
+CHECK_SECONDS = 1.0
+NEWS = (b"EXISTS", b"RECENT")
+
+
+class ConnectionDropped(ConnectionError):
+    """The server ended the IDLE connection (BYE, or the socket closed)."""
+
+
+def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str], None], stopping: Any) -> None:
+    """Watch ``folder`` over one connection until ``stopping`` is set; raise when it drops (module docstring)."""
+    client = connect()
+    try:
+        if not client.has_capability("IDLE"):
+            raise WatchUnsupported("the server does not offer IDLE; new mail waits for the next poll")
+        client.select_folder(folder, readonly=True)
+        client.idle()
+        notify("connected")
+        renew_at = time.monotonic() + RENEW_SECONDS
+        while not stopping.is_set():
+            started = time.monotonic()
+            responses = client.idle_check(timeout=CHECK_SECONDS)
+            if any(_is_bye(response) for response in responses):
+                raise ConnectionDropped(f"the server ended the connection: {_said(responses)}")
+            if any(_is_news(response) for response in responses):
+                notify(f"new mail in {folder}")
+            woken_for_nothing = not responses and time.monotonic() - started < CHECK_SECONDS / 2
+            if woken_for_nothing or time.monotonic() >= renew_at:
+                # DONE then IDLE again: on a closed connection this raises, which is how a drop shows.
+                _done(client, notify, folder)
+                client.idle()
+                renew_at = time.monotonic() + RENEW_SECONDS
+        _done(client, notify, folder)
+    finally:
+        try:
+            client.logout()
+        except Exception:
+            try:
+                client.shutdown()
+            except Exception:
+                pass
+
+
+def _done(client, notify: Callable[[str], None], folder: str) -> None:
+    _text, responses = client.idle_done()
+    if any(_is_news(response) for response in responses):
+        notify(f"new mail in {folder}")
+
+
+def _is_news(response: Any) -> bool:
+    return isinstance(response, tuple) and len(response) >= 2 and response[1] in NEWS
+
+
+def _is_bye(response: Any) -> bool:
+    return isinstance(response, tuple) and len(response) >= 1 and response[0] == b"BYE"
+
+
+def _said(responses: list) -> str:
+    for response in responses:
+        if _is_bye(response):
+            return " ".join(part.decode("ascii", "replace") if isinstance(part, bytes) else str(part)
+                            for part in response)[:200]
+    return "BYE"

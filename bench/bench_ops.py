@@ -1,0 +1,258 @@
+"""Benchmark 12: ``GET /metrics`` and ``foldctl backup`` on a store with 100,000 records and 50,000 observations.
+
+What, each against a baseline measured in the same run:
+
+* ``GET /metrics`` of a running ``foldctl serve`` app (uvicorn in this
+  process, 127.0.0.1, one keep-alive HTTP/1.1 client): every scrape reads
+  host.db (counters, inbox counts, sources, consumers, the daemon record) and
+  the store's state. Baseline, alternated with each scrape on the same server
+  and connection: a static answer of the same byte size through the same
+  guard middleware and thread pool. Target: the ratio of the medians ≤ 3×.
+* ``foldctl backup --out DIR`` as a real process (the store's files up to one
+  event_seq with their sha256, host.db through SQLite's backup API, the
+  manifest, the target synced to disk). Baseline, alternated: ``cp -a`` of the same
+  store directory; also shown: ``cp -a`` followed by ``sync -f`` (a copy as
+  durable as the backup). Target: the ratio of the medians to ``cp -a`` ≤ 2×.
+
+The store is the Pinboard benchmark's 100,000-record history
+(``bench_pinboard.build``, every batch through the kernel); host.db gets
+50,000 observations through ``HostDB`` (49,000 processed with their
+dispositions, 1,000 pending), a poll per observation, 5,000 editor calls and
+a consumer: what months of a busy daemon leave. Both are kept under
+``$FOLD_BENCH_DIR/ops-store-<N>-<M>`` and reused while their parameters match.
+
+``python bench/bench_ops.py [--records N] [--observations M] [--repeats N] [--doc docs/benchmarks.md]``
+prints the figures as JSON and, with ``--doc``, replaces its section of the
+document (between the ``ops`` markers; ``run_all.py`` keeps it).
+Benchmarks are not tests: nothing fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from bench_pinboard import build as build_history  # noqa: E402
+from common import SCRATCH, pair_result  # noqa: E402
+from doc_sections import replace_section  # noqa: E402
+from timing import clean_env, finish  # noqa: E402
+
+FORMAT = 1  # bump when the generated host.db changes
+# What hashing every byte costs by itself, in a new Python process like the backup's (OpenSSL's sha256).
+HASH_ONLY = ("import hashlib, sys\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as file:\n"
+             "        hashlib.file_digest(file, 'sha256')")
+NOW = "2026-03-22T08:00:00+08:00"
+
+
+def build(records: int, observations: int) -> tuple[str, dict]:
+    """The store with its host.db (reused when its marker matches)."""
+    path = os.path.join(SCRATCH, f"ops-store-{records}-{observations}")
+    marker = os.path.join(path, "ops-bench.json")
+    want = {"format": FORMAT, "records": records, "observations": observations}
+    try:
+        with open(marker, encoding="utf-8") as file:
+            if json.load(file) == want:
+                return path, {"reused": True, "seconds": 0.0}
+    except (OSError, ValueError):
+        pass
+    started = time.perf_counter()
+    history = os.path.join(SCRATCH, f"pinboard-store-{records}")
+    build_history(history, records)
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(history, path)
+    fill_host_db(path, observations)
+    with open(marker, "w", encoding="utf-8") as file:
+        json.dump(want, file)
+    return path, {"reused": False, "seconds": time.perf_counter() - started}
+
+
+def fill_host_db(path: str, count: int) -> None:
+    """``count`` observations from two sources, most of them settled; polls, calls and a consumer."""
+    from fold_core.observation import Health, Observation, Poll
+    from fold_host.hostdb import open_host_db
+
+    with open_host_db(path) as db:
+        chunk = 1000
+        for start in range(0, count, chunk):
+            batch = [Observation.model_validate({
+                "id": f"{'mail' if n % 3 else 'blog'}:{n}", "source": "mail" if n % 3 else "blog",
+                "channel": "email" if n % 3 else "rss", "from": "someone@example.org", "at": NOW,
+                "observed_at": NOW, "title": f"第 {n} 封邮件：季度预算与周报", "text": "正文 " * 200,
+                "thread": f"thread-{n // 4}"}) for n in range(start, min(start + chunk, count))]
+            for source in ("mail", "blog"):
+                mine = [o for o in batch if o.source == source]
+                db.record_poll(source, Poll(observations=mine, cursor=start, health=Health.ok()), now=NOW)
+            settled = [o for o in batch if int(o.id.split(":")[1]) < count - 1000]
+            db.mark([{"event": o.id, "disposition": "used", "why": "filed under an item", "related": ["r0"]}
+                     for o in settled], batch_id=f"fold-events-{start}", now=NOW)
+        for n in range(count // 10):
+            db.log_call(batch_id=f"fold-events-{n}", attempt=1, backend="openai", at=NOW, latency_ms=900.0,
+                        request=None, response="{}", input_tokens=3000, output_tokens=400, outcome="accepted")
+        db.add_consumer("morning", 1, now=NOW)
+        db.daemon_started(pid=1, now=NOW)
+        db.daemon_stopped(pid=1, now=NOW)
+        db.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def time_metrics(path: str, repeats: int, warmups: int) -> dict:
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from fold_host.pinboard.app import create_app
+    from fold_host.pinboard.security import Guard
+    from fold_host.pinboard.server import Bind, ServerThread
+
+    copy: dict = {}
+    static = Guard(Starlette(routes=[Route("/static-copy", lambda request: Response(
+        copy["body"], media_type="text/plain; version=0.0.4; charset=utf-8"))]), token=None, loopback=True)
+    app = create_app(path, timezone="Asia/Shanghai")
+
+    async def both(scope, receive, send):
+        target = static if scope["type"] == "http" and scope["path"] == "/static-copy" else app
+        await target(scope, receive, send)
+
+    result: dict = {}
+    with ServerThread(both, Bind("127.0.0.1", 0, None)) as server, httpx.Client(base_url=server.url) as client:
+        started = time.perf_counter()
+        first = client.get("/metrics")
+        result["first_scrape"] = time.perf_counter() - started
+        assert first.status_code == 200, first.text[:500]
+        copy["body"] = first.content
+        result["bytes"] = len(first.content)
+        result["series"] = sum(1 for line in first.text.splitlines() if line and not line.startswith("#"))
+        subject, baseline = [], []
+        for index in range(warmups + repeats):
+            for target, samples in (("/metrics", subject), ("/static-copy", baseline)):
+                started = time.perf_counter()
+                response = client.get(target)
+                elapsed = time.perf_counter() - started
+                assert response.status_code == 200
+                if index >= warmups:
+                    samples.append(elapsed)
+    result.update(pair_result(subject, baseline))
+    return result
+
+
+def time_backup(path: str, repeats: int) -> dict:
+    scratch = os.path.join(SCRATCH, "ops-backups")
+    env = clean_env()
+    foldctl = [sys.executable, "-m", "fold_host", "--store", path, "backup", "--format", "json", "--out"]
+
+    def run(argv: list[str]) -> float:
+        started = time.perf_counter()
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=HERE)
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr.decode()[-400:]}")
+        return elapsed
+
+    names = sorted(name for name in os.listdir(path) if name in ("meta.json", "events.jsonl", "host.db")
+                   or name.startswith("snapshot."))
+    subject, baseline, synced, hashed = [], [], [], []
+    for index in range(repeats + 1):
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.makedirs(scratch)
+        backup = run([*foldctl, os.path.join(scratch, "backup")])
+        copy = run(["cp", "-a", path, os.path.join(scratch, "copy")])
+        durable = run(["sh", "-c", 'cp -a "$0" "$1" && sync -f "$1"', path, os.path.join(scratch, "synced")])
+        digest = run([sys.executable, "-c", HASH_ONLY, *(os.path.join(path, name) for name in names)])
+        if index:  # the first round warms the page cache
+            subject.append(backup)
+            baseline.append(copy)
+            synced.append(durable)
+            hashed.append(digest)
+    with open(os.path.join(scratch, "backup", "manifest.json"), encoding="utf-8") as file:
+        manifest = json.load(file)
+    sizes = {name: os.path.getsize(os.path.join(path, name)) for name in manifest["files"]}
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {**pair_result(subject, baseline), "synced": pair_result(subject, synced),
+            "hashed": pair_result(subject, hashed),
+            "files": len(sizes), "bytes": sum(sizes.values()),
+            "host_db_bytes": sizes.get("host.db", 0), "log_bytes": sizes.get("events.jsonl", 0),
+            "event_seq": manifest["event_seq"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--observations", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--backups", type=int, default=7)
+    parser.add_argument("--doc", help="replace the ops section of this Markdown file")
+    args = parser.parse_args(argv)
+    path, built = build(args.records, args.observations)
+    result = {"records": args.records, "observations": args.observations, "build": built,
+              "metrics": time_metrics(path, args.repeats, 20), "backup": time_backup(path, args.backups)}
+    return finish(result, args.doc, write_section)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 0.1 else f"{seconds * 1000:.0f} ms"
+
+
+def figure(summary: dict) -> str:
+    return f"{ms(summary['median'])} [{ms(summary['q1'])}–{ms(summary['q3'])}]"
+
+
+def section(result: dict) -> str:
+    metrics, backup = result["metrics"], result["backup"]
+    rows = [("what", "subject", "baseline (same run)", "ratio", "target", "verdict"), ("---",) * 6,
+            (f"`GET /metrics` ({metrics['series']} series, {metrics['bytes']:,} bytes)", figure(metrics["subject"]),
+             f"static answer of the same size: {figure(metrics['baseline'])}", f"{metrics['ratio']:.2f}×", "≤ 3×",
+             "meets" if metrics["ratio"] <= 3 else "**misses**"),
+            (f"`foldctl backup` ({backup['files']} files, {backup['bytes'] / 2**20:.0f} MiB)",
+             figure(backup["subject"]), f"`cp -a`: {figure(backup['baseline'])}",
+             f"{backup['ratio']:.2f}×", "≤ 2×", "meets" if backup["ratio"] <= 2 else "**misses**"),
+            ("the same backup", figure(backup["subject"]),
+             f"`cp -a` + `sync -f` (durable too): {figure(backup['synced']['baseline'])}",
+             f"{backup['synced']['ratio']:.2f}×", "—", "—"),
+            ("the same backup", figure(backup["subject"]),
+             f"sha256 of the same files in a new Python process: {figure(backup['hashed']['baseline'])}",
+             f"{backup['hashed']['ratio']:.2f}×", "—", "—")]
+    table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    load = " / ".join(f"{value:.2f}" for value in result["machine"]["loadavg"])
+    return f"""## 18. Monitoring and backup (`/metrics`, `foldctl backup`)
+
+Generated by `python bench/bench_ops.py --doc docs/benchmarks.md`; `run_all.py` keeps this section.
+
+{table}
+
+Method. The store is the Pinboard benchmark's history of {result['records']:,} records
+({backup['log_bytes'] / 2**20:.0f} MiB of `events.jsonl`, every batch through the kernel) with a host.db
+of {result['observations']:,} observations written through `HostDB` (all but 1,000 settled with their
+dispositions, a poll for each, {result['observations'] // 10:,} editor calls, a consumer;
+{backup['host_db_bytes'] / 2**20:.0f} MiB). `/metrics`: the `foldctl serve` app in this process
+(uvicorn on 127.0.0.1), one keep-alive httpx client alternating `GET /metrics` with `GET /static-copy`,
+a route answering the same bytes through the same guard middleware and thread pool:
+{metrics['subject']['n']} pairs after 20 warm-up pairs; every scrape reads host.db and the store (no
+cache); the ratio is the ratio of the medians (median of per-pair ratios:
+{metrics['pair_ratios']['median']:.2f}×); the first scrape after the start took
+{ms(result['metrics']['first_scrape'])}. Backup: `python -m fold_host backup` as a new process (start-up
+included; the target is synced to disk before it returns) alternated with `cp -a` of the store
+directory (the target's baseline) and with `cp -a` followed by `sync -f` (a copy as durable as the
+backup) and with a Python process that only computes the sha256 of the same files (`hashlib`, what the
+manifest's digests cost by themselves: a backup reads every byte to hash it, where `cp -a` copies
+inside the kernel without reading it),
+{backup['subject']['n']} rounds after one warm-up round, into a fresh directory each time on the same
+file system. Times are medians [interquartile range], wall time. Python
+{result['machine']['python']}, {result['machine']['nproc']} cores, load average at the end {load}
+(other work shares the machine).
+"""
+
+
+def write_section(path: str, result: dict) -> None:
+    replace_section(path, "ops", section(result))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

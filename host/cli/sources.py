@@ -1,0 +1,225 @@
+"""``foldctl sources``: the sources and their health, feed discovery, OPML import and export (contract §11.2).
+
+* ``sources list`` — every configured source with its health; an rss
+  instance of many feeds lists each feed's own health line (from its cursor);
+* ``sources discover URL`` — what a URL offers: the feed itself, or the
+  feeds a web page names in ``<link rel="alternate">``;
+* ``sources export-opml [--out FILE]`` — every configured feed as OPML 2.0,
+  one folder per rss instance;
+* ``sources import-opml FILE --name NAME [--every D] [--into plugins.toml]`` —
+  the ``[[adapters]]`` block reading the list's feeds (their folders and
+  titles kept); with ``--into`` it is appended to that file only when the
+  file still loads with it (nothing new wrong), written atomically.
+
+Light at registration: argparse only; the rest is imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from fold_core.cli.common import add_format, add_store
+
+__all__ = ["register"]
+
+
+def register(commands) -> None:
+    sources = commands.add_parser("sources", help="sources and their health; feed discovery; OPML",
+                                  description="The configured sources, feed discovery, OPML import and export.")
+    actions = sources.add_subparsers(dest="sources_command", metavar="ACTION", parser_class=type(sources))
+    actions.required = True
+
+    listed = actions.add_parser("list", help="every source with its health (each feed of a many-feed instance)")
+    _common(listed)
+    listed.set_defaults(run=run_list, render_text=_text(_list_text))
+
+    discover = actions.add_parser("discover", help="the feeds a URL offers")
+    _common(discover)
+    discover.add_argument("url", help="a feed or a web page (http or https)")
+    discover.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for an answer (default 30)")
+    discover.set_defaults(run=run_discover, render_text=_text(_discover_text))
+
+    export = actions.add_parser("export-opml", help="every configured feed as OPML 2.0")
+    _common(export)
+    export.add_argument("--out", help="write the OPML to this file (default: stdout)")
+    export.set_defaults(run=run_export, render_text=_text(lambda doc: doc["opml"] if "opml" in doc
+                                                           else f"wrote {doc['feeds']} feed(s) to {doc['out']}\n"))
+
+    imported = actions.add_parser("import-opml", help="an [[adapters]] block reading an OPML list's feeds")
+    _common(imported)
+    imported.add_argument("file", help="the OPML file")
+    imported.add_argument("--name", required=True, help="the new rss instance's name ([a-z0-9-]{1,32})")
+    imported.add_argument("--every", default="30m", help='how often to poll (default "30m")')
+    imported.add_argument("--into", metavar="PLUGINS_TOML",
+                          help="append the block to this plugins.toml (after checking that it still loads)")
+    imported.set_defaults(run=run_import, render_text=_text(_import_text))
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    add_store(parser)
+    add_format(parser)
+
+
+def _text(render):
+    def text(document: dict) -> str:
+        if document.get("ok") is False:
+            from fold_core.cli.textview import render_answer
+
+            return render_answer("", document)
+        return render(document)
+    return text
+
+
+# -- list ----------------------------------------------------------------------------
+
+
+def run_list(args: argparse.Namespace) -> tuple[dict, int]:
+    import os
+
+    from fold_core.cli.common import config_given, resolve_store
+    from fold_host.hostdb import FILE_NAME, open_host_db
+    from fold_host.plugins import load_config
+
+    config = load_config(config_given())
+    store_dir = resolve_store(args.store)
+    db = open_host_db(store_dir) if os.path.exists(os.path.join(store_dir, FILE_NAME)) else None
+    try:
+        health = {entry["source"]: entry for entry in (db.source_health(config.adapters) if db else [])}
+        listed = []
+        for instance in config.adapters:
+            entry = dict(health.get(instance.name) or {"source": instance.name, "status": "unknown"})
+            entry["type"] = instance.type_name
+            feeds = _feed_lines(instance, db.cursor(instance.name) if db else None)
+            if feeds is not None:
+                entry["feeds"] = feeds
+            listed.append(entry)
+    finally:
+        if db is not None:
+            db.close()
+    return {"sources": listed}, 0
+
+
+def _feed_lines(instance, cursor) -> list[dict] | None:
+    from fold_adapters.feeds.rss import RssAdapter
+
+    if not issubclass(instance.cls, RssAdapter) or not instance.settings.many:
+        return None
+    from fold_adapters.feeds.many import feed_health
+    from fold_adapters.feeds.opml import OpmlError
+
+    try:
+        return feed_health(instance.settings, cursor)
+    except OpmlError as error:
+        return [{"status": "failed", "error": {"class": "config", "message": str(error)}}]
+
+
+def _list_text(doc: dict) -> str:
+    lines = []
+    for source in doc["sources"]:
+        error = f" — {source['error']}" if source.get("error") else ""
+        lines.append(f"{source['source']} ({source['type']}): {source['status']}{error}")
+        for feed in source.get("feeds", []):
+            problem = feed.get("error") or {}
+            why = f" — {problem.get('class')}: {problem.get('message')}" if feed.get("status") != "ok" and problem \
+                else ""
+            found = f" (found on {feed['discovered_from']})" if feed.get("discovered_from") else ""
+            lines.append(f"  {feed['status']:<7} {feed.get('polled_url') or feed.get('url')}{found}{why}")
+    return "\n".join(lines) + "\n" if lines else "(no sources configured)\n"
+
+
+# -- discover --------------------------------------------------------------------------
+
+
+def run_discover(args: argparse.Namespace) -> tuple[dict, int]:
+    from fold_adapters.feeds.discovery import alternate_links, looks_like_html
+    from fold_adapters.feeds.entries import parse_feed
+    from fold_adapters.feeds.feed import user_agent
+    from fold_adapters.feeds.fetch import FetchError, fetch
+
+    try:
+        fetched = fetch(args.url, timeout=args.timeout, deadline=args.timeout * 2, user_agent=user_agent())
+    except FetchError as error:
+        return {"ok": False, "url": args.url, "errors": [{"code": error.error_class, "message": error.message}]}, 1
+    document = {"url": args.url, "answered": fetched.url, "status": fetched.status, "is_feed": False, "feeds": []}
+    if fetched.status != 200:
+        return {**document, "ok": False, "errors": [{"code": "http", "message":
+                                                     f"{fetched.url} answered HTTP {fetched.status}"}]}, 1
+    content_type = fetched.headers.get("content-type")
+    parsed = parse_feed(fetched.body, url=fetched.url, content_type=content_type)
+    if parsed.is_feed:
+        kind = (content_type or "").split(";")[0].strip() or None
+        document.update(is_feed=True, feeds=[{"url": fetched.moved_to or fetched.url, "type": kind,
+                                              "title": parsed.title, "entries": len(parsed.entries)}])
+    elif looks_like_html(fetched.body, content_type):
+        document["feeds"] = [link.to_json() for link in alternate_links(fetched.body, fetched.url)]
+    return document, 0
+
+
+def _discover_text(doc: dict) -> str:
+    if doc["is_feed"]:
+        feed = doc["feeds"][0]
+        return f"{feed['url']} is a feed ({feed['type']}): {feed['title'] or 'untitled'}, {feed['entries']} entries\n"
+    if not doc["feeds"]:
+        return f"{doc['answered']} names no feed\n"
+    return "".join(f"{f['url']}  ({f['type']}){'  ' + f['title'] if f['title'] else ''}\n" for f in doc["feeds"])
+
+
+# -- OPML -------------------------------------------------------------------------------
+
+
+def run_export(args: argparse.Namespace) -> tuple[dict, int]:
+    from fold_adapters.feeds.many import feed_refs
+    from fold_adapters.feeds.opml import OpmlError, write_opml
+    from fold_adapters.feeds.rss import RssAdapter
+    from fold_core.cli.common import config_given, explain
+    from fold_core.errors import UsageError
+    from fold_host.plugins import load_config
+
+    config = load_config(config_given())
+    groups = []
+    for instance in config.adapters:
+        if not issubclass(instance.cls, RssAdapter):
+            continue
+        try:
+            refs, _ = feed_refs(instance.settings)
+        except OpmlError as error:
+            explain(f"foldctl sources export-opml: {instance.name}: {error}; its feeds are left out")
+            continue
+        groups.append((instance.name, refs))
+    data = write_opml(groups)
+    count = sum(len(refs) for _, refs in groups)
+    if args.out is None:
+        return {"opml": data.decode("utf-8"), "feeds": count}, 0
+    try:
+        with open(args.out, "wb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise UsageError(f"cannot write {args.out}: {error.strerror or error}") from None
+    return {"out": args.out, "feeds": count}, 0
+
+
+def run_import(args: argparse.Namespace) -> tuple[dict, int]:
+    from pathlib import Path
+
+    from fold_adapters.feeds.opml import OpmlError, read_opml_file
+    from fold_core.errors import UsageError
+    from fold_host.opml_import import adapter_block, append_checked
+
+    try:
+        refs, notes = read_opml_file(Path(args.file))
+    except OpmlError as error:
+        raise UsageError(str(error)) from None
+    if not refs:
+        raise UsageError(f"{args.file} names no feed")
+    block = adapter_block(args.name, refs, every=args.every)
+    document = {"name": args.name, "feeds": len(refs), "skipped": notes, "block": block}
+    if args.into is not None:
+        append_checked(Path(args.into), block)
+        document["into"] = args.into
+    return document, 0
+
+
+def _import_text(doc: dict) -> str:
+    if doc.get("into"):
+        return f"appended [[adapters]] {doc['name']} ({doc['feeds']} feeds) to {doc['into']}\n"
+    return doc["block"]

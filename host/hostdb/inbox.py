@@ -1,0 +1,259 @@
+"""The inbox: observations, adapter cursors and polls, windows' marks, reminders (``HostDB`` part).
+
+A poll's observations and its cursor are written in one transaction: a crash
+between them can neither lose nor duplicate an observation. Marking a
+window's observations, clearing the window and noting the last window are one
+transaction too, so an observation is processed exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from fold_core.observation import Observation, Poll
+from fold_core.timefmt import instant_key, parse_instant
+from fold_host.bounded import backoff
+from fold_host.hostdb.watch import count_in
+from fold_host.hostdb.search import index_text
+
+__all__ = ["InboxTables", "retry_pause"]
+
+RETRY_FIRST, RETRY_CAP = timedelta(minutes=1), timedelta(hours=6)
+
+
+def retry_pause(failures: int) -> timedelta:
+    """How long an observation whose window failed ``failures`` times waits: 1 min, 2, 4, … at most 6 h."""
+    return backoff(failures, RETRY_FIRST, RETRY_CAP)
+
+
+def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
+    """Whether an observation whose last window failed at ``failed_at`` still waits at ``now``."""
+    moment = parse_instant(failed_at) if failed_at else None
+    return moment is not None and moment + retry_pause(failures) > now
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+class InboxTables:
+    """``observations``, ``cursors``, ``polls`` and ``reminders``."""
+
+    connection: sqlite3.Connection
+
+    # -- polls, observations, cursors ---------------------------------------
+
+    def record_poll(self, source: str, poll: Poll, *, now: str) -> int:
+        """Keep a poll's observations, cursor and health in one transaction; the number new."""
+        with self.transaction() as db:
+            added = self._insert(db, poll.observations)
+            # A failed poll keeps the old cursor unless it consumed some data and says so.
+            if poll.health.status == "ok" or poll.cursor is not None:
+                db.execute("INSERT INTO cursors (source, cursor, updated_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, "
+                           "updated_at = excluded.updated_at",
+                           (source, json.dumps(poll.cursor, ensure_ascii=False), now))
+            health = poll.health
+            db.execute("INSERT INTO polls (source, at, status, error_class, message, observations, notes) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (source, now, health.status, health.error_class, health.message, added,
+                        json.dumps(list(health.notes), ensure_ascii=False) if health.notes else None))
+            count_in(db, "polls", (source, health.status))
+        return added
+
+    def add_observations(self, observations: Iterable[Observation]) -> int:
+        """Keep observations that did not come from a poll (feedback, reminders); the number new."""
+        with self.transaction() as db:
+            return self._insert(db, observations)
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, observations: Iterable[Observation]) -> int:
+        added = 0
+        for observation in observations:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO observations (id, source, channel, at, observed_at, body, thread) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (observation.id, observation.source, observation.channel, observation.at,
+                 observation.observed_at, observation.to_json(), observation.thread))
+            if cursor.rowcount:
+                index_text(db, cursor.lastrowid, observation.title, observation.text)
+            added += cursor.rowcount
+        return added
+
+    def cursor(self, source: str) -> Any:
+        """The saved cursor of a source (None before its first successful poll)."""
+        row = self.connection.execute("SELECT cursor FROM cursors WHERE source = ?", (source,)).fetchone()
+        return json.loads(row[0]) if row is not None and row[0] is not None else None
+
+    # -- what a window takes ---------------------------------------------------
+
+    def pending(self, limit: int | None = None) -> list[Observation]:
+        """Pending observations in arrival order (at most ``limit``)."""
+        sql = "SELECT body FROM observations WHERE status = 'pending' ORDER BY seq"
+        params: tuple = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (limit,)
+        return [Observation.from_json(row[0]) for row in self.connection.execute(sql, params)]
+
+    def window_events(self, max_events: int, now: datetime) -> list[Observation]:
+        """The observations of the next window: fresh ones first, failed ones in ever smaller groups.
+
+        Pending observations that never failed come first (at most
+        ``max_events``, in arrival order). The observations of one poll arrive
+        at one instant: when the oldest poll still pending brought more than a
+        window holds (a first run, a backlog after an outage), the window takes
+        its newest messages (by their own time) — what is most likely to
+        matter now is read and placed first, the older ones follow. Only when
+        there are none, those
+        whose window failed ``f`` times are taken — once their pause
+        (``retry_pause(f)`` after the failure) is over, only those with the
+        fewest failures, at most ``max_events >> f`` of them (at least one).
+        So an observation the editor cannot settle never holds up the ones
+        behind it: each failure halves the group it is in until it is alone,
+        and it is retried ever more rarely. It stays pending (nothing is lost);
+        ``foldctl doctor`` and ``foldctl inbox`` show it.
+        """
+        newest = self._newest_of_first_poll(max_events)
+        rows = newest if newest is not None else self.connection.execute(
+            "SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0 ORDER BY seq LIMIT ?",
+            (max_events,)).fetchall()
+        if rows:
+            return [Observation.from_json(row[0]) for row in rows]
+        group: list[str] = []
+        failed = None
+        for body, count, failed_at in self.connection.execute(
+                "SELECT body, failed_windows, failed_at FROM observations WHERE status = 'pending' AND "
+                "failed_windows > 0 ORDER BY failed_windows, seq"):
+            if failed is not None and (count != failed or len(group) >= max(1, max_events >> min(failed, 30))):
+                break
+            if _pausing(count, failed_at, now):
+                continue
+            failed = count
+            group.append(body)
+        return [Observation.from_json(body) for body in group]
+
+    def _newest_of_first_poll(self, max_events: int) -> list | None:
+        """The bodies of the ``max_events`` newest observations (by ``at``, then arrival) of the oldest pending
+        poll, in arrival order, when that poll brought more than ``max_events``; else None."""
+        first = self.connection.execute("SELECT observed_at FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0 ORDER BY seq LIMIT 1").fetchone()
+        if first is None:
+            return None
+        group = self.connection.execute("SELECT seq, at FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0 AND observed_at = ? ORDER BY seq", first).fetchall()
+        if len(group) <= max_events:
+            return None
+        newest = sorted(group, key=lambda row: (-instant_key(row[1]) if row[1] else float("inf"), -row[0]))
+        chosen = sorted(seq for seq, _ in newest[:max_events])
+        return self.connection.execute(f"SELECT body FROM observations WHERE seq IN ({_marks(chosen)}) ORDER BY seq",
+                                       chosen).fetchall()
+
+    def ready_count(self, now: datetime) -> int:
+        """How many pending observations a window could take now (not pausing after failed windows)."""
+        fresh = self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows = 0").fetchone()[0]
+        return fresh + sum(1 for count, failed_at in self.connection.execute(
+            "SELECT failed_windows, failed_at FROM observations WHERE status = 'pending' AND failed_windows > 0")
+            if not _pausing(count, failed_at, now))
+
+    def held_back(self) -> tuple[int, dict | None]:
+        """How many pending observations failed a window, and the one that failed most (id, failures)."""
+        count = self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        "failed_windows > 0").fetchone()[0]
+        worst = self.connection.execute("SELECT id, failed_windows, failed_at FROM observations WHERE status = "
+                                        "'pending' AND failed_windows > 0 ORDER BY failed_windows DESC, seq "
+                                        "LIMIT 1").fetchone()
+        return count, ({"id": worst[0], "failures": worst[1], "failed_at": worst[2]} if worst else None)
+
+    def pending_count(self) -> int:
+        return self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending'").fetchone()[0]
+
+    def status_counts(self) -> dict[str, int]:
+        """How many observations are pending, processed, deferred, expired."""
+        return dict(self.connection.execute("SELECT status, count(*) FROM observations GROUP BY status").fetchall())
+
+    def all_pending(self, ids: Sequence[str]) -> bool:
+        """Whether every one of ``ids`` is a pending observation."""
+        if not ids:
+            return True
+        count = self.connection.execute(f"SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        f"id IN ({_marks(ids)})", tuple(ids)).fetchone()[0]
+        return count == len(ids)
+
+    def observations_by_id(self, ids: Sequence[str]) -> list[Observation]:
+        """These observations, in arrival order."""
+        if not ids:
+            return []
+        rows = self.connection.execute(f"SELECT body FROM observations WHERE id IN ({_marks(ids)}) ORDER BY seq",
+                                       tuple(ids)).fetchall()
+        return [Observation.from_json(row[0]) for row in rows]
+
+    def related_in_threads(self, threads: Iterable[str], limit: int) -> set[str]:
+        """Item ids the latest ``limit`` settled observations of these threads were related to."""
+        threads = tuple(threads)
+        if not threads:
+            return set()
+        rows = self.connection.execute(
+            f"SELECT related FROM observations WHERE thread IN ({_marks(threads)}) AND related IS NOT NULL "
+            f"ORDER BY seq DESC LIMIT ?", (*threads, limit)).fetchall()
+        return {item for (related,) in rows for item in json.loads(related) if isinstance(item, str)}
+
+    def observations(self, *, status: str | None = None, source: str | None = None,
+                     limit: int = 50, ids: Sequence[str] | None = None) -> list[dict]:
+        """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
+        clauses, params = [], []
+        if ids is not None:
+            clauses.append(f"id IN ({_marks(ids)})" if ids else "0")
+            params.extend(ids)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._rows(f"SELECT body, status, disposition, why, related FROM observations {where} "
+                          f"ORDER BY seq DESC LIMIT ?", [*params, limit])
+        listed = []
+        for row in rows:
+            body = json.loads(row["body"])
+            listed.append({"id": body["id"], "source": body["source"], "channel": body["channel"],
+                           "from": body.get("from"), "at": body.get("at"), "title": body.get("title"),
+                           "status": row["status"], "disposition": row["disposition"], "why": row["why"],
+                           "related": json.loads(row["related"]) if row["related"] is not None else None})
+        return listed
+
+    # -- reminders -------------------------------------------------------------
+
+    def add_feedback(self, observation: Observation, reminder: dict | None, learning: dict | None = None) -> None:
+        """A feedback observation, for a snooze its reminder, and what it teaches: one transaction.
+
+        ``learning`` is ``{"at", "before": UTC texts, "item", "meaning", "keys": [(by, key)], "forget": bool}``:
+        the keys are noted (``feedback_learning``), or their counts cleared when ``forget``; what is older
+        than ``before`` is forgotten.
+        """
+        with self.transaction() as db:
+            added = self._insert(db, [observation])
+            if reminder is not None:
+                db.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
+                           "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+            if learning is not None and added:
+                self._prune_learning_in(db, learning["before"])
+                if learning["forget"]:
+                    self._forget_learning_in(db, learning["keys"])
+                else:
+                    self._note_learning_in(db, feedback=observation.id, at=learning["at"], item=learning["item"],
+                                           meaning=learning["meaning"], keys=learning["keys"])
+
+    def unfired_reminders(self) -> list[dict]:
+        """Reminders that have not fired yet (in no particular order)."""
+        return self._rows("SELECT id, target, feedback, due_at, requested_at FROM reminders WHERE fired_at IS NULL")
+
+    def reminder_fired(self, reminder_id: str, *, now: str) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE reminders SET fired_at = ? WHERE id = ? AND fired_at IS NULL", (now, reminder_id))

@@ -1,0 +1,77 @@
+"""What the user's feedback teaches the editor: counts per sender and thread (``HostDB`` part; contract §9).
+
+Each feedback on an item is noted once per sender and per thread of the
+observations that item rests on (``note_learning``, inside the transaction
+that keeps the feedback). ``learned`` counts, over a recent span, for each
+sender and thread: snoozes and acknowledgements that no later ``act`` or
+``decide`` on the same item followed (the user put it off or only looked),
+and ``act`` / ``decide`` (the user did something). ``forget_learning``
+clears the counts of some senders and threads (``--meaning input``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["LearningTables"]
+
+_ABOUT_LIMIT = 50  # observations an item's senders and threads are read from (its latest)
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+class LearningTables:
+    """``feedback_learning``."""
+
+    connection: sqlite3.Connection
+
+    def observations_about(self, item: str, refs: Iterable[str] = ()) -> list[tuple[str | None, str | None]]:
+        """``(from, thread)`` of the latest observations an item rests on: those its sources cite
+        (``refs``, observation ids) and those the editor related to it; feedback and reminders left out."""
+        refs = tuple(dict.fromkeys(refs))
+        cited = f"id IN ({_marks(refs)}) OR " if refs else ""
+        rows = self.connection.execute(
+            f"SELECT json_extract(body, '$.from'), thread FROM observations "
+            f"WHERE channel NOT IN ('feedback', 'reminder') AND ({cited}"
+            f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(related) THEN related ELSE '[]' END) "
+            f"WHERE value = ?)) ORDER BY seq DESC LIMIT ?", (*refs, item, _ABOUT_LIMIT)).fetchall()
+        return [(sender, thread) for sender, thread in rows]
+
+    @staticmethod
+    def _note_learning_in(db: sqlite3.Connection, *, feedback: str, at: str, item: str, meaning: str,
+                          keys: Iterable[tuple[str, str]]) -> None:
+        """One row per (sender | thread, key) of the feedback; ``at`` is a UTC instant text."""
+        db.executemany("INSERT OR IGNORE INTO feedback_learning (feedback, at, item, meaning, by, key) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", [(feedback, at, item, meaning, by, key) for by, key in keys])
+
+    @staticmethod
+    def _forget_learning_in(db: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> int:
+        """Clear every count of these senders and threads; the number of rows removed."""
+        removed = 0
+        for by, key in keys:
+            removed += db.execute("DELETE FROM feedback_learning WHERE by = ? AND key = ?", (by, key)).rowcount
+        return removed
+
+    @staticmethod
+    def _prune_learning_in(db: sqlite3.Connection, before: str) -> None:
+        """Forget feedback older than ``before`` (a UTC instant text): it no longer counts."""
+        db.execute("DELETE FROM feedback_learning WHERE at < ?", (before,))
+
+    def learned(self, since: str, limit: int) -> list[dict]:
+        """Per sender and thread since ``since`` (UTC text): ``snoozed``, ``acknowledged`` (neither followed
+        by an ``act`` or ``decide`` on the same item), ``acted``; the most counted first, at most ``limit``."""
+        unanswered = ("NOT EXISTS (SELECT 1 FROM feedback_learning AS l WHERE l.item = r.item AND l.by = r.by "
+                      "AND l.key = r.key AND l.meaning IN ('act', 'decide') AND l.at >= r.at)")
+        rows = self.connection.execute(
+            f"SELECT by, key, SUM(meaning = 'snooze' AND {unanswered}) AS snoozed, "
+            f"SUM(meaning = 'ack' AND {unanswered}) AS acknowledged, "
+            f"SUM(meaning IN ('act', 'decide')) AS acted, MAX(at) AS last "
+            f"FROM feedback_learning AS r WHERE at >= ? GROUP BY by, key "
+            f"HAVING snoozed + acknowledged + acted > 0 "
+            f"ORDER BY snoozed + acknowledged + acted DESC, last DESC, by, key LIMIT ?", (since, limit)).fetchall()
+        return [{by: key, "snoozed": snoozed, "acknowledged": acknowledged, "acted": acted, "last": last}
+                for by, key, snoozed, acknowledged, acted, last in rows]

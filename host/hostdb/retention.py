@@ -1,0 +1,43 @@
+"""Retention: old processed observations lose their text, old poll rows go (``HostDB`` part).
+
+``[host] keep_observations = "180d"``: an observation processed and observed
+longer ago than that keeps its id, source, channel, times, thread, url,
+disposition, why and related items — so it is never observed twice and the
+inbox still says what became of it — but its ``text``, ``title`` and
+``from`` are dropped (``meta.text_dropped_at`` says when), from the search
+index too. Expired deferrals count as settled; pending and deferred
+observations keep everything: the editor has not finished with them. Poll
+rows older than that go too (the ``counters`` keep the totals). The store's
+log is the record and is never pruned.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["RetentionTables"]
+
+CHUNK = 500  # observations per statement (SQLite's limit on bound parameters is far above)
+
+
+class RetentionTables:
+    """``forget_text``: the retention pass."""
+
+    connection: sqlite3.Connection
+
+    def forget_text(self, *, before: str, now: str) -> int:
+        """Drop the text of settled observations observed before ``before``; how many were changed."""
+        with self.transaction() as db:
+            # julianday() reads the offsets, so instants written in different zones compare right.
+            seqs = [row[0] for row in db.execute(
+                "SELECT seq FROM observations WHERE status IN ('processed', 'expired') "
+                "AND julianday(observed_at) < julianday(?) "
+                "AND json_extract(body, '$.meta.text_dropped_at') IS NULL", (before,))]
+            for start in range(0, len(seqs), CHUNK):
+                chunk = seqs[start:start + CHUNK]
+                marks = ",".join("?" * len(chunk))
+                db.execute("UPDATE observations SET body = json_set(body, '$.text', '', '$.title', NULL, "
+                           f"'$.from', NULL, '$.meta.text_dropped_at', ?) WHERE seq IN ({marks})", (now, *chunk))
+                db.execute(f"UPDATE observation_text SET title = '', text = '' WHERE rowid IN ({marks})", chunk)
+            db.execute("DELETE FROM polls WHERE julianday(at) < julianday(?)", (before,))
+        return len(seqs)

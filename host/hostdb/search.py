@@ -1,0 +1,78 @@
+"""Full-text search over the observations' titles and texts: the ``observation_text`` table (``HostDB`` part).
+
+An FTS5 table with the trigram tokenizer, so a search finds substrings in any
+language (Chinese has no spaces between words; the default tokenizer would
+take a whole clause for one word). Its rowid is the observation's ``seq``;
+``index_text`` adds a row in the same transaction as the observation.
+
+A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
+must occur (case-insensitively). Terms of three characters or more go through
+the index (each quoted, so no query can be FTS5 syntax); shorter ones — a
+two-character Chinese word is common — are matched with ``LIKE``. Hits come
+best first (bm25), then newest first, each with a snippet cut around the
+first term found.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+__all__ = ["MAX_TERMS", "SearchTables", "index_text", "snippet"]
+
+MAX_TERMS = 8
+SNIPPET_BEFORE, SNIPPET_AFTER = 60, 140
+
+
+def index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
+    """Index a new observation's title and text (inside the caller's transaction)."""
+    db.execute("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", (seq, title or "", text or ""))
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def snippet(title: str, text: str, terms: list[str]) -> str:
+    """A part of ``text`` around the first term found (its start when only the title matched)."""
+    folded = text.casefold()
+    found = [position for position in (folded.find(term.casefold()) for term in terms) if position >= 0]
+    if not found:
+        return text[:SNIPPET_BEFORE + SNIPPET_AFTER] + ("…" if len(text) > SNIPPET_BEFORE + SNIPPET_AFTER else "")
+    start = max(0, min(found) - SNIPPET_BEFORE)
+    end = min(len(text), min(found) + SNIPPET_AFTER)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+class SearchTables:
+    """``search_observations``: the editor's ``fold_search_observations`` tool."""
+
+    connection: sqlite3.Connection
+
+    def search_observations(self, query: str, limit: int) -> list[dict]:
+        """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""
+        terms = query.split()[:MAX_TERMS]
+        if not terms:
+            return []
+        indexed = [term for term in terms if len(term) >= 3]
+        clauses, params = [], []
+        if indexed:
+            clauses.append("observation_text MATCH ?")
+            params.append(" ".join('"' + term.replace('"', '""') + '"' for term in indexed))
+        for term in terms:
+            if len(term) < 3:
+                clauses.append("(observation_text.title LIKE ? ESCAPE '\\' OR observation_text.text LIKE ? "
+                               "ESCAPE '\\')")
+                params += [_like(term), _like(term)]
+        order = "observation_text.rank, o.seq DESC" if indexed else "o.seq DESC"
+        rows = self.connection.execute(
+            f"SELECT o.body, observation_text.title, observation_text.text FROM observation_text "
+            f"JOIN observations AS o ON o.seq = observation_text.rowid WHERE {' AND '.join(clauses)} "
+            f"ORDER BY {order} LIMIT ?", (*params, limit)).fetchall()
+        hits = []
+        for body, title, text in rows:
+            observation = json.loads(body)
+            hits.append({"id": observation["id"], "source": observation["source"], "at": observation.get("at"),
+                         "title": observation.get("title"), "snippet": snippet(title, text, terms)})
+        return hits

@@ -1,0 +1,138 @@
+"""``GET /metrics``: Fold's numbers in the Prometheus text format, read at scrape time.
+
+``StoreCollector`` is a ``prometheus_client`` custom collector: every scrape
+reads host.db (the ``counters`` table, the inbox counts, the sources, the
+consumers, the daemon record) and the store's state, so the numbers survive
+restarts of the daemon and of the server, and several servers over one store
+agree. Nothing is counted in memory.
+
+Counters (``_total``): ``fold_polls_total{source,status}``,
+``fold_windows_total{outcome}``, ``fold_agent_calls_total{backend,outcome}``,
+``fold_agent_tokens_total{direction}``, ``fold_rejections_total`` (editor
+answers refused: no usable JSON, the host's checks, the kernel), ``fold_deliveries_total{consumer,outcome}``,
+``fold_commits_total`` (accepted batches that changed the state: the store's
+revision). Gauges: ``fold_observations{status}``, ``fold_store_event_seq``,
+``fold_source_last_success_timestamp_seconds{source}``,
+``fold_source_failures{source}`` (failed polls in a row),
+``fold_consumer_lag_events{consumer}``,
+``fold_daemon_heartbeat_timestamp_seconds``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from fold_core.timefmt import parse_instant
+
+__all__ = ["StoreCollector", "registry_for"]
+
+STATUSES = ("pending", "processed", "deferred", "expired")
+REJECTED = {("rejected",), ("invalid",)}  # call outcomes of an answer that was refused
+
+
+class StoreCollector(Collector):
+    """Reads host.db and the store at every ``collect``; keeps one host.db connection between scrapes."""
+
+    def __init__(self, store_dir: str, read_state: Callable[[], object]) -> None:
+        self.store_dir, self.read_state = store_dir, read_state
+        self._db = None
+        self._lock = threading.Lock()
+
+    def collect(self):
+        state = self.read_state()
+        yield _gauge("fold_store_event_seq", "The store's last event_seq.", state.event_seq)
+        yield _counter("fold_commits_total", "Accepted batches that changed the state (the store's revision).",
+                       state.revision)
+        with self._lock:
+            db = self._open()
+            if db is None:
+                return
+            counters = db.counters()
+            statuses = db.status_counts()
+            sources = db.source_rows()
+            consumers = db.consumer_rows()
+            daemon = db.daemon_record()
+        yield from _counted(counters)
+        observations = GaugeMetricFamily("fold_observations", "Observations in the inbox by status.",
+                                         labels=["status"])
+        for status in STATUSES:
+            observations.add_metric([status], statuses.get(status, 0))
+        yield observations
+        yield from _sources(sources)
+        lag = GaugeMetricFamily("fold_consumer_lag_events", "Records a consumer has not acknowledged yet.",
+                                labels=["consumer"])
+        for row in consumers:
+            lag.add_metric([row["name"]], max(state.event_seq - row["event_seq"], 0))
+        yield lag
+        beat = parse_instant((daemon or {}).get("beat_at"))
+        if beat is not None:
+            yield _gauge("fold_daemon_heartbeat_timestamp_seconds", "When the daemon last showed it was alive.",
+                         beat.timestamp())
+
+    def _open(self):
+        from fold_host.hostdb import FILE_NAME, open_host_db
+
+        if self._db is None and os.path.exists(os.path.join(self.store_dir, FILE_NAME)):
+            self._db = open_host_db(self.store_dir)
+        return self._db
+
+
+COUNTERS = {  # host.db counter -> (metric, help, label names)
+    "polls": ("fold_polls", "Polls by source and outcome (ok, failed).", ["source", "status"]),
+    "windows": ("fold_windows", "Editor windows by outcome (committed, checked, acknowledged, failed).",
+                ["outcome"]),
+    "agent_calls": ("fold_agent_calls", "Editor calls by backend and outcome.", ["backend", "outcome"]),
+    "agent_tokens": ("fold_agent_tokens", "Tokens the editor read (input) and wrote (output).", ["direction"]),
+    "deliveries": ("fold_deliveries", "Deliveries to consumers by consumer and outcome (ok, failed).",
+                   ["consumer", "outcome"]),
+}
+
+
+def _counted(counters: dict):
+    for key, (name, text, labels) in COUNTERS.items():
+        family = CounterMetricFamily(name, text, labels=labels)
+        for values, value in counters.get(key, ()):
+            if len(values) == len(labels):
+                family.add_metric(list(values), value)
+        if key == "windows":
+            seen = {values[0] for values, _ in counters.get(key, ())}
+            for outcome in ("committed", "checked", "acknowledged", "failed"):
+                if outcome not in seen:
+                    family.add_metric([outcome], 0)
+        yield family
+    rejected = sum(value for values, value in counters.get("agent_calls", ()) if values[-1:] in REJECTED)
+    yield _counter("fold_rejections_total", "Editor answers rejected (no usable JSON, the host's checks, the kernel).",
+                   rejected)
+
+
+def _sources(rows: dict):
+    last_ok = GaugeMetricFamily("fold_source_last_success_timestamp_seconds",
+                                "When each source was last polled successfully (Unix time).", labels=["source"])
+    failures = GaugeMetricFamily("fold_source_failures", "Failed polls in a row per source.", labels=["source"])
+    for name, row in sorted(rows.items()):
+        moment = parse_instant(row["last_ok_at"])
+        if moment is not None:
+            last_ok.add_metric([name], moment.timestamp())
+        failures.add_metric([name], row["failures"])
+    yield last_ok
+    yield failures
+
+
+def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, text, value=value)
+
+
+def _counter(name: str, text: str, value: float) -> CounterMetricFamily:
+    return CounterMetricFamily(name, text, value=value)
+
+
+def registry_for(store_dir: str, read_state: Callable[[], object]) -> CollectorRegistry:
+    """A registry holding only Fold's collector (no process or platform metrics of the server)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(store_dir, read_state))
+    return registry

@@ -1,0 +1,202 @@
+"""The Pinboard web app: the state as a live page, and the user's answers (contract §12).
+
+``create_app(store_dir, ...)`` is an ASGI app (Starlette, wrapped in the
+``security.Guard``; the handlers are ``routes.Pages``). Pages, all server-rendered from the tool's own Jinja2
+templates, none needing JavaScript (there is none):
+
+    GET  /                     the board (filters: ?min_weight=&kind=&item=)
+    GET  /item/{id}            an item: fields, sources, annotations, history, the input forms
+                               (?history=all: its records from the whole log, not the last 2,000 events)
+    POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
+    POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
+    GET  /observation/{id}     one observation as it came in (an item's event:<id> source links here),
+                               with every disposition the editor gave it (read from host.db)
+    GET  /changes              what the records say happened since the last visit (cookie fold_seen)
+    GET  /login, POST /login   the token form (only when a token is configured)
+    GET  /static/pinboard.css  the only stylesheet
+    GET  /healthz, /metrics    health (200 / 503) and Prometheus metrics (``watch``)
+
+One long-lived ``Store`` reads the store (it keeps the recovered state and
+reads only what other processes appended since), under the store's own lock
+and a process lock (the recorder is not shared between threads); the daemon
+writing beside it is kept apart by the store lock and host.db's WAL. The
+server writes nothing but annotations and feedback, through their commands'
+own functions. A POST answers with a redirect to the item page, which says
+what happens next (post/redirect/get: a reload never sends twice).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from fold_host.pinboard.board import BoardQuery, board
+from fold_host.pinboard.security import Guard
+
+__all__ = ["Pinboard", "create_app"]
+
+HERE = Path(__file__).parent
+
+
+class Pinboard:
+    """The store behind the pages: reads, and the two inputs, one at a time per process."""
+
+    def __init__(self, store_dir: str, *, timezone: str = "UTC", language: str = "en",
+                 clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
+        from fold_core.store.file import file_store
+        from fold_core.words import Words
+        from fold_host.pinboard.words import CATALOG
+
+        self.store_dir, self.timezone = store_dir, timezone
+        self.words = Words(language, timezone).extend(CATALOG)
+        self.store = file_store(store_dir)
+        self._lock = threading.Lock()
+        self._clock = clock or (lambda: datetime.now(ZoneInfo(timezone)))
+        self._boards: OrderedDict = OrderedDict()
+        self._board_cache = board_cache
+
+    def now(self) -> datetime:
+        return self._clock().astimezone(ZoneInfo(self.timezone)).replace(microsecond=0)
+
+    def state(self):
+        with self._lock:
+            return self.store.state()
+
+    def history(self, *, item: str | None = None, since: int | None = None) -> list[dict]:
+        with self._lock:
+            return self.store.history(item=item, since=since).document["records"]
+
+    def annotate(self, item: str, text: str, now: str):
+        with self._lock:
+            return self.store.annotate(item=item, text=text, author="user", now=now)
+
+    def feedback(self, item: str, meaning: str, value: str | None, until: str | None, now: str):
+        from fold_host.feedback import save_feedback
+
+        with self._lock:  # save_feedback reads the store through its own lock: not beside ours
+            return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
+
+    def observation(self, observation_id: str) -> dict | None:
+        """One observation with its status and dispositions (host.db), or None; never creates host.db."""
+        import os
+
+        from fold_host.hostdb import FILE_NAME, open_host_db
+
+        if not os.path.exists(os.path.join(self.store_dir, FILE_NAME)):
+            return None
+        with open_host_db(self.store_dir) as db:
+            return db.observation_detail(observation_id)
+
+    def board_html(self, state, query: BoardQuery, render: Callable) -> str:
+        """The board's rectangles and list; kept per (event, minute, filters): positions never move on reload."""
+        now = self.now().replace(second=0).isoformat()
+        key = (state.event_seq, now, query.key())
+        with self._lock:
+            html = self._boards.get(key)
+        if html is None:
+            html = render(board(state, now, query))
+            with self._lock:
+                self._boards[key] = html
+                while len(self._boards) > self._board_cache:
+                    self._boards.popitem(last=False)
+        return html
+
+
+def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
+               language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32,
+               login_throttle=None):
+    """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
+
+    Its words are in ``language`` (en | zh) and its times in ``timezone``. ``login_throttle``: the
+    ``LoginThrottle`` of wrong tokens (a fresh one by default).
+    """
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from fold_host.pinboard.routes import Pages
+    from fold_host.pinboard.watch import Watch
+
+    pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
+    pinboard.state()  # a missing or unreadable store stops the start, not the first page
+    pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
+    watch = Watch(pinboard)
+    routes = [
+        Route("/", pages.guarded(pages.board_page)),
+        Route("/item/{item}", pages.guarded(pages.item_view)),
+        Route("/item/{item}/annotate", pages.posted(pages.annotate), methods=["POST"]),
+        Route("/item/{item}/feedback", pages.posted(pages.feedback), methods=["POST"]),
+        Route("/observation/{observation:path}", pages.guarded(pages.observation_view)),
+        Route("/changes", pages.guarded(pages.changes_page)),
+        Route("/login", pages.login_form, methods=["GET"]),
+        Route("/login", pages.login, methods=["POST"]),
+        Route("/static/pinboard.css", pages.stylesheet),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/healthz", watch.healthz),
+        Route("/metrics", watch.metrics),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
+    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
+    guard.pinboard, guard.pages = pinboard, pages
+    pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
+    return guard
+
+
+def _environment(words):
+    import jinja2
+
+    from fold_consumers.overview.page import TEMPLATES, _px
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
+                                     autoescape=True, undefined=jinja2.StrictUndefined)
+    environment.filters["px"] = _px
+    environment.filters["when"] = words.when  # instants in [host] timezone
+    environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
+    return environment
+
+
+_TIMES = None
+
+
+def card_line(words):
+    """A card's line in the page's language: the weight and kind of its head, the words of its times."""
+    import re
+
+    from fold_consumers.overview.layout import KINDS, WEIGHTS
+
+    global _TIMES
+    if _TIMES is None:
+        _TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")
+    vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
+    templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
+
+    def time(part: str) -> str:
+        found = _TIMES.match(part)
+        if found is None:
+            return part
+        if found.group(3) is not None:
+            return words("stale {d} ago", d=found.group(3))
+        if found.group(1) == "age":
+            return words("age {age}", age=found.group(2))
+        return words(templates[found.group(1)], d=found.group(2))
+
+    def line(field: str, text: str) -> str:
+        parts = text.split(" · ")
+        if field == "head":  # id · weight · kind · share: the id is never translated
+            return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
+        if field == "time":
+            return " · ".join(time(part) for part in parts)
+        return text
+    return line
+
+
+def _stylesheet() -> str:
+    from fold_consumers.overview.page import stylesheet
+
+    return stylesheet(960) + "\n" + (HERE / "static" / "pinboard.css").read_text(encoding="utf-8")
+

@@ -1,0 +1,142 @@
+"""``foldctl backup`` while the daemon commits, and ``foldctl restore``, as real processes.
+
+A daemon polls a source every second and commits a window for every new
+observation, while this test saves annotations into the same store as fast as
+it can; backups are taken in the middle of that. Each restored copy must
+verify, hold exactly the state of the live store at the backup's event_seq,
+and a host.db that never claims more than its store holds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+from fold_core.kernel import state_document
+from fold_core.state import replay
+from fold_core.store.file import file_store
+from fold_host.hostdb import open_host_db
+from tests.support.host_workspace import Workspace
+
+NOW = "2026-12-01T08:00:00+08:00"
+
+
+def mail(n: int) -> dict:
+    return {"native": str(n), "title": f"mail {n}", "text": f"body {n}"}
+
+
+def foldctl(ws: Workspace, *args: str) -> tuple[int, dict, str]:
+    done = subprocess.run([sys.executable, "-m", "fold_host", *ws.args(*args, "--format", "json")], cwd=ws.root,
+                          env=ws.env(), capture_output=True, timeout=120)
+    err = done.stderr.decode()
+    assert "Traceback" not in err, err
+    return done.returncode, json.loads(done.stdout or b"null"), err
+
+
+def test_backups_taken_while_commits_are_in_flight_restore_to_the_state_at_their_event_seq(tmp_path):
+    ws = Workspace(tmp_path, script=["track"])
+    ws.config.write_text(ws.config.read_text().replace('every = "1m"', 'every = "1s"'))
+    ws.feed("mail", mail(0))
+    ws.tick(NOW)  # an item to annotate
+    store = file_store(ws.store)
+    item = store.state_document(now=NOW).document["root"]["items"][0]["id"]
+    log = open(tmp_path / "run.log", "wb")
+    daemon = subprocess.Popen([sys.executable, "-m", "fold_host", *ws.args("run")], cwd=ws.root, env=ws.env(),
+                              stdout=log, stderr=subprocess.STDOUT)
+    stop = threading.Event()
+
+    def feed() -> None:
+        n = 1
+        while not stop.wait(0.15):
+            ws.feed("mail", mail(n))
+            n += 1
+
+    def annotate() -> None:
+        writer = file_store(ws.store)
+        while not stop.is_set():
+            writer.annotate(item=item, text=f"note at {time.monotonic()}", author="user", now=NOW)
+
+    threads = [threading.Thread(target=feed), threading.Thread(target=annotate)]
+    for thread in threads:
+        thread.start()
+    backups = []
+    try:
+        time.sleep(2)
+        deadline = time.monotonic() + 120
+        # Backups until the daemon has committed windows between them (however slow the machine).
+        while len(backups) < 3 or (not daemon_commits(store, after=backups[0]["event_seq"])
+                                   and time.monotonic() < deadline):
+            code, manifest, err = foldctl(ws, "backup", "--out", str(tmp_path / f"backup-{len(backups)}"))
+            assert code == 0, err
+            backups.append(manifest)
+            time.sleep(0.5)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        daemon.terminate()
+        assert daemon.wait(timeout=30) == 0
+        log.close()
+    sequences = [manifest["event_seq"] for manifest in backups]
+    assert sequences == sorted(sequences) and sequences[0] > 1
+    assert daemon_commits(store, after=sequences[0]) and sequences[-1] > sequences[0]  # commits in flight
+    records = store.history().document["records"]
+    budget = store.state().budget
+    picked = sorted({0, len(backups) // 3, 2 * len(backups) // 3, len(backups) - 1})
+    for number, manifest in [(index, backups[index]) for index in picked]:
+        restored = tmp_path / f"restored-{number}"
+        code, answer, err = foldctl(ws, "restore", str(tmp_path / f"backup-{number}"), "--store", str(restored))
+        assert code == 0 and answer["verify"]["ok"] is True, err
+        assert answer["event_seq"] == manifest["event_seq"] == answer["verify"]["last_event_seq"]
+        expected = replay(records[:manifest["event_seq"]], budget=budget)
+        assert state_document(file_store(restored).state(), NOW) == state_document(expected, NOW)
+        accepted = {r["batch_id"] for r in records[:manifest["event_seq"]] if r.get("batch_id")}
+        with sqlite3.connect(restored / "host.db") as connection:
+            settled = {row[0] for row in connection.execute("SELECT batch_id FROM observations "
+                                                              "WHERE batch_id IS NOT NULL")}
+        with open_host_db(restored) as db:
+            record = db.daemon_record()  # the daemon of the backup (if it had started) does not run here
+            assert record is None or record["stopped_at"] is not None
+        assert settled <= accepted  # host.db never marks an observation for a batch its store lacks
+        # The restored copy is a working store: a cycle finishes whatever was in flight at the backup.
+        copy = Workspace.__new__(Workspace)
+        copy.root, copy.store, copy.config, copy.script = ws.root, restored, ws.config, ws.script
+        code, report, err = foldctl(copy, "--store", str(restored), "tick", "--now", "2026-12-01T09:00:00+08:00")
+        assert code == 0 and report["outcome"] in ("committed", "checked", "acknowledged", "nothing"), err
+        code, report, err = foldctl(copy, "--store", str(restored), "verify")
+        assert code == 0, err
+
+
+def daemon_commits(store, *, after: int) -> list[dict]:
+    """The editor's commits after event ``after``."""
+    return [r for r in store.history(since=after).document["records"]
+            if r["type"] == "commit" and r["actor"].startswith("agent:")]
+
+
+def test_restore_refuses_a_used_target_and_a_damaged_backup(tmp_path):
+    ws = Workspace(tmp_path, script=["track"])
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)
+    code, manifest, _ = foldctl(ws, "backup", "--out", str(tmp_path / "backup"))
+    assert code == 0 and set(manifest["files"]) >= {"meta.json", "events.jsonl", "host.db"}
+    code, _, err = foldctl(ws, "backup", "--out", str(tmp_path / "backup"))
+    assert code == 2 and "not an empty directory" in err
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "something").write_text("x")
+    code, _, err = foldctl(ws, "restore", str(tmp_path / "backup"), "--store", str(tmp_path / "used"))
+    assert code == 2 and "not an empty directory" in err and (tmp_path / "used" / "something").read_text() == "x"
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tmp_path / "backup", damaged)
+    with open(damaged / "events.jsonl", "r+b") as file:
+        file.seek(10)
+        file.write(b"X")
+    code, _, err = foldctl(ws, "restore", str(damaged), "--store", str(tmp_path / "new"))
+    assert code == 4 and "does not match the manifest" in err and "events.jsonl" in err
+    assert not any((tmp_path / "new").iterdir())  # nothing half-restored is left
+    code, _, err = foldctl(ws, "restore", str(tmp_path), "--store", str(tmp_path / "new"))
+    assert code == 2 and "not a Fold backup" in err

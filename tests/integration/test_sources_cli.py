@@ -1,0 +1,137 @@
+"""``foldctl sources`` (list, discover, export-opml, import-opml) and doctor on a feed of many failing alone."""
+
+from __future__ import annotations
+
+import json
+import stat
+
+import pytest
+
+from fold_adapters.feeds.opml import read_opml
+from support.feed_server import FeedServer, rss2
+from tests.support.host_workspace import Workspace
+
+NOW = "2026-10-09T08:00:00+08:00"
+
+SUBSCRIPTIONS = """<?xml version="1.0" encoding="UTF-8"?>
+<opml version="2.0"><head><title>subs</title></head><body>
+  <outline text="Tech">
+    <outline text="A &quot;quoted&quot; blog" type="rss" xmlUrl="{a}"/>
+    <outline text="Python"><outline text="B" type="rss" xmlUrl="{b}"/></outline>
+  </outline>
+  <outline text="C" type="rss" xmlUrl="{c}"/>
+</body></opml>
+"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FeedServer() as running:
+        for name in "abc":
+            running.route(f"/{name}.xml", rss2([{"title": f"{name} one", "guid": f"{name}-1",
+                                                 "description": "text"}], title=f"Feed {name}"))
+        running.route("/broken.xml", b"oops", status=500)
+        yield running
+
+
+def subscriptions(server, tmp_path):
+    path = tmp_path / "subs.opml"
+    path.write_text(SUBSCRIPTIONS.format(a=server.url("/a.xml"), b=server.url("/b.xml"), c=server.url("/c.xml")))
+    return path
+
+
+def test_import_prints_a_block_that_loads_and_reads_every_feed(server, tmp_path):
+    ws = Workspace(tmp_path, sources=())
+    code, document, _ = ws.run("sources", "import-opml", str(subscriptions(server, tmp_path)), "--name", "news")
+    assert code == 0 and document["feeds"] == 3
+    block = document["block"]
+    assert 'title = "A \\"quoted\\" blog", folder = "Tech"' in block and 'folder = "Tech/Python"' in block
+    ws.config.write_text(ws.config.read_text() + "\n" + block)
+    report = ws.tick(NOW)
+    assert report["polled"] == [{"source": "news", "status": "ok", "observations": 3}]
+    code, listed, _ = ws.run("inbox", "--source", "news")
+    assert sorted(o["title"] for o in listed["observations"]) == ["a one", "b one", "c one"]
+
+
+def test_import_into_appends_only_what_loads(server, tmp_path):
+    ws = Workspace(tmp_path, sources=())
+    ws.config.chmod(0o640)
+    before = ws.config.read_text()
+    opml = str(subscriptions(server, tmp_path))
+    code, document, _ = ws.run("sources", "import-opml", opml, "--name", "news", "--into", str(ws.config))
+    assert code == 0 and ws.config.read_text().startswith(before) and "[[adapters]]\nname = \"news\"" in \
+        ws.config.read_text()
+    assert stat.S_IMODE(ws.config.stat().st_mode) == 0o640
+    after = ws.config.read_text()
+    code, document, err = ws.run("sources", "import-opml", opml, "--name", "news", "--into", str(ws.config))
+    assert code == 2 and "already used" in err and ws.config.read_text() == after
+    code, document, err = ws.run("sources", "import-opml", opml, "--name", "Bad Name!", "--into", str(ws.config))
+    assert code == 2 and ws.config.read_text() == after
+    assert not list(tmp_path.glob(".plugins-*"))  # no candidate file left behind
+
+
+def test_import_refuses_a_hostile_list(tmp_path):
+    ws = Workspace(tmp_path, sources=())
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE")
+    bad = tmp_path / "bad.opml"
+    bad.write_text(f'<?xml version="1.0"?><!DOCTYPE opml [<!ENTITY s SYSTEM "file://{secret}">]>'
+                   f'<opml version="2.0"><body><outline text="&s;" xmlUrl="https://x.example/f"/></body></opml>')
+    code, document, err = ws.run("sources", "import-opml", str(bad), "--name", "news")
+    assert code == 2 and "refused" in err and "TOP-SECRET-VALUE" not in json.dumps(document) + err
+
+
+def test_export_then_import_keeps_every_feed_and_folder(server, tmp_path):
+    opml = subscriptions(server, tmp_path)
+    ws = Workspace(tmp_path, sources=(), extra=f'''
+        [[adapters]]
+        name = "single"
+        type = "rss"
+        url = "{server.url('/broken.xml')}"
+
+        [[adapters]]
+        name = "listed"
+        type = "rss"
+        opml = "{opml}"
+    ''')
+    out = tmp_path / "export.opml"
+    code, document, _ = ws.run("sources", "export-opml", "--out", str(out))
+    assert code == 0 and document["feeds"] == 4
+    feeds, notes = read_opml(out.read_bytes())
+    assert notes == [] and [(f.url.rsplit("/", 1)[1], f.folder) for f in feeds] == [
+        ("broken.xml", "single"), ("a.xml", "listed/Tech"), ("b.xml", "listed/Tech/Python"), ("c.xml", "listed")]
+
+
+def test_discover_lists_what_a_page_offers(server, tmp_path):
+    server.route("/blog/", b'<!doctype html><html><head><link rel="alternate" type="application/atom+xml" '
+                           b'title="Atom" href="feed.atom"><link rel="alternate" type="application/rss+xml" '
+                           b'href="/a.xml"></head><body></body></html>', content_type="text/html")
+    ws = Workspace(tmp_path, sources=())
+    code, document, _ = ws.run("sources", "discover", server.url("/blog/"))
+    assert code == 0 and document["is_feed"] is False
+    assert document["feeds"] == [
+        {"url": server.url("/blog/feed.atom"), "type": "application/atom+xml", "title": "Atom"},
+        {"url": server.url("/a.xml"), "type": "application/rss+xml", "title": None}]
+    code, document, _ = ws.run("sources", "discover", server.url("/a.xml"))
+    assert code == 0 and document["is_feed"] and document["feeds"][0]["title"] == "Feed a"
+    code, document, _ = ws.run("sources", "discover", server.url("/nothing-here"))
+    assert code == 1 and "404" in document["errors"][0]["message"]
+
+
+def test_list_and_doctor_name_the_one_failing_feed(server, tmp_path):
+    urls = [server.url(p) for p in ("/a.xml", "/b.xml", "/broken.xml")]
+    ws = Workspace(tmp_path, sources=(), extra=f'''
+        [[adapters]]
+        name = "news"
+        type = "rss"
+        feeds = {json.dumps(urls)}
+    ''')
+    report = ws.tick(NOW)
+    assert report["polled"] == [{"source": "news", "status": "ok", "observations": 2}]
+    code, listed, _ = ws.run("sources", "list")
+    feeds = listed["sources"][0]["feeds"]
+    assert [f["status"] for f in feeds] == ["ok", "ok", "failed"]
+    assert feeds[2]["error"]["class"] == "http" and "500" in feeds[2]["error"]["message"]
+    code, doctor, _ = ws.run("doctor")
+    check = next(c for c in doctor["checks"] if c["name"] == "source news")
+    assert check["status"] == "warn" and "1 of 3 feeds failing" in check["detail"] and urls[2] in check["detail"]
