@@ -74,7 +74,25 @@ def code_dir(base: str) -> str:
         os.makedirs(target)
         archive = subprocess.run(["git", "archive", base], cwd=REPO, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", target], input=archive, check=True)
+    _link_packages(target)
     return target
+
+
+def _link_packages(code: str) -> None:
+    """Make the packages that ``package-dir`` maps to other directories importable from ``code``.
+
+    ``PYTHONPATH`` finds ``fold_core`` in the unpacked tree, but ``fold_consumers``
+    lives in ``consumers/``: without a link of its own name it would come from this
+    repository's editable install, which is other code.
+    """
+    import tomllib
+
+    with open(os.path.join(code, "pyproject.toml"), "rb") as file:
+        mapping = tomllib.load(file).get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    for package, directory in mapping.items():
+        link = os.path.join(code, package)
+        if package != directory and not os.path.lexists(link):
+            os.symlink(directory, link)
 
 
 def _env(code: str) -> dict:
