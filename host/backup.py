@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.log import fsync_dir
@@ -140,11 +140,19 @@ def _scan_for(log, event_seq: int) -> int:
     raise StoreCorrupt(f"events.jsonl has no line {event_seq}")
 
 
+# How the store writes a head's beginning: the parts are read from there without parsing the whole head.
+HEAD_START = re.compile(rb'\{"format":"fold-snapshot","version":\d+,"parts":(\{[^{}]*\})')
+
+
 def _parts_named(head) -> list[str] | None:
     """The part files a snapshot head names ([] for a one-file head; None when it cannot be read)."""
+    start = HEAD_START.match(head.read(4096))
+    head.seek(0)
     try:
-        document = json.loads(head.read())
-        parts = document.get("parts")
+        if start is not None:
+            parts = json.loads(start.group(1))
+        else:  # written some other way: the whole head says
+            parts = json.loads(head.read()).get("parts")
     except (ValueError, AttributeError, UnicodeDecodeError):
         return None
     if parts is None:
@@ -193,6 +201,8 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
                 db.daemon_restored(now=now)
         report = verify_store(store_dir)
     except BaseException:
+        import shutil
+
         for name in os.listdir(store_dir):
             path = os.path.join(store_dir, name)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
