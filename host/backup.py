@@ -7,8 +7,8 @@ the snapshot head and the parts that head names, and pins a read transaction
 on host.db (``PinnedView``: SQLite's WAL keeps that view while the daemon
 writes on, and in the usual case the database file itself is that view until
 the copy ends). Then the lock is released and the copying happens outside it
-(``fold_host.filecopy``: in the kernel, every file at once, each hashed as it
-lands and fsynced when whole): the log up to the end of the line of that
+(``fold_host.filecopy``: in the kernel, every file at once, each hashed
+beside its copy and fsynced when whole): the log up to the end of the line of that
 event_seq (the log only grows, so those bytes never change), the snapshot
 files as they were (opened files survive a later refresh that replaces
 them), and host.db as pinned. Because the host writes its commit intent to
@@ -18,7 +18,7 @@ work: an intent whose commit is not in the backup is committed on the first
 start after a restore, and one whose commit is there is answered
 ``replayed``. ``manifest.json`` — ``{"format": "fold-backup", "version": 1,
 "event_seq", "revision", "created_at", "store", "files": {name: sha256}}``
-(the digests of the copies) — is written last, once every copied file and
+— is written last, once every copied file and
 the directory's entries are on disk: a directory without it is not a backup.
 
 **Restore** refuses a target that exists and is not empty (exit 2), copies
@@ -35,7 +35,7 @@ import re
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.log import fsync_dir
-from fold_host.filecopy import Job, copy_files, from_range
+from fold_host.filecopy import Produced, Range, copy_files
 
 __all__ = ["FORMAT", "backup", "restore"]
 
@@ -73,14 +73,14 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     return manifest
 
 
-def _jobs(sources: dict, pinned) -> list[Job]:
+def _jobs(sources: dict, pinned) -> list:
     """The store's files copied in the kernel; host.db too when its file is the pinned view, else through SQLite."""
-    jobs = [Job(name, from_range(file.fileno(), length, origin=file.name)) for name, (file, length) in sources.items()]
+    jobs: list = [Range(name, file.fileno(), length, file.name) for name, (file, length) in sources.items()]
     if pinned is not None and pinned.whole_file:
         descriptor, length = pinned.database_file()
-        jobs.append(Job(HOST_DB, from_range(descriptor, length, origin=pinned.path)))
+        jobs.append(Range(HOST_DB, descriptor, length, pinned.path))
     elif pinned is not None:
-        jobs.append(Job(HOST_DB, lambda path, progress: pinned.copy_to(path)))
+        jobs.append(Produced(HOST_DB, pinned.copy_to))
     return jobs
 
 
@@ -220,7 +220,7 @@ def _copy_back(backup_dir: str, names: list[str], store_dir: str) -> dict[str, s
     try:
         for name in names:
             opened[name] = open(os.path.join(backup_dir, name), "rb")
-        return copy_files([Job(name, from_range(file.fileno(), os.fstat(file.fileno()).st_size, origin=file.name))
+        return copy_files([Range(name, file.fileno(), os.fstat(file.fileno()).st_size, file.name)
                            for name, file in opened.items()], store_dir)
     finally:
         for file in opened.values():

@@ -1,15 +1,21 @@
-"""Copying a backup's files fast: in the kernel, hashed as they land, on disk before anyone is told.
+"""Copying a backup's files fast: in the kernel, hashed beside the copy, on disk before anyone is told.
 
 ``copy_files(jobs, directory)`` writes every job's file into ``directory``
-at once and answers ``{name: sha256}``. Each file has two threads: a writer
-(``from_range``: ``copy_file_range`` from an open source in large steps, so
-the bytes never pass through Python; or any function that writes the file,
-such as SQLite's backup API) that ``fsync``s the file as soon as it is
-complete, and a hasher that follows it, reading what was already written
-back from the page cache. The digest is therefore the digest of the copy,
-not of the source, and hashing (the CPU's part: ``hashlib`` lets go of the
-GIL on large buffers) overlaps the copying and the disk's part (the fsync
-of one file while the others are still copied or hashed).
+at once and answers ``{name: sha256}``, each file fsynced as soon as it is
+whole. Two kinds of job:
+
+* ``Range`` — the first ``length`` bytes of an open file that does not
+  change there while the copy runs (the log's lines up to an event, a
+  snapshot file that is replaced, never rewritten, host.db's file while a
+  reader pins it). One thread copies them with ``copy_file_range`` (the
+  bytes never pass through Python, nor even user space on most file
+  systems); another reads the same range from the page cache and hashes it
+  (``hashlib`` lets go of the GIL on large buffers), so hashing, the CPU's
+  part, overlaps the copy and the disk's part. Because the digest is taken
+  from the source independently of the copy, a source that did change under
+  the copy would make the backup fail its check at restore, never pass it.
+* ``Produced`` — a file some other code writes whole (SQLite's backup API);
+  it is hashed once written.
 
 A file system or kernel without ``copy_file_range`` between these files
 (another mount before Linux 5.3, some network and FUSE file systems) gets a
@@ -21,134 +27,96 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from fold_core.errors import StoreCorrupt
 
-__all__ = ["Job", "Progress", "copy_files", "from_range"]
+__all__ = ["Produced", "Range", "copy_files"]
 
-STEP = 8 << 20  # bytes copied at a time: few system calls, and the hasher follows closely
 READ = 1 << 20  # bytes hashed at a time: the buffer stays in the CPU's cache
+STEP = 64 << 20  # bytes copied per system call when the kernel cannot copy (read and written through Python)
 NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.EPERM}
 
 
-class Progress:
-    """How much of a file its writer has written; the hasher waits on it."""
+@dataclass(frozen=True)
+class Range:
+    """The first ``length`` bytes of the open file ``source`` (named ``origin`` in errors), as ``name``."""
 
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._written = 0
-        self._final: int | None = None
-        self._failed = False
-
-    def wrote(self, upto: int) -> None:
-        with self._changed:
-            self._written = upto
-            self._changed.notify_all()
-
-    def finish(self, length: int | None) -> None:
-        """The file is complete at ``length`` bytes (None: the writer failed)."""
-        with self._changed:
-            self._final, self._failed = length, length is None
-            if length is not None:
-                self._written = length
-            self._changed.notify_all()
-
-    def beyond(self, position: int) -> tuple[int, bool]:
-        """``(bytes written, complete)`` once more than ``position`` bytes are written or the file is complete."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._written > position or self._final is not None or self._failed)
-            if self._failed:
-                raise _WriterFailed
-            return self._written, self._final is not None and self._written >= self._final
-
-
-class _WriterFailed(Exception):
-    """The writer's own error is the one reported."""
+    name: str
+    source: int
+    length: int
+    origin: str
 
 
 @dataclass(frozen=True)
-class Job:
-    """One file of the copy: its name, and what writes it (``write(path, progress)``)."""
+class Produced:
+    """A file ``write(path)`` creates whole, as ``name``."""
 
     name: str
-    write: Callable[[str, Progress], None]
+    write: Callable[[str], None]
 
 
-def from_range(source_fd: int, length: int, *, origin: str) -> Callable[[str, Progress], None]:
-    """A writer copying the first ``length`` bytes of the open file ``source_fd`` (named ``origin``)."""
-
-    def write(path: str, progress: Progress) -> None:
-        with open(path, "xb") as out:
-            target = out.fileno()
-            offset, kernel = 0, True
-            while offset < length:
-                count = min(STEP, length - offset)
-                if kernel:
-                    try:
-                        done = os.copy_file_range(source_fd, target, count, offset)
-                    except OSError as error:
-                        if error.errno not in NO_KERNEL_COPY or offset:
-                            raise
-                        kernel = False
-                        continue
-                else:
-                    done = os.write(target, os.pread(source_fd, count, offset))
-                if done == 0:
-                    raise StoreCorrupt(f"{origin} is shorter than it was a moment ago ({length} bytes)")
-                offset += done
-                progress.wrote(offset)
-
-    return write
-
-
-def copy_files(jobs: list[Job], directory: str) -> dict[str, str]:
-    """Write every job's file into ``directory`` (new names), each fsynced; ``{name: sha256 of the copy}``.
+def copy_files(jobs: list[Range | Produced], directory: str) -> dict[str, str]:
+    """Write every job's file into ``directory`` (new names), each fsynced; ``{name: sha256}``.
 
     The directory's own entries are not synced here: the caller does that once.
     """
     with ThreadPoolExecutor(max_workers=2 * len(jobs) or 1, thread_name_prefix="copy") as pool:
         running = []
         for job in jobs:
-            path, progress = os.path.join(directory, job.name), Progress()
-            running.append((job.name, pool.submit(_write, job, path, progress), pool.submit(_hash, path, progress)))
+            path = os.path.join(directory, job.name)
+            if isinstance(job, Range):
+                running.append((job.name, pool.submit(_copy_range, job, path), pool.submit(_hash_range, job)))
+            else:
+                running.append((job.name, pool.submit(_produce, job, path), None))
         digests = {}
         for name, written, hashed in running:
-            written.result()  # a writer's error first: it is the cause of its hasher's
-            digests[name] = hashed.result()
+            digest = written.result()
+            digests[name] = digest if hashed is None else hashed.result()
     return digests
 
 
-def _write(job: Job, path: str, progress: Progress) -> None:
-    try:
-        job.write(path, progress)
-    except BaseException:
-        progress.finish(None)
-        raise
-    with open(path, "rb") as file:  # a writer that wrote through its own handle (SQLite) is synced here
-        length = os.fstat(file.fileno()).st_size
-        os.fsync(file.fileno())
-    progress.finish(length)
+def _copy_range(job: Range, path: str) -> None:
+    with open(path, "xb") as out:
+        target, offset, kernel = out.fileno(), 0, True
+        while offset < job.length:
+            count = job.length - offset
+            if kernel:
+                try:
+                    done = os.copy_file_range(job.source, target, count, offset)
+                except OSError as error:
+                    if error.errno not in NO_KERNEL_COPY or offset:
+                        raise
+                    kernel = False
+                    continue
+            else:
+                done = os.write(target, os.pread(job.source, min(STEP, count), offset))
+            if done == 0:
+                raise StoreCorrupt(f"{job.origin} is shorter than it was a moment ago ({job.length} bytes)")
+            offset += done
+        os.fsync(target)
 
 
-def _hash(path: str, progress: Progress) -> str | None:
+def _hash_range(job: Range) -> str:
     digest, buffer, position = hashlib.sha256(), bytearray(READ), 0
     view = memoryview(buffer)
-    try:
-        written, complete = progress.beyond(position)
-        with open(path, "rb", buffering=0) as file:
-            while True:
-                while position < written:
-                    count = file.readinto(view[:min(READ, written - position)])
-                    if not count:
-                        raise StoreCorrupt(f"{path} is shorter than what was written into it")
-                    digest.update(view[:count])
-                    position += count
-                if complete:
-                    return digest.hexdigest()
-                written, complete = progress.beyond(position)
-    except _WriterFailed:
-        return None
+    while position < job.length:
+        count = os.preadv(job.source, [view[:min(READ, job.length - position)]], position)
+        if count == 0:
+            raise StoreCorrupt(f"{job.origin} is shorter than it was a moment ago ({job.length} bytes)")
+        digest.update(view[:count])
+        position += count
+    return digest.hexdigest()
+
+
+def _produce(job: Produced, path: str) -> str:
+    job.write(path)
+    digest, buffer = hashlib.sha256(), bytearray(READ)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as file:
+        while count := file.readinto(buffer):
+            digest.update(view[:count])
+        os.fsync(file.fileno())
+    return digest.hexdigest()
