@@ -21,7 +21,9 @@ plain text. Rules:
   whether the baseline editor is standing in for it.
 
 The ``briefing`` consumer rewrites its file atomically after each delivery;
-its "since" window is the records of that delivery.
+its "since" window is the records of that delivery. It writes only a
+regular file: a path naming a FIFO, a device, a directory or a symbolic
+link fails the delivery with a message and is left as it is.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from fold_core import hookimpl
+from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
@@ -179,28 +182,13 @@ def _source(entry: Mapping[str, Any]) -> dict:
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Replace ``path`` with ``text``: temporary file in the same directory, fsync, rename, fsync the directory."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(temp, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace the regular file ``path`` with ``text`` (a FIFO, device, symbolic link or directory is refused).
+
+    A temporary file in the same directory, fsync, rename, fsync the
+    directory (``fold_core.files.replace_file``): readers see the old
+    briefing or the new one, never a part.
+    """
+    replace_file(path, text.encode("utf-8"))
 
 
 class BriefingSettings(ConsumerSettings):

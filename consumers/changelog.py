@@ -6,10 +6,13 @@ field before → after) and why (the reasons the batch declared), revision and
 event_seq. Markdown, or JSON Lines when the path ends in ``.jsonl``.
 
 Exactly one entry per record, also when records are handed over again (at
-least once): the file itself says which event_seq it holds last, so an entry
-already written is never written twice. Each delivery is appended with one
-write and fsynced; a torn last entry (a crash in the middle of that write)
-is cut back to the last complete entry before anything is appended.
+least once): the file itself says which event_seq it holds last (read from
+its last 64 KiB only), so an entry already written is never written twice.
+Each delivery is appended with one write and fsynced; a torn last entry (a
+crash in the middle of that write) is cut back to the last complete entry
+before anything is appended. Only a regular file is read or written: a path
+naming a FIFO, a device (``/dev/zero``), a directory or a symbolic link fails
+the delivery with a message.
 "What changed" compares with the item's facts known from earlier records
 (``ItemFacts``, kept in the consumer's memory and seeded with the state the
 instance started at).
@@ -24,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from fold_core import hookimpl
+from fold_core.files import append_file, check_regular_target, read_tail
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
@@ -158,12 +162,8 @@ class ChangeLogConsumer(Consumer):
     def _last_written(self) -> int:
         """The event_seq of the last complete entry in the file (0 for none); cuts a torn tail."""
         path = os.fspath(self.settings.path)
-        try:
-            with open(path, "rb") as file:
-                size = file.seek(0, os.SEEK_END)
-                file.seek(max(size - _TAIL, 0))
-                tail = file.read()
-        except FileNotFoundError:
+        tail, size = read_tail(path, _TAIL)  # a regular file only, and its end only
+        if size == 0:
             return 0
         end = b"\n" if self.jsonl else b"\n\n"  # an entry holds no blank line but its last
         if tail and not tail.endswith(end):  # a torn write: cut back to the last complete entry
@@ -175,19 +175,15 @@ class ChangeLogConsumer(Consumer):
             lines = tail.rstrip(b"\n").rsplit(b"\n", 1)
             try:
                 return int(json.loads(lines[-1])["event_seq"]) if lines[-1] else 0
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 return 0
         found = _MD_ENTRY.findall(tail)
         return int(found[-1]) if found else 0
 
     def _append(self, text: str) -> None:
         path = os.fspath(self.settings.path)
-        os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-        fresh = not os.path.exists(path) or os.path.getsize(path) == 0
-        with open(path, "a", encoding="utf-8") as file:
-            file.write((HEADER if fresh and not self.jsonl else "") + text)
-            file.flush()
-            os.fsync(file.fileno())
+        fresh = not check_regular_target(path) or os.path.getsize(path) == 0
+        append_file(path, ((HEADER if fresh and not self.jsonl else "") + text).encode("utf-8"))
 
 
 @hookimpl

@@ -73,6 +73,7 @@ class HostSection(_Section):
     max_deferred: int = Field(default=20, ge=0, le=1000)
     defer_for: Duration = Field(default=timedelta(days=7))
     keep_observations: Duration | None = None  # processed observations older than this lose their text
+    max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
 
     @field_validator("timezone")
     @classmethod
@@ -168,11 +169,13 @@ class Config:
 
 
 def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,
-                builtins: tuple[str, ...] = ()) -> Config:
+                builtins: tuple[str, ...] = (), reserved: dict[str, str] | None = None) -> Config:
     """Read, validate and resolve plugins.toml (or the embedded defaults).
 
     ``builtins`` are the application's own plugin modules, registered first
-    (``fold_host.plugins.load_config`` passes Fold's).
+    (``fold_host.plugins.load_config`` passes Fold's). ``reserved`` maps
+    instance names the application uses itself to what they name: no
+    adapter or consumer may take them.
     """
     from fold_core import plugins
 
@@ -218,7 +221,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
         agent_table = checked(_table, data.get("agent", {"type": DEFAULT_AGENT}), where, "[agent]")
         if agent_table is not None:
             agent = checked(_instance, "agent", "agent", agent_table, where, registry, context, label="[agent]")
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = dict(reserved or {})
     adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen, checked))
     consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen, checked))
     if problems:
@@ -234,6 +237,8 @@ def _read(path: Path) -> dict:
             return tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
 
@@ -278,9 +283,11 @@ def _one_instance(index, table, key, kind, where, registry, context, seen) -> In
         raise ConfigError(f"{where}: {label}, field 'name': expected an instance name matching "
                           f"[a-z0-9-]{{1,32}}, found {name!r}", file=where, instance=label, field="name")
     if name in seen:
-        raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': the name is already used by "
-                          f"{seen[name]}; instance names are unique across the file",
-                          file=where, instance=name, field="name")
+        taken = seen[name]
+        why = (f"the name is already used by {taken}; instance names are unique across the file"
+               if taken.startswith("[[") else f"{name!r} is the name of {taken}; choose another name")
+        raise ConfigError(f"{where}: [[{key}]] {name!r}, field 'name': {why}", file=where, instance=name,
+                          field="name")
     seen[name] = f"[[{key}]] #{index + 1}"
     return _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
 

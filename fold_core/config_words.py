@@ -103,7 +103,10 @@ def _toml(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "(a value nested too deeply to show)"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

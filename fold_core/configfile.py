@@ -53,6 +53,8 @@ def store_path(given: str | None = None) -> str | None:
             data = tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
     section = data.get("store")

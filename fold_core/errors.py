@@ -13,7 +13,10 @@ exceptions. Exceptions are for what the shell cannot answer::
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "ConfigErrors", "FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError"]
+import errno
+
+__all__ = ["ConfigError", "ConfigErrors", "FoldError", "StoreCorrupt", "StoreError", "StoreUnavailable", "UsageError",
+           "os_error_text"]
 
 
 class FoldError(Exception):
@@ -95,3 +98,15 @@ class ConfigErrors(ConfigError):
 
     def to_errors(self) -> list[dict]:
         return [problem.to_error() for problem in self.problems]
+
+
+_OS_ERRORS = {errno.ENOSPC: "disk full: no space left on the device", errno.EDQUOT: "disk full: the disk quota is used up",
+              errno.EROFS: "read-only file system: nothing can be written there",
+              errno.EACCES: "permission denied", errno.EPERM: "not permitted", errno.EIO: "disk I/O error"}
+
+
+def os_error_text(error: OSError) -> str:
+    """An OSError in words a user acts on ("disk full: …", "read-only file system: …"), naming the file."""
+    said = _OS_ERRORS.get(error.errno) or error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename else ""
+    return f"{said}{where}"

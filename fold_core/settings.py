@@ -5,7 +5,8 @@ unknown keys are refused). The field types here give every type the same
 spelling of the same things:
 
 * ``Duration`` — ``"90s"``, ``"5m"``, ``"6h"``, ``"1d"`` (or a number of
-  seconds) → ``datetime.timedelta``;
+  seconds) → ``datetime.timedelta``, positive and at most 365 days (``inf``,
+  ``nan`` and ``1e308`` are refused, never an overflow);
 * ``ConfigPath`` — ``~`` expanded, a relative path resolved against the
   directory of the plugins.toml it came from (validation context
   ``base_dir``);
@@ -20,6 +21,7 @@ plaintext ``password``/``api_key``/``token``/… with a hint to use the
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from datetime import timedelta
@@ -32,6 +34,7 @@ __all__ = ["FILE_SECRET_PREFIX", "ConfigPath", "Duration", "EnvName", "Settings"
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_DURATION = timedelta(days=365)  # longer is a typo, and 1e308 seconds overflows every clock
 
 
 def parse_duration(value: Any) -> timedelta:
@@ -46,8 +49,11 @@ def parse_duration(value: Any) -> timedelta:
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     else:
         raise ValueError(f'expected a duration like "90s", "5m", "6h" or "1d", found {value!r}')
+    if not math.isfinite(seconds) or seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f'expected a duration like "90s", "5m", "6h" or "1d" of at most '
+                         f'{MAX_DURATION.days} days, found {value!r}')
     if seconds <= 0:
-        raise ValueError(f"expected a positive duration, found {value!r}")
+        raise ValueError(f"expected a duration like \"90s\" that is positive, found {value!r}")
     return timedelta(seconds=seconds)
 
 
@@ -120,12 +126,16 @@ class ConsumerSettings(Settings):
 class AgentSettings(Settings):
     """Keys every ``[agent]`` understands (besides ``type``).
 
+    ``timeout`` bounds one attempt in wall-clock time (however slowly an
+    answer trickles in); ``max_answer_bytes`` bounds the size of one answer
+    (an HTTP body, a program's stdout): a larger one fails that attempt.
     ``fallback = "baseline"``: after ``fallback_after`` windows in a row in
     which this editor could not be reached, windows go to the baseline editor
     (this one is still tried first, every window).
     """
 
     timeout: Duration = Field(default=timedelta(seconds=120))
+    max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024, le=64 * 1024 * 1024)
     fallback: Literal["baseline"] | None = None
     fallback_after: int = Field(default=3, ge=1, le=1000)
 

@@ -5,6 +5,7 @@ Read top to bottom, this is the data's path::
     poll due sources ─→ inbox (host.db)            sources.Poller
     reminders that came due ─→ inbox               reminders.fire_due
     an interrupted commit? finish it first          windows (intent → replayed receipt)
+    what the store already cites is not new        citations.settle_cited
     signal: events / review / nothing               signal.decide_signal
     the bounded §9 input                            context.build_input
     the editor, ≤ max_attempts, receipts back       editor.ask_editor
@@ -26,10 +27,12 @@ from datetime import datetime
 
 from fold_core.errors import ConfigError
 from fold_core.timefmt import compact_duration
+from fold_host.citations import settle_cited
 from fold_host.context import build_input
 from fold_host.editor import OUTCOMES, ask_editor
 from fold_host.fallback import editor_status
 from fold_host.hostdb import open_host_db
+from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
 from fold_host.skill import load_skill, output_schema
@@ -65,9 +68,12 @@ class Host:
         self.actor = f"agent:{self.agent_type}"
         self.skill = load_skill(config.host.language)
         self.output_schema = output_schema()
-        self.poller = reuse.poller if reuse is not None else Poller()
+        self.poller = reuse.poller if reuse is not None else Poller(config.host.max_backoff)
+        self.guard = reuse.guard if reuse is not None else None  # the daemon's HostDBGuard: its connections check host.db is still the same file
 
     def open_db(self):
+        if self.guard is not None:
+            return self.guard.open()
         return open_host_db(self.store_dir)
 
     def describe_agent(self) -> str:
@@ -136,6 +142,8 @@ def describe_error(error: dict | None) -> str:
 def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
+        quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
+        clear_halt(host.store_dir)  # sound again: a daemon's earlier halt is over
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled
@@ -148,6 +156,7 @@ def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
     _register_consumers(host, db, now_text)
     report = _finish_interrupted_commit(host, db, now_text)
     if report is None:
+        settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
         settings = host.config.host
         db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
         found = _window(host, db, now, now_text)

@@ -23,23 +23,21 @@ APScheduler 3 (``BackgroundScheduler``) runs:
   (``systemd``); a clean stop is noted there too;
 * the **retention** pass (``[host] keep_observations``, at most hourly).
 
-SIGHUP reads plugins.toml again (``reload``): sources and consumers added or
-removed take effect without a restart; a file that does not load changes
-nothing and every error is logged.
+host.db is guarded (``hostdb.guard``): every connection first checks that it
+is still the file found at start, and ``quick_check`` runs at start and every
+ten minutes. When host.db was removed, replaced or is damaged, the daemon
+stops all its jobs (``halt``: one log line, ``host.db.halted`` for ``doctor``
+and ``/healthz``) and waits to be restarted; it never builds a new host.db
+under itself.
 
-One daemon per store (``hostlock``): a second start is refused with a clear
-message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
-once; a cycle or poll still running after a short grace is abandoned — safe,
-because every step is durable (host.db transactions, the store's commit
-protocol, the commit intent) and the next start resumes it. Logs: one line
-per event on stderr, readable text or ``--log-format json``, times in
-``[host] timezone``.
+The process around it — one daemon per store, signals, SIGHUP reload,
+systemd, the log — is ``service.run``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import signal
 import threading
 import time
 from datetime import datetime, timedelta
@@ -49,75 +47,19 @@ from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
 from fold_host.eventlog import EventLog
 from fold_host.health import HEARTBEAT_EVERY
-from fold_host.hostlock import HostLock
+from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
 from fold_host.systemd import notify, watchdog_seconds
 from fold_host.reminders import unfired
 from fold_host.retention import retain
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
-__all__ = ["Daemon", "EventLog", "run"]
+__all__ = ["Daemon"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
-STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
+DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
-
-
-def run(config, store_dir: str, *, log_format: str = "text", load_config=None) -> tuple[dict, int]:
-    """Run until SIGTERM / SIGINT; SIGHUP reloads the configuration (``load_config()``, default: the same file)."""
-    from fold_host import systemd
-    from fold_host.reload import reload
-
-    if load_config is None:
-        from fold_host.plugins import load_config as load
-
-        given = str(config.path) if config.path is not None else None
-        load_config = lambda: load(given)  # noqa: E731
-    log = EventLog(log_format, zone=ZoneInfo(config.host.timezone))
-    with HostLock(store_dir, "run"):
-        daemon = Daemon(Host(config, store_dir), log)
-        stop, wake = threading.Event(), threading.Event()
-        received: list[str] = []
-        reloads: list[int] = []
-
-        def on_signal(number, _frame) -> None:
-            if number == signal.SIGHUP:
-                reloads.append(number)
-            else:
-                received.append(signal.Signals(number).name)
-                stop.set()
-            wake.set()
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-        try:
-            daemon.start()
-            systemd.notify("READY=1", f"STATUS=polling {len(daemon.host.adapters)} source(s)", f"MAINPID={os.getpid()}")
-            while not stop.is_set():
-                wake.wait(0.5)
-                wake.clear()
-                while reloads and not stop.is_set():
-                    reloads.clear()
-                    systemd.reloading()
-                    reload(daemon, load_config)
-                    systemd.notify("READY=1", f"STATUS=polling {len(daemon.host.adapters)} source(s)")
-            systemd.notify("STOPPING=1")
-            finished = daemon.stop(STOP_GRACE)
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-        document = {"ok": True, "stopped_by": received[0] if received else None, "cycles": daemon.cycles}
-        daemon.stopped()
-        log("stop", signal=document["stopped_by"], cycles=daemon.cycles, clean=finished)
-        if not finished:
-            # A job is still inside a poll or an editor call: leave it. Everything it did so
-            # far is durable and the next start resumes the rest.
-            from fold_core.cli.common import emit
-
-            emit(document)
-            os._exit(0)
-        daemon.host.close(refresh_snapshot=True)
-    return document, 0
 
 
 class Daemon:
@@ -133,6 +75,8 @@ class Daemon:
         self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
+        self._deep_check_at: float = 0.0
+        self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         self.scheduler = None
         self._stopping = threading.Event()
         self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
@@ -143,7 +87,7 @@ class Daemon:
     def start(self) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        import logging
+        from fold_core.errors import FoldError
 
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
@@ -152,6 +96,14 @@ class Daemon:
         for instance, adapter in self.host.adapters:
             self.add_source(instance, adapter, at=now)
         self.scheduler.add_job(self._job(self.watch), "interval", seconds=WATCH_EVERY, id="watch", next_run_time=now)
+        try:
+            if self.host.guard is not None:
+                self.host.guard.start()
+        except FoldError as error:  # a damaged host.db: say so and do nothing until restarted
+            self.scheduler.start(paused=True)
+            self.halt(error)
+            return
+        self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
         with self.host.open_db() as db:
             db.daemon_started(pid=os.getpid(), now=self.clock()[1])
         watchdog = watchdog_seconds()
@@ -170,7 +122,20 @@ class Daemon:
         every = instance.settings.every.total_seconds()
         self.scheduler.add_job(self._job(self.poll, instance, adapter), "interval", seconds=every,
                                jitter=min(every * 0.1, 30.0), id=f"poll:{instance.name}",
-                               next_run_time=at or datetime.now(self.zone), replace_existing=True)
+                               name=f"poll {instance.name}", next_run_time=at or datetime.now(self.zone),
+                               replace_existing=True)
+
+    def halt(self, error: BaseException) -> None:
+        """host.db was lost or damaged: stop every job, log it once, leave word for doctor and /healthz."""
+        with self._flags:
+            if self.halted is not None:
+                return
+            self.halted = str(error)
+        self.scheduler.pause()
+        self._stopping.set()  # the watchers (IMAP IDLE) log out: nothing is polled until a restart
+        self.log("halt", reason="host.db", error=f"{type(error).__name__}: {error}")
+        if self.host.guard is not None:
+            self.host.guard.halt(str(error))
 
     def heartbeat(self) -> None:
         """host.db's ``beat_at`` and systemd's watchdog: the scheduler still runs jobs."""
@@ -212,13 +177,17 @@ class Daemon:
         return False
 
     def _job(self, function, *args):
+        source = getattr(args[0], "name", None) if function.__name__ in ("poll", "poll_now") and args else None
+
         def job() -> None:
             with self._flags:
                 self._busy += 1
             try:
                 function(*args)
+            except (HostDBLost, HostDBCorrupt) as error:
+                self.halt(error)
             except Exception as error:  # a job never dies silently; the next firing tries again
-                self.log("error", job=function.__name__, error=f"{type(error).__name__}: {error}")
+                self.log("error", job=function.__name__, source=source, error=f"{type(error).__name__}: {error}")
             finally:
                 with self._flags:
                     self._busy -= 1
@@ -293,6 +262,9 @@ class Daemon:
             self.log("error", job="news", error=f"{type(error).__name__}: {error}")
 
     def watch(self) -> None:
+        if self.host.guard is not None and time.monotonic() >= self._deep_check_at:
+            self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
+            self.host.guard.deep_check()
         with self.host.open_db() as db:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
@@ -346,6 +318,8 @@ class Daemon:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text)
                 self._schedule_review(db)
+        except (HostDBLost, HostDBCorrupt):
+            raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
             self.log("cycle", outcome="error", error=f"{type(error).__name__}: {error}")
             self._editor_failed()

@@ -36,9 +36,12 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
     store_dir = resolve_store(store_given)
     moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
     checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
-    db = _open_db(store_dir)
+    db, problem = _open_db(store_dir)
     try:
-        checks.append(_host_db(db, store_dir))
+        checks.append(_host_db(db, store_dir, problem))
+        if checks[-1]["status"] == "fail" and db is not None:  # the checks below read host.db: not a damaged one
+            db.close()
+            db = None
         daemon = _daemon(db, store_dir, moment)
         checks.append(daemon)
         checks.extend(_sources(db, config, moment, daemon))
@@ -94,22 +97,43 @@ def _store(store_dir: str, now: str | None) -> dict:
 
 
 def _open_db(store_dir: str):
+    """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
+    from fold_core.errors import StoreError
     from fold_host.hostdb import FILE_NAME, open_host_db
 
     if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
-        return None
-    return open_host_db(store_dir)
+        return None, None
+    try:
+        return open_host_db(store_dir, create=False), None
+    except StoreError as error:
+        return None, str(error)
 
 
-def _host_db(db, store_dir: str) -> dict:
+def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
+    """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
+    from fold_core.errors import StoreError
+    from fold_host.hostdb.failures import REBUILD_HINT
+    from fold_host.hostdb.guard import halted
+
+    stopped = halted(store_dir)
+    if problem is not None:
+        return _check("host database", "fail", problem)
     if db is None:
+        if stopped:
+            return _check("host database", "fail", stopped)
         return _check("host database", "warn", f"no host.db in {store_dir} yet: the first cycle creates it")
-    counts = db.status_counts()
-    integrity = db.integrity()
+    try:
+        integrity = db.integrity()
+        counts = db.status_counts() if integrity == "ok" else {}
+    except StoreError as error:
+        return _check("host database", "fail", str(error))
+    if integrity != "ok":
+        return _check("host database", "fail", f"{db.path}: SQLite's integrity check failed ({integrity[:300]}); "
+                      f"{REBUILD_HINT}")
     detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
               f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
-    if integrity != "ok":
-        return _check("host database", "fail", f"{detail}; integrity check: {integrity}")
+    if stopped:
+        return _check("host database", "fail", f"{stopped} ({detail})")
     return _check("host database", "ok", detail)
 
 

@@ -9,12 +9,13 @@ JSON), JSON lines are one object ``{"at", "event", ...}``. A reload may move
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "ForwardedLog"]
 
 
 class EventLog:
@@ -37,6 +38,21 @@ class EventLog:
                 self.stream.flush()
             except (OSError, ValueError):
                 pass
+
+
+class ForwardedLog(logging.Handler):
+    """Other libraries' log records (APScheduler, uvicorn) as ``EventLog`` lines: one format for every line."""
+
+    def __init__(self, log: EventLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's bad format string: still one line
+            message = str(record.msg)
+        self.log("log", logger=record.name, level=record.levelname.lower(), message=message)
 
 
 def _shown(value) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from fold_core import config as core_config
 from fold_core import plugins as core_plugins
 
-__all__ = ["BUILTIN_PLUGINS", "load_config", "plugin_manager"]
+__all__ = ["BUILTIN_PLUGINS", "RESERVED_NAMES", "load_config", "plugin_manager"]
 
 #: The built-in plugin modules: one per adapter family, consumer and the editors.
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -27,9 +27,17 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 )
 
 
+#: Sources the host itself writes to the inbox: no configured instance may take their names.
+RESERVED_NAMES: dict[str, str] = {
+    "feedback": "the host's own feedback source (`foldctl feedback`, the Pinboard's buttons)",
+    "reminder": "the host's own reminder source (snoozes coming due)",
+}
+
+
 def load_config(given: str | None = None, **options) -> core_config.Config:
     """``fold_core.config.load_config`` with the built-ins registered (unless ``builtins`` is given)."""
     options.setdefault("builtins", BUILTIN_PLUGINS)
+    options.setdefault("reserved", RESERVED_NAMES)
     return core_config.load_config(given, **options)
 
 

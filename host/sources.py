@@ -13,7 +13,8 @@ Per-source health and backoff live in the ``sources`` table:
 * a failure doubles the wait from ``every`` up to a cap of
   ``max(every, 1 h)`` — never "give up": the source keeps being tried and
   shows as failed in the coverage and in ``doctor``; a ``Retry-After`` is
-  honoured when it asks for longer;
+  honoured when it asks for longer, up to ``[host] max_backoff`` (default
+  one day; ``max-age`` and ``ttl`` too);
 * ``disabled`` (a source gone for good, e.g. HTTP 410) stops polling until the
   instance's settings change (a new settings fingerprint lifts it).
 
@@ -25,6 +26,7 @@ left behind by a timeout) is not started twice: the source reports
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,9 +37,11 @@ from fold_core.observation import Health, Poll
 from fold_core.timefmt import parse_instant
 from fold_host.bounded import Hung, Job, Worker, backoff
 
-__all__ = ["BACKOFF_CAP", "PollOutcome", "Poller", "coverage", "next_delay", "settings_digest"]
+__all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "next_delay", "server_delay",
+           "settings_digest"]
 
 BACKOFF_CAP = timedelta(hours=1)
+MAX_BACKOFF = timedelta(days=1)  # the default of [host] max_backoff
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,25 @@ class PollOutcome:
         return {"source": self.source, "status": self.status, "observations": self.observations}
 
 
-def next_delay(every: timedelta, failures: int, health: Health) -> timedelta:
-    """How long to wait before the next poll: ``every``, doubled per failure up to the cap."""
-    delay = every if failures <= 0 else backoff(failures, every, max(every, BACKOFF_CAP))
+def next_delay(every: timedelta, failures: int, health: Health, max_backoff: timedelta = MAX_BACKOFF) -> timedelta:
+    """How long to wait before the next poll: ``every``, doubled per failure up to the cap.
+
+    What the source asks for (``Retry-After``, ``max-age``, ``ttl``) is honoured
+    up to ``max_backoff`` (``[host] max_backoff``), never more: a far-future or
+    absurd value cannot silence a source, nor overflow the clock.
+    """
+    delay = every if failures <= 0 else backoff(failures, every, max(every, min(BACKOFF_CAP, max_backoff)))
     for asked in (health.retry_after, health.min_interval):
         if asked:
-            delay = max(delay, timedelta(seconds=asked))
+            delay = max(delay, server_delay(asked, max_backoff))
     return delay
+
+
+def server_delay(seconds: float, max_backoff: timedelta) -> timedelta:
+    """A delay a server asked for (seconds, maybe huge, infinite or negative), clamped to ``0 … max_backoff``."""
+    if not math.isfinite(seconds) or seconds >= max_backoff.total_seconds():
+        return max_backoff if seconds > 0 else timedelta(0)
+    return timedelta(seconds=max(seconds, 0.0))
 
 
 def settings_digest(instance: Any) -> str:
@@ -76,8 +92,9 @@ def coverage(db, adapters: Sequence[tuple[Any, Any]]) -> list[dict]:
 class Poller:
     """Runs polls on worker threads with a timeout and remembers the ones that outran it."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_backoff: timedelta = MAX_BACKOFF) -> None:
         self._hung = Hung()
+        self.max_backoff = max_backoff
 
     def due(self, db, instance: Any, now: datetime, slack: timedelta = timedelta(0)) -> bool:
         """Whether the source should be polled at ``now`` (backoff, Retry-After, disabled).
@@ -158,6 +175,6 @@ class Poller:
         db.save_poll_outcome(
             instance.name, digest=settings_digest(instance), ok=ok, now=now_text, error=error,
             disabled=health.disabled, min_interval=health.min_interval,
-            schedule=lambda failures: (now + next_delay(instance.settings.every, failures, health))
+            schedule=lambda failures: (now + next_delay(instance.settings.every, failures, health, self.max_backoff))
             .isoformat(timespec="seconds"))
         return PollOutcome(instance.name, health.status, added, health)

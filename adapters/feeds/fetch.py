@@ -5,15 +5,19 @@ keeps these promises:
 
 * every httpx/OSError failure becomes a ``FetchError(error_class, message)``
   — nothing from httpx escapes;
-* timeouts on connect/read/write (``timeout``) and a total deadline;
+* timeouts on connect/read/write (``timeout``) and a total ``deadline`` that
+  holds however the server trickles, in its headers as in its body
+  (``fold_core.bounded_http``): at the deadline the request ends and the
+  poll's thread returns;
 * redirects followed by hand (at most ``MAX_REDIRECTS``, http/https only) so
   that a **permanent** one (301/308) is reported: ``Fetched.moved_to`` is
   where the leading chain of permanent redirects ends, the URL to poll from
   now on;
 * conditional GET (``If-None-Match`` / ``If-Modified-Since``); a 304 has no body;
-* the body is streamed and abandoned as soon as it (decoded) exceeds
-  ``max_bytes``; a declared ``Content-Length`` above the cap is refused
-  before reading anything;
+* the body is streamed and abandoned as soon as it exceeds ``max_bytes``,
+  counted after decompression (gzip and deflate are decoded in steps that
+  never pass the cap: a gzip bomb costs at most the cap); a declared
+  ``Content-Length`` above the cap is refused before reading anything;
 * non-2xx answers are returned, not raised: the adapter decides (304, 410,
   429, 503, …).
 
@@ -30,6 +34,7 @@ from datetime import datetime
 __all__ = ["FetchError", "Fetched", "fetch", "retry_after_seconds", "max_age_seconds"]
 
 MAX_REDIRECTS = 5
+MAX_SERVER_DELAY = 86400.0  # the longest wait a feed's server can ask for (Retry-After, max-age): one day
 PERMANENT = {301, 308}
 REDIRECTS = {301, 302, 303, 307, 308}
 
@@ -57,12 +62,17 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
           client=None) -> Fetched:
     """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure.
 
-    :param client: an ``httpx.Client`` to reuse (many feeds in one poll share one: a new client
-        loads the CA bundle, ~50 ms); by default a client of its own.
+    :param client: a ``fold_core.bounded_http.bounded_client`` to reuse (many feeds in one poll share one:
+        a new client loads the CA bundle, ~50 ms); by default a client of its own. The deadline of this
+        fetch goes with each request (``DEADLINE_EXTENSION``), so a shared client keeps each feed's own.
     """
     import contextlib
 
     import httpx
+
+    from fold_core.bounded_http import DEADLINE_EXTENSION, bounded_client, flavour
+
+    bound = flavour("httpx")
 
     headers = {"User-Agent": user_agent,
                "Accept": "application/rss+xml, application/atom+xml, application/rdf+xml, "
@@ -74,12 +84,14 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     started = time.monotonic()
     moved_to, permanent_so_far, current = None, True, url
     try:
-        session = contextlib.nullcontext(client) if client is not None else httpx.Client(follow_redirects=False)
+        session = contextlib.nullcontext(client) if client is not None else \
+            bounded_client(seconds=deadline, max_bytes=max_bytes, follow_redirects=False)
         with session as http:
             _check_scheme(current, "config")
             for _ in range(MAX_REDIRECTS + 1):
                 with http.stream("GET", current, headers=headers, timeout=httpx.Timeout(timeout),
-                                 follow_redirects=False) as response:
+                                 follow_redirects=False,
+                                 extensions={DEADLINE_EXTENSION: started + deadline}) as response:
                     if response.status_code in REDIRECTS and "location" in response.headers:
                         target = str(response.url.join(response.headers["location"]))
                         _check_scheme(target, "redirect")
@@ -90,12 +102,17 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
                         continue
                     body = b""
                     if response.status_code == 200:
-                        body = _read_capped(response, max_bytes, started + deadline, current)
+                        body = _read_capped(response, max_bytes, current)
                     return Fetched(response.status_code, current, {k.lower(): v for k, v in response.headers.items()},
                                    body, moved_to)
             raise FetchError("redirect", f"more than {MAX_REDIRECTS} redirects starting at {url}")
     except FetchError:
         raise
+    except bound.TooLarge as error:
+        raise FetchError("too_large", str(error)) from None
+    except bound.DeadlineExceeded:
+        raise FetchError("timeout", f"{current} did not send the feed within {deadline:g}s (poll_timeout); "
+                                    "abandoned") from None
     except httpx.TimeoutException as error:
         raise FetchError("timeout", f"no answer from {current} within {timeout:g}s ({type(error).__name__})") from None
     except httpx.ConnectError as error:
@@ -113,39 +130,39 @@ def _check_scheme(url: str, error_class: str) -> None:
         raise FetchError(error_class, f"only http and https feeds are fetched, not {url[:200]!r}")
 
 
-def _read_capped(response, max_bytes: int, deadline_at: float, url: str) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchError("too_large", f"{url} declares {int(declared):,} bytes, more than the cap of {max_bytes:,}")
-    chunks, total = [], 0
+def _read_capped(response, max_bytes: int, url: str) -> bytes:
+    """The body (the transport already holds the cap and the deadline; this keeps the promise local too)."""
+    body = bytearray()
     for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > max_bytes:
+        body += chunk
+        if len(body) > max_bytes:
             raise FetchError("too_large", f"{url} sent more than the cap of {max_bytes:,} bytes; abandoned")
-        if time.monotonic() > deadline_at:
-            raise FetchError("timeout", f"{url} took longer than the poll's deadline to send the feed")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """``Retry-After`` as seconds from ``now`` (delta-seconds or an HTTP date); None when absent or unreadable."""
+    """``Retry-After`` as seconds from ``now`` (delta-seconds or an HTTP date), at most ``MAX_SERVER_DELAY``.
+
+    None when absent or unreadable. A huge number or a far-future date is
+    clamped (the host clamps again to ``[host] max_backoff``): a server cannot
+    silence a feed for years, nor overflow a clock.
+    """
     if not value:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
+        return min(float(value), MAX_SERVER_DELAY)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         return None
-    return max(0.0, (when - now).total_seconds())
+    return min(max(0.0, (when - now).total_seconds()), MAX_SERVER_DELAY)
 
 
 def max_age_seconds(cache_control: str | None) -> float | None:
-    """``max-age`` of a ``Cache-Control`` header (None with no-store/no-cache or no max-age)."""
+    """``max-age`` of a ``Cache-Control`` header, at most ``MAX_SERVER_DELAY`` (None with no-store/no-cache)."""
     if not cache_control:
         return None
     directives = [part.strip().lower() for part in cache_control.split(",")]
@@ -154,6 +171,6 @@ def max_age_seconds(cache_control: str | None) -> float | None:
     for directive in directives:
         name, _, value = directive.partition("=")
         if name.strip() == "max-age" and value.strip().strip('"').isdigit():
-            seconds = float(value.strip().strip('"'))
+            seconds = min(float(value.strip().strip('"')), MAX_SERVER_DELAY)
             return seconds if seconds > 0 else None
     return None

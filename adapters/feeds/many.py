@@ -123,13 +123,15 @@ def _fetch_all(source: str, settings, due: list, now: datetime, deadline_at: flo
 
     from fold_adapters.feeds.crowd import Task, host_of, run_polite
     from fold_adapters.feeds.feed import FeedPoller
+    from fold_core.bounded_http import bounded_client
 
     if not due:
         return {}
     limit = settings.seen_limit or SEEN_LIMIT_MANY
-    limits = httpx.Limits(max_connections=settings.max_connections,
-                          max_keepalive_connections=settings.max_connections)
-    with httpx.Client(limits=limits, follow_redirects=False) as client:
+    limits = httpx.Limits(max_connections=settings.max_connections)
+    # Bounded: each fetch keeps its own deadline and cap, however its server trickles (fold_core.bounded_http).
+    with bounded_client(seconds=settings.poll_timeout.total_seconds(), max_bytes=settings.max_bytes,
+                        limits=limits, follow_redirects=False) as client:
         tasks = []
         for key, ref, state in due:
             meta = {"feed": ref.url, **({"folder": ref.folder} if ref.folder else {})}

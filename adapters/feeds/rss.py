@@ -8,7 +8,8 @@ Settings (``[[adapters]] type = "rss"``), exactly one of ``url``, ``feeds``, ``o
 ``first_run``   ``last:20`` (default) | ``all`` | ``new`` | ``since:YYYY-MM-DD`` | ``last:N``, per feed
 ``timeout``     connect/read timeout of one request (default ``"30s"``); the whole
                 poll also stops before ``poll_timeout``
-``max_bytes``   response size cap (default 10 MiB); a larger feed is abandoned
+``max_bytes``   response size cap, counted decompressed (default 10 MiB, at most
+                64 MiB); a larger feed is abandoned
 ``seen_limit``  entry fingerprints kept per feed beyond those still in the feed
                 (default 5,000 for one feed, 500 per feed for many)
 ``max_connections``  feeds fetched at once (default 8); ``max_per_host`` at once
@@ -44,6 +45,7 @@ from fold_core.settings import AdapterSettings, ConfigPath, Duration
 __all__ = ["FeedItem", "RssAdapter", "RssSettings", "parse_first_run", "user_agent"]
 
 SEEN_LIMIT = 5000
+MAX_BYTES_LIMIT = 64 * 1024 * 1024  # no feed is larger; a larger cap would only let a hostile one cost more memory
 URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://\S+$"
 
 
@@ -69,7 +71,7 @@ class RssSettings(AdapterSettings):
     opml: ConfigPath | None = None
     first_run: str = "last:20"
     timeout: Duration = Field(default=timedelta(seconds=30))
-    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=MAX_BYTES_LIMIT)
     seen_limit: int | None = Field(default=None, ge=10, le=100_000)
     max_connections: int = Field(default=8, ge=1, le=64)
     max_per_host: int = Field(default=2, ge=1, le=16)

@@ -29,7 +29,8 @@ whatever had to be guessed or could not be read is said in ``meta``:
   adapters' "already seen" cache and the mbox ids use it).
 
 ``read_mail`` never raises: a message it cannot parse at all still gives a
-``Mail`` whose ``unreadable`` says why.
+``Mail`` whose ``unreadable`` says why; one whose parts nest too deeply for
+the parser keeps what its header says (subject, sender, date, thread).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any
 
 from fold_adapters.text.html import html_to_text
 from fold_adapters.mail.headers import addresses, delivery_facts, fingerprint, first_id, message_date
-from fold_adapters.mail.policy import parse
+from fold_adapters.mail.policy import parse, parser_policy
 from fold_adapters.text.clean import clean_line, clean_text, decode_bytes, header_text
 from fold_core.observation import Observation, bound_text
 
@@ -93,8 +94,15 @@ def read_mail(raw: bytes) -> Mail:
     """The ``Mail`` in ``raw`` (RFC 5322 bytes); never raises."""
     try:
         bounded, cut = _bound_headers(raw)
-        message = parse(bounded)
-        mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
+        try:
+            message = parse(bounded)
+            mail = _read_message(message, _Hints(raw), depth=0, budget=[MAX_EMBEDDED])
+        except RecursionError:  # parts nested far beyond MAX_NESTING: the parser gives up, the header is fine
+            from email.parser import BytesParser
+
+            message = BytesParser(policy=parser_policy()).parsebytes(bounded, headersonly=True)
+            mail = _read_message(message, _Hints(raw), depth=0, budget=[0], body=False)
+            mail.unreadable.append("MIME parts nested too deeply to parse; the body was not read")
         if cut:
             mail.notes.append(cut)
     except Exception as error:  # the last line of defence: the adapter must go on
@@ -149,7 +157,7 @@ def _bound_headers(raw: bytes) -> tuple[bytes, str | None]:
     return b"\n".join(kept) + raw[end:], f"over-long header lines cut to {HEADER_LINE_BYTES} bytes"
 
 
-def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int]) -> Mail:
+def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int], body: bool = True) -> Mail:
     headers = {name: field[1] for name, field in message.first_fields().items()}  # first field of each name
     mail = Mail()
 
@@ -173,7 +181,8 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int])
     mail.list_id = first_id(headers.get("list-id")) or (text_of("list-id") or None)
     mail.delivery = delivery_facts(headers)
     mail.fingerprint = fingerprint(headers)
-    _read_body(message, mail, hints, depth, budget)
+    if body:
+        _read_body(message, mail, hints, depth, budget)
     return mail
 
 

@@ -18,8 +18,9 @@ key        required  meaning
                      http(s) URL is also the observation's ``url``
 =========  ========  ==========================================================
 
-Other keys are ignored. A line that is not a JSON object is reported in the
-poll's health notes and skipped; it never blocks the lines after it.
+Other keys are ignored. A line that is not a JSON object (also one nested too
+deeply to decode) is reported in the poll's health notes and skipped; it never
+blocks the lines after it.
 
 Markdown (``*.md``): one observation per **top-level entry**:
 
@@ -76,6 +77,8 @@ def read_record(line: str) -> Record:
         value = json.loads(line)
     except ValueError as error:
         return Record(problem=f"not JSON ({cut_line(str(error), 120)})")
+    except RecursionError:  # ``[[[[…`` a thousand deep: the decoder gives up, this line alone is bad
+        return Record(problem="not JSON (nested too deeply to read)")
     if not isinstance(value, dict):
         return Record(problem=f"expected a JSON object, found {type(value).__name__}")
     text = value.get("text")

@@ -13,7 +13,8 @@ exactly one answer: one JSON document on stdout (or the text view with
     1  rejected by validation (the rejection on stdout)
     2  usage error (bad flag, bad --now, unreadable FILE, bad plugins.toml)
     3  store_unavailable: lock timeout, I/O error, failed fsync, no store to
-       read — the outcome is unknown: retry with the same batch_id
+       read, a full or read-only disk — the outcome is unknown: retry with
+       the same batch_id
     4  store_corrupt: a complete log line that does not parse or breaks order
 
 A traceback is never the answer to bad input. Command groups live in their own
@@ -33,7 +34,7 @@ from types import ModuleType
 from fold_core.cli import reads, writes
 from fold_core.cli.common import (FoldArgumentParser, add_store, config_given, emit, emit_text, explain, use_config,
                                   wants_json)
-from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError
+from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable, UsageError, os_error_text
 
 __all__ = ["CORE_GROUPS", "build_parser", "main"]
 
@@ -77,6 +78,9 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         return _fail(args, error, EXIT_CORRUPT, hint)
     except FoldError as error:
         return _fail(args, error, error.exit_code, "")
+    except OSError as error:  # the machine, not Fold: a full or read-only disk, a permission
+        hint = "outcome unknown: retry with the same batch_id" if _writes(args) else ""
+        return _fail(args, StoreUnavailable(os_error_text(error)), EXIT_UNAVAILABLE, hint)
     except KeyboardInterrupt:
         explain("foldctl: interrupted")
         return 130

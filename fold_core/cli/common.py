@@ -119,31 +119,50 @@ def resolve_store(given: str | None, *, url_ok: bool = False) -> str:
     """The store (a directory, or with ``url_ok`` a ``postgresql://`` URL) by the contract's precedence.
 
     A command that needs a directory (``url_ok`` false) refuses a URL with a
-    usage error rather than taking it for a relative path.
+    usage error rather than taking it for a relative path. A path naming a
+    regular file, a device or a place in ``/proc``, ``/sys`` or ``/dev`` is
+    refused too, naming where it came from (``--store``, ``$FOLD_STORE`` or
+    ``[store] path``), before any command touches it.
     """
     if given:
         return _store_location(os.path.expanduser(given), url_ok, "--store")
     from_env = os.environ.get("FOLD_STORE")
     if from_env:
         return _store_location(os.path.expanduser(from_env), url_ok, "$FOLD_STORE")
-    from fold_core.configfile import store_path
+    from fold_core.configfile import find_config, store_path
 
     from_config = store_path(_CONFIG)
     if from_config:
-        return _store_location(from_config, url_ok, "[store] in plugins.toml")
+        return _store_location(from_config, url_ok, "[store] in plugins.toml", find_config(_CONFIG))
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data_home, "fold", "store")
 
 
-def _store_location(location: str, url_ok: bool, source: str) -> str:
+def _store_location(location: str, url_ok: bool, source: str, config_file=None) -> str:
     from fold_core.store.location import is_url
 
-    if is_url(location) and not url_ok:
-        from fold_core.store.location import parse_url
+    if is_url(location):
+        if not url_ok:
+            from fold_core.store.location import parse_url
 
-        raise UsageError(f"{source} names a PostgreSQL store ({parse_url(location).display}); this command needs"
-                         " a store directory (init, state, commit, annotate, history and verify take either)")
-    return location
+            raise UsageError(f"{source} names a PostgreSQL store ({parse_url(location).display}); this command "
+                             "needs a store directory (init, state, commit, annotate, history and verify take either)")
+        return location
+    return _usable_directory(location, source, config_file)
+
+
+def _usable_directory(path: str, source: str, config_file=None) -> str:
+    from fold_core.files import directory_problem
+
+    problem = directory_problem(path)
+    if problem is None:
+        return path
+    if config_file is not None:
+        from fold_core.errors import ConfigError
+
+        raise ConfigError(f"{config_file}: [store], field 'path': expected a directory for the store; {problem}",
+                          file=str(config_file), instance="[store]", field="path")
+    raise UsageError(f"{source} {path}: expected a directory for the store; {problem}")
 
 
 def resolve_now(given: str | None) -> str:

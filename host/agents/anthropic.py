@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from fold_core.plugin_api import AgentRequest, Reply
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_core.settings import EnvName, ToolSettings
 from fold_host.agents.conversation import Clock, SdkBackend, messages, read_answer, unavailable
 from fold_host.agents.tool_loop import anthropic_reply, tool_box
@@ -53,13 +53,15 @@ class AnthropicBackend(SdkBackend):
                                      "system": request.skill, "messages": messages(request)}
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
-        clock = Clock()
+        clock, deadline = Clock(), self.deadline()
         box = tool_box(request, self.settings)
         try:
             if box is not None:
-                return anthropic_reply(lambda call: client.messages.create(**call), arguments, box, clock,
-                                       self.settings.model)
-            response = client.messages.create(**arguments)
+                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call), deadline), arguments,
+                                       box, clock, self.settings.model)
+            response = self.call(lambda: client.messages.create(**arguments), deadline)
+        except AgentUnavailable:
+            raise
         except Exception as error:  # the SDK's transport and status errors
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])

@@ -16,16 +16,18 @@ guess. ``classify`` names a transport failure for ``AgentUnavailable``.
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply, extract_json
 from fold_core.settings import env_value
+from fold_host.bounded import Worker
 
-__all__ = ["Clock", "SdkBackend", "classify", "correction_text", "input_text", "messages", "read_answer", "skill_language",
-           "unavailable"]
+__all__ = ["Clock", "SdkBackend", "bounded_http_client", "classify", "correction_text", "input_text", "messages",
+           "read_answer", "skill_language", "unavailable"]
 
 _CORRECTION = {
     "zh": ("上一次输出没有被接受，批次没有写入（同一 batch_id 仍可使用）。回执如下：\n{receipt}\n\n"
@@ -101,8 +103,10 @@ class Clock:
 
 
 def classify(error: BaseException) -> str:
-    """A short class for an SDK transport error: timeout, connection, http_<status>, or the error's name."""
+    """A short class for an SDK transport error: timeout, too_large, connection, http_<status>, or its name."""
     names = {cls.__name__ for cls in type(error).__mro__}
+    if "TooLarge" in {cls.__name__ for cls in type(error.__cause__).__mro__} or "TooLarge" in names:
+        return "too_large"
     if "APITimeoutError" in names or isinstance(error, TimeoutError):
         return "timeout"
     status = getattr(error, "status_code", None)
@@ -116,6 +120,9 @@ def classify(error: BaseException) -> str:
 def unavailable(error: BaseException, clock: Clock, backend: str) -> AgentUnavailable:
     """An ``AgentUnavailable`` for a failed SDK call (message without secrets or tracebacks)."""
     kind = classify(error)
+    cause = error.__cause__
+    if kind in ("too_large", "timeout") and cause is not None and type(cause).__module__ == "fold_core.bounded_http":
+        error = cause  # the bound that was hit says more than the SDK's "Connection error."
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return AgentUnavailable(kind, f"{backend}: {kind}: {message}"[:500], latency_ms=clock.ms)
 
@@ -128,7 +135,11 @@ class SdkBackend(AgentBackend):
 
     Subclasses name the client class (``sdk_client``) and the host used when
     ``base_url`` is not set (``default_host``); the SDK's own retries are off:
-    the host's attempts and backoff decide.
+    the host's attempts and backoff decide. The client's transport is
+    bounded (``fold_core.bounded_http``): each request ends at ``timeout``
+    however the server trickles and reads at most ``max_answer_bytes``; each
+    SDK call goes through ``call``, which gives up at ``timeout`` whatever
+    happens inside.
     """
 
     default_host = ""
@@ -166,6 +177,56 @@ class SdkBackend(AgentBackend):
                 api_key=env_value(self.settings.api_key_env) or PLACEHOLDER_KEY,
                 timeout=self.settings.timeout.total_seconds(),
                 max_retries=0,
+                http_client=bounded_http_client(self.settings, self.sdk_client()),
             )
         return self._client
+
+    def deadline(self) -> float:
+        """When an attempt that starts now must be over (``time.monotonic()``): ``timeout`` from now."""
+        return time.monotonic() + self.settings.timeout.total_seconds()
+
+    def call(self, function: Callable[[], Any], deadline: float) -> Any:
+        """``function()`` (one SDK request) within the attempt's ``deadline`` (plus a moment).
+
+        An attempt may make several requests (a model looking things up with
+        the editor's tools): all of them share the one deadline, so
+        ``timeout`` bounds the whole attempt. The transport already ends each
+        request at ``timeout`` however the server trickles; this is the
+        guarantee that holds whatever the SDK does around it. A call that
+        outruns it is left to end on its own thread (its transport stops it
+        soon after) and the attempt fails as a timeout.
+        """
+        limit = self.settings.timeout.total_seconds()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AgentUnavailable("timeout", f"{self.type_name}: timeout: no complete answer within {limit:g}s",
+                                   latency_ms=limit * 1000)
+        worker = Worker(f"editor-{self.type_name}")
+        try:
+            return worker.call(function, left + CALL_GRACE)
+        except TimeoutError:
+            raise AgentUnavailable("timeout", f"{self.type_name}: timeout: no complete answer within {limit:g}s",
+                                   latency_ms=limit * 1000) from None
+        finally:
+            worker.stop()
+
+
+CALL_GRACE = 2.0  # seconds past ``timeout`` before an SDK call is abandoned (the transport ends it at ``timeout``)
+
+
+def bounded_http_client(settings, client_class):
+    """The httpx client of an SDK: each request ends at ``timeout`` and reads at most ``max_answer_bytes``."""
+    from fold_core.bounded_http import bounded_client
+
+    return bounded_client(seconds=settings.timeout.total_seconds(), max_bytes=settings.max_answer_bytes,
+                          package=sdk_httpx(client_class), follow_redirects=True)
+
+
+def sdk_httpx(client_class) -> str:
+    """The httpx package an SDK's client class is built on: ``httpx``, or the copy it ships (``httpx2``)."""
+    sdk = importlib.import_module(client_class.__module__.split(".")[0])
+    for cls in getattr(getattr(sdk, "DefaultHttpxClient", None), "__mro__", ()):
+        if cls.__name__ == "Client":
+            return cls.__module__.split(".")[0]
+    return "httpx"
 

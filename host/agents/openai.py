@@ -65,18 +65,18 @@ class OpenAIBackend(SdkBackend):
             arguments["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             arguments["max_tokens"] = self.settings.max_tokens
-        clock = Clock()
+        clock, deadline = Clock(), self.deadline()
         box = tool_box(request, self.settings) if self._tools else None
         try:
             if box is not None:
                 try:
-                    return openai_reply(lambda call: self._create(client, call), arguments, box, clock,
-                                        self.settings.model)
+                    return openai_reply(lambda call: self.call(lambda: self._create(client, call), deadline), arguments,
+                                        box, clock, self.settings.model)
                 except Exception as error:
                     if not refused_tools(error, box):
                         raise
                     self._tools = False  # this server takes no tools: ask plainly from now on
-            response = self._create(client, arguments)
+            response = self.call(lambda: self._create(client, arguments), deadline)
         except AgentUnavailable:
             raise
         except Exception as error:  # the SDK's transport and status errors

@@ -108,7 +108,7 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
-    from fold_host.daemon import run
+    from fold_host.service import run
 
     given = config_given()
     config = load_config(given)

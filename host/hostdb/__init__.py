@@ -16,6 +16,8 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 * an observation added once under its id (``entries``: an agent's report);
 * ``counters`` and the daemon's heartbeat — what monitoring reads (``watch``);
 * retention of old observations' text (``retention``);
+* ``cited`` — the observation ids the store's records cite, so that a
+  rebuilt host.db never offers them again as new (``cited``);
 * ``host_meta`` — small facts such as the last window (``connection``).
 
 The schema and its ordered migrations are in ``schema``. The tables'

@@ -2,7 +2,10 @@
 
 SQLite in WAL mode, so the daemon, ``foldctl feedback`` and the Pinboard can
 write beside each other; ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` write
-transactions. The table-specific parts of ``HostDB`` build on this class.
+transactions. Every SQLite error leaves as a Fold error (``failures``:
+damaged, disk full, read-only, busy). ``create=False`` opens an existing
+host.db only (the daemon's guard: a missing one is not silently made anew).
+The table-specific parts of ``HostDB`` build on this class.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ import json
 import os
 import sqlite3
 import time
+from urllib.parse import quote
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fold_core.errors import StoreUnavailable
+from fold_core.errors import StoreError, StoreUnavailable
+from fold_host.hostdb.failures import GuardedConnection, HostDBCorrupt, translated
 from fold_host.hostdb.schema import MIGRATIONS, OPEN_TIMEOUT, statements
 
 __all__ = ["Connection"]
@@ -24,14 +29,26 @@ __all__ = ["Connection"]
 class Connection:
     """One connection to host.db; use from one thread (open one per thread)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
         self.path = str(path)
+        target = self.path if create else f"file:{quote(os.path.abspath(self.path))}?mode=rw"
         try:
-            self.connection = sqlite3.connect(self.path, timeout=OPEN_TIMEOUT, isolation_level=None,
-                                              check_same_thread=False)
-            self._prepare()
+            self.connection = sqlite3.connect(target, timeout=OPEN_TIMEOUT, isolation_level=None,
+                                              check_same_thread=False, factory=GuardedConnection, uri=not create)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {error}") from None
+        self.connection.fold_path = self.path
+        try:
+            self.connection.raw = True
+            self._prepare()
+            self.connection.raw = False
+        except sqlite3.Error as error:
+            self.connection.close()
+            failure = translated(error, self.path)
+            if isinstance(failure, HostDBCorrupt):
+                raise failure from None
+            said = str(failure).removeprefix(f"{self.path}: ")
+            raise StoreUnavailable(f"{self.path}: the host database cannot be opened: {said}") from None
 
     def _prepare(self) -> None:
         """WAL, full sync, foreign keys and the migrations; retried while SQLite says "locked".
@@ -73,14 +90,14 @@ class Connection:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on error)."""
-        try:
-            self.connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise StoreUnavailable(f"{self.path}: the host database is busy or unwritable: {error}") from None
+        self.connection.execute("BEGIN IMMEDIATE")  # a failure is already a Fold error (``failures``)
         try:
             yield self.connection
         except BaseException:
-            self.connection.execute("ROLLBACK")
+            try:
+                self.connection.execute("ROLLBACK")
+            except (StoreError, sqlite3.Error):  # the first failure is the one to report
+                pass
             raise
         else:
             self.connection.execute("COMMIT")

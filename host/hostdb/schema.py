@@ -201,6 +201,11 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO counters (name, labels, value)
         SELECT 'agent_tokens', json_array('output'), coalesce(sum(output_tokens), 0) FROM agent_calls;
     """,
+    # 7: the observations the store's records cite (``event:<id>`` sources), read up to ``cited_through``:
+    # a new or rebuilt host.db never offers them again as new.
+    """
+    CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;
+    """,
 )
 
 

@@ -107,10 +107,12 @@ class Pinboard:
 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
-               language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32):
+               language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32,
+               login_throttle=None):
     """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
 
-    Its words are in ``language`` (en | zh) and its times in ``timezone``.
+    Its words are in ``language`` (en | zh) and its times in ``timezone``. ``login_throttle``: the
+    ``LoginThrottle`` of wrong tokens (a fresh one by default).
     """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -139,8 +141,9 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/metrics", watch.metrics),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
-    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied)
+    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
     guard.pinboard, guard.pages = pinboard, pages
+    pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 
 

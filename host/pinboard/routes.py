@@ -23,7 +23,7 @@ from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
 from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
-from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, cookies_of, login_value
+from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
 
 __all__ = ["Pages"]
 
@@ -238,6 +238,9 @@ class Pages:
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(AUTH_COOKIE, login_value(self.token), httponly=True, samesite="strict", path="/")
             return response
+        throttle = getattr(self, "throttle", None)
+        if throttle is not None:
+            throttle.wrong(client_address(request.scope))
         return self.page(request, "login.html.j2", 401, error=self.t("That is not the token."))
 
     async def denied(self, scope, receive, send) -> None:

@@ -19,6 +19,11 @@ One ASGI middleware (``Guard``) in front of every route:
   token, never the token itself); anything else is 401 with the login form.
 * **Size**: a request body over ``MAX_BODY`` bytes is 413, read at most once.
 
+``LoginThrottle`` limits guessing: after ``LIMIT`` wrong tokens from one
+address within ``WINDOW`` seconds (the login form or a Bearer header), every
+token try from it is 429 with ``Retry-After`` until the oldest wrong one is
+that old — the right token too, so a guesser learns nothing while limited.
+
 ``Csrf`` is the signed double-submit token of every form: an HttpOnly
 ``fold_csrf`` cookie holds a random nonce, each form carries
 ``HMAC(secret, nonce)``; a POST whose field does not match its cookie, or
@@ -30,11 +35,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import math
 import secrets
+import threading
+import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 
-__all__ = ["AUTH_COOKIE", "CSP", "CSRF_COOKIE", "Csrf", "Guard", "MAX_BODY", "is_loopback", "login_value"]
+__all__ = ["AUTH_COOKIE", "CSP", "CSRF_COOKIE", "Csrf", "Guard", "LoginThrottle", "MAX_BODY", "client_address",
+           "is_loopback", "login_value"]
 
 CSP = ("default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; "
        "frame-ancestors 'none'")
@@ -81,6 +91,51 @@ def cookies_of(scope: dict) -> dict[str, str]:
     return {key: morsel.value for key, morsel in cookie.items()}
 
 
+class LoginThrottle:
+    """Wrong tokens per client address in a sliding window (see the module docstring)."""
+
+    LIMIT, WINDOW, ADDRESSES = 5, 60.0, 4096
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._wrong: OrderedDict[str, deque] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait(self, address: str) -> float:
+        """Seconds before ``address`` may try a token again (0: now)."""
+        with self._lock:
+            tries = self._recent(address)
+            return 0.0 if len(tries) < self.LIMIT else max(tries[0] + self.WINDOW - self._clock(), 0.001)
+
+    def wrong(self, address: str) -> None:
+        """``address`` gave a wrong token."""
+        with self._lock:
+            self._recent(address).append(self._clock())
+            self._wrong.move_to_end(address)
+            while len(self._wrong) > self.ADDRESSES:  # a flood of addresses cannot grow this without bound
+                self._wrong.popitem(last=False)
+
+    def _recent(self, address: str) -> deque:
+        tries = self._wrong.setdefault(address, deque())
+        while tries and tries[0] <= self._clock() - self.WINDOW:
+            tries.popleft()
+        return tries
+
+
+def client_address(scope: dict) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+async def too_many(send, seconds: float) -> None:
+    """The 429 answer of a limited address."""
+    wait = max(1, math.ceil(seconds))
+    await send({"type": "http.response.start", "status": 429,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", str(wait).encode())]})
+    await send({"type": "http.response.body",
+                "body": f"Too many wrong tokens from this address; try again in {wait} s.\n".encode()})
+
+
 class Csrf:
     """Signed double-submit tokens: cookie nonce ↔ form field ``HMAC(secret, nonce)``."""
 
@@ -111,10 +166,12 @@ class Guard:
     """ASGI middleware: security headers, Host check, token check, body cap (see the module docstring)."""
 
     def __init__(self, app, *, token: str | None, loopback: bool,
-                 denied: Callable[[dict, str], Awaitable[None]] | None = None) -> None:
+                 denied: Callable[[dict, str], Awaitable[None]] | None = None,
+                 throttle: LoginThrottle | None = None) -> None:
         self.app, self.token, self.loopback = app, token, loopback
         self._login = login_value(token) if token else None
         self._denied = denied  # an ASGI-like callable(scope, receive, send, why) for the 401 page
+        self.throttle = throttle or LoginThrottle()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -133,7 +190,14 @@ class Guard:
         if self.loopback and not self._host_allowed(scope):
             await _plain(send_with_headers, 421, "This Pinboard answers only on 127.0.0.1, localhost or [::1].\n")
             return
+        if self.token and self._tries_token(scope):
+            wait = self.throttle.wait(client_address(scope))
+            if wait > 0:
+                await too_many(send_with_headers, wait)
+                return
         if self.token and scope["path"] not in OPEN_PATHS and not self.authorised(scope):
+            if _bearer(scope) is not None:
+                self.throttle.wrong(client_address(scope))
             if self._denied is not None:
                 await self._denied(scope, receive, send_with_headers)
             else:
@@ -154,13 +218,21 @@ class Guard:
         name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
         return name.lower() in LOOPBACK_NAMES
 
+    @staticmethod
+    def _tries_token(scope: dict) -> bool:
+        return _bearer(scope) is not None or (scope["path"] == "/login" and scope["method"] == "POST")
+
     def authorised(self, scope: dict) -> bool:
-        given = _header(scope, b"authorization")
-        if given is not None and given[:7].lower() == "bearer ":
-            if hmac.compare_digest(given[7:].strip().encode("utf-8"), self.token.encode("utf-8")):
-                return True
+        given = _bearer(scope)
+        if given is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8")):
+            return True
         cookie = cookies_of(scope).get(AUTH_COOKIE)
         return cookie is not None and hmac.compare_digest(cookie.encode("utf-8"), self._login.encode("utf-8"))
+
+
+def _bearer(scope: dict) -> str | None:
+    given = _header(scope, b"authorization")
+    return given[7:].strip() if given is not None and given[:7].lower() == "bearer " else None
 
 
 async def _plain(send, status: int, text: str) -> None:

@@ -38,7 +38,7 @@ class Bind:
         return is_loopback(self.host)
 
     def url(self, port: int | None = None) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = f"[{self.host}]" if ":" in self.host else self.host  # the host is kept without brackets
         return f"http://{host}:{self.port if port is None else port}/"
 
 
@@ -46,6 +46,8 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     """The address to listen on and the token to check; UsageError when it must not start."""
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be 0…65535, got {port}")
+    if host.startswith("[") and host.endswith("]"):  # "[::1]" as written in a URL: the address is inside
+        host = host[1:-1]
     from fold_core.settings import FILE_SECRET_PREFIX, env_value
 
     token = None
@@ -87,7 +89,7 @@ def listen(bind: Bind):
 
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
     try:
-        return socket.create_server((bind.host.strip("[]"), bind.port), family=family, backlog=128)
+        return socket.create_server((bind.host, bind.port), family=family, backlog=128)
     except OSError as error:
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
@@ -95,8 +97,9 @@ def listen(bind: Bind):
 def _server(app, lifespan: str = "off", graceful: float | None = None):
     import uvicorn
 
+    # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False,
-                            lifespan=lifespan, timeout_graceful_shutdown=graceful)
+                            lifespan=lifespan, timeout_graceful_shutdown=graceful, log_config=None)
     return uvicorn.Server(config)
 
 

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.support.host_workspace import Workspace
-from tests.support.llm_servers import LLMServer, respond, status, text, tool_calls
+from tests.support.llm_servers import LLMServer, delay, respond, status, text, tool_calls
 
 NOW = "2026-10-09T08:00:00+08:00"
 BOTH = pytest.mark.parametrize("api", ["openai", "anthropic"])
@@ -150,6 +150,25 @@ def test_more_calls_than_max_tool_calls_end_the_attempt_cleanly(tmp_path, server
     assert (second["outcome"], second["tools"]) == ("checked", [])
     code, shown, _ = ws.run("calls", "show", str(first["id"]))
     assert code == 0 and shown["call"]["tool_calls"][2]["error"] == "too_many_tool_calls"
+
+
+@BOTH
+def test_tool_rounds_share_the_attempts_timeout(tmp_path, server, api):
+    """Each round is quick enough alone; together they outrun ``timeout``, so the attempt ends at it."""
+    import time
+
+    ws = workspace(tmp_path, server, api)
+    ws.config.write_text(ws.config.read_text().replace('timeout = "10s"', 'timeout = "3s"')
+                         + "\n[host]\nmax_attempts = 1\n")
+    slow = delay(1.2, tool_calls(("fold_get_item", {"id": "visa"})))
+    server.script(*[slow] * 8, text(answer("mail:2", related=())))
+    started = time.monotonic()
+    report = ws.tick("2026-10-09T10:00:00+08:00")
+    elapsed = time.monotonic() - started
+    assert report["outcome"] == "failed" and report["attempts"] == 1
+    assert calls_of(ws)[0]["outcome"] == "unavailable"
+    assert len(server.requests) < 5  # not 8 rounds of 1.2 s: the rounds stopped at the attempt's 3 s
+    assert elapsed < 3 + 2 + 3  # the timeout, the grace of a call, and a tick's own work
 
 
 @BOTH

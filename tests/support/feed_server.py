@@ -16,6 +16,7 @@ import hashlib
 import socket
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from xml.sax.saxutils import escape
@@ -32,6 +33,7 @@ class FeedRoute:
     validators: bool = True  # send ETag / Last-Modified and honour conditional GET
     declared_length: int | None = None  # a Content-Length that lies (zip-bomb-sized declarations)
     chunked: bool = False  # no Content-Length: the body ends when the connection closes
+    writer: Any = None  # a ``hostile_http`` writer: the whole answer, written raw (trickles, bombs)
     requests: list[dict[str, str]] = field(default_factory=list)
     answered: list[int] = field(default_factory=list)  # the status of each answer, in order
 
@@ -55,6 +57,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         route.requests.append({k.lower(): v for k, v in self.headers.items()})
+        if route.writer is not None:
+            self.close_connection = True
+            route.writer(self, self.server.stopping)
+            return
         if route.status == 200 and route.validators and (
                 self.headers.get("If-None-Match") == route.etag
                 or self.headers.get("If-Modified-Since") == route.last_modified()):
@@ -91,6 +97,7 @@ class FeedServer:
         self.httpd = ThreadingHTTPServer((host, 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.routes = {}
+        self.httpd.stopping = threading.Event()
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
@@ -105,6 +112,7 @@ class FeedServer:
         return route
 
     def close(self) -> None:
+        self.httpd.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

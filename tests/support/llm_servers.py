@@ -26,7 +26,9 @@ A reply is one of
 * ``tool_calls(("name", arguments), ...)`` — an answer that calls tools
   (OpenAI ``message.tool_calls`` with ``finish_reason: tool_calls``;
   Anthropic ``tool_use`` blocks with ``stop_reason: tool_use``); ``arguments``
-  is a dict, or a string sent as it is (OpenAI only: a malformed one).
+  is a dict, or a string sent as it is (OpenAI only: a malformed one);
+* ``hostile(writer)`` — the whole answer written raw by a ``hostile_http``
+  writer: an endless body, a trickle, an oversized answer.
 
 ``Request.tool_results()`` gives the tool answers a request carries (OpenAI
 ``role: tool`` messages, Anthropic ``tool_result`` blocks), oldest first, as
@@ -50,7 +52,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LLMServer", "Reply", "Request", "delay", "raw", "refused_url", "respond", "status", "text", "tool_calls"]
+__all__ = ["LLMServer", "Reply", "Request", "delay", "hostile", "raw", "refused_url", "respond", "status", "text",
+           "tool_calls"]
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -120,6 +123,7 @@ class Reply:
     body: Any = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    writer: Callable[[Any, threading.Event], None] | None = None
     calls: tuple = ()  # (name, arguments) of the tools this answer calls
 
 
@@ -152,6 +156,10 @@ def respond(function: Callable[[Request], Reply | str]) -> Reply:
 
 def raw(body: Any, code: int = 200) -> Reply:
     return Reply(body=body, code=code)
+
+
+def hostile(writer: Callable[[Any, threading.Event], None]) -> Reply:
+    return Reply(writer=writer)
 
 
 def _reply(value: Reply | str) -> Reply:
@@ -297,6 +305,10 @@ class LLMServer:
                 reply = reply.then or text("{}")
                 continue
             break
+        if reply.writer is not None:
+            handler.close_connection = True
+            reply.writer(handler, self._stopping)
+            return
         code, document = self._render(api, reply, request, number)
         self._send(handler, code, document)
 

@@ -1,0 +1,61 @@
+"""What the store's records cite: the ``cited`` table (``HostDB`` part).
+
+The store keeps every item's sources (``event:<observation id>``); host.db
+keeps the inbox. When host.db is lost and built anew — deleted, restored from
+an old backup, moved aside after damage — the sources are read again from
+their first run and observations the editor settled long ago arrive as new.
+Offered to the editor again, they would bring back items it had withdrawn.
+So host.db keeps, beside the inbox, which observation ids the store's records
+cite (read from the records after ``cited_through``), and a pending
+observation that the store already cites is settled as ``used`` without
+asking the editor, related to the items that cite it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+__all__ = ["CITED_THROUGH", "CitedTables"]
+
+CITED_THROUGH = "cited_through"  # host_meta: the event_seq up to which the records' citations are known
+WHY = ("already cited by the store's records ({items}); host.db had no record of it (rebuilt), so the editor "
+       "was not asked again")
+
+
+class CitedTables:
+    """``cited``: (observation id, item id) pairs read from the store's records."""
+
+    connection: sqlite3.Connection
+
+    def cited_through(self) -> int:
+        return int(self.meta(CITED_THROUGH, 0))
+
+    def add_cited(self, pairs: Iterable[tuple[str, str]], *, through: int) -> None:
+        """Remember these (observation, item) citations, read from the records up to ``through``."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO cited (event, item) VALUES (?, ?)", list(pairs))
+            self._set_meta_in(db, CITED_THROUGH, through)
+
+    def forget_cited(self) -> None:
+        """Forget every citation (the store is not the one they were read from)."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM cited")
+            self._set_meta_in(db, CITED_THROUGH, 0)
+
+    def settle_cited(self, *, now: str) -> list[str]:
+        """Pending observations the store already cites become ``used`` (related: the citing items); their ids.
+
+        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle.
+        """
+        with self.transaction() as db:
+            rows = db.execute("SELECT o.id, group_concat(c.item, char(10)) FROM observations o JOIN cited c "
+                              "ON c.event = o.id WHERE o.status = 'pending' AND o.deferred_times = 0 "
+                              "GROUP BY o.id ORDER BY o.seq").fetchall()
+            marks = []
+            for event, joined in rows:
+                items = sorted(set(joined.split("\n")))
+                marks.append({"event": event, "disposition": "used", "why": WHY.format(items=", ".join(items)),
+                              "related": items})
+            self._mark_in(db, marks, batch_id=None, now=now)
+        return [event for event, _ in rows]
