@@ -172,7 +172,7 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     english = Workspace(tmp_path / "en", script=["track"])
     code, out, _ = english.call("--store", str(ws.store), "state", "--now", "2026-10-09T01:00:00Z",
                                 "--format", "text")
-    assert out.startswith("Fold state at 2026-10-09T01:00:00Z · revision 1")  # nothing set: as before
+    assert out.startswith("Fold state at 2026-10-09 01:00 (UTC) · revision 1")  # nothing set: English and UTC
 
 
 def test_the_pinboard_speaks_chinese_throughout(tmp_path):
@@ -200,3 +200,32 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
         assert "2026-10-10 18:00" in item and "紧急" in item and "待你处理" in item
         missing = client.get("/observation/mail:1").text
         assert "没有这个观察" in missing and "This host" not in missing
+
+
+def test_one_language_and_zone_for_every_view_a_person_reads(tmp_path):
+    """Text views, the briefing and the Pinboard: [host] language else English, [host] timezone else UTC."""
+    from starlette.testclient import TestClient
+
+    from fold_host.pinboard.server import from_config
+    from fold_host.plugins import load_config
+    from tests.support.host_workspace import Workspace
+
+    for name, host, language, title, clock in (
+            ("unset", "", "en", "Fold briefing", "2026-10-09 00:30 (UTC)"),
+            ("zh", 'language = "zh"\ntimezone = "Asia/Shanghai"\n', "zh", "Fold 简报", "2026-10-09 08:30 (Asia/Shanghai)")):
+        ws = Workspace(tmp_path / name, script=["track"], host=host)
+        ws.feed("mail", {"native": "1", "title": "签证材料", "text": "补交"})
+        ws.tick("2026-10-09T00:00:00Z")
+        now = "2026-10-09T08:30:00+08:00"
+        code, out, _ = ws.call("--store", str(ws.store), "state", "--now", now, "--format", "text")
+        assert code == 0 and clock in out.splitlines()[0], (name, out)
+        code, brief, _ = ws.run("brief", "--now", now)
+        assert code == 0 and (brief["language"], brief["timezone"]) == (language, clock.split("(")[1][:-1])
+        assert brief["now"] == now  # JSON: the instant as given, with its offset
+        code, text, _ = ws.call("brief", "--now", now, "--format", "text")
+        assert code == 0 and title in text, (name, text)
+        app, _ = from_config(load_config(str(ws.config)), str(ws.store))
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            assert f'<html lang="{language}">' in client.get("/").text
+    code, skill, _ = Workspace(tmp_path / "unset").call("skill")  # the editor's instructions: zh by default
+    assert code == 0 and re.search(r"[\u4e00-\u9fff]", skill[:400])
