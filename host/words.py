@@ -98,6 +98,20 @@ CATALOG = {"zh": {
         "守护进程（pid {pid}）持有存储，但最后一次心跳已是 {age} 秒前（{at}）：它卡住了",
     "running (pid {pid}) since {since}; last heartbeat {age}s ago": "运行中（pid {pid}），始于 {since}；最后一次心跳在 {age} 秒前",
     "no answer within {seconds}s": "{seconds} 秒内没有应答", "reachable": "可以连接",
+    # foldctl calls, calls show, inbox show
+    " (fallback)": "（替补）", "#{id}  {at}  {backend}{model}{fallback}  skill {skill}":
+        "#{id}  {at}  {backend}{model}{fallback}  技能 {skill}",
+    "window {window} · attempt {attempt}": "窗口 {window} · 第 {attempt} 次尝试",
+    "{tokens_in} → {tokens_out} tokens": "{tokens_in} → {tokens_out} 个 token", " · tools: {tools}": " · 工具：{tools}",
+    "(no calls)": "（没有调用）", "(no such call)": "（没有这个调用）", "tool": "工具",
+    " → error {error}": " → 错误 {error}", " → {bytes} bytes": " → {bytes} 字节",
+    "request:": "请求：", "response:": "回应：", "stderr:": "标准错误输出：", "(none)": "（无）",
+    "(not kept: only the most recent calls keep their request)": "（未保留：只有最近的调用保留请求）",
+    "(no such observation)": "（没有这个观察）", "{id}  ({channel} from {source})": "{id}（{channel}，来自 {source}）",
+    "from: {sender}": "发件人：{sender}", "at: {at} · observed {observed}": "时间：{at} · 观察于 {observed}",
+    "title: {title}": "标题：{title}", "url: {url}": "链接：{url}", "thread: {thread}": "会话：{thread}",
+    "(no text)": "（没有正文）", "status: {status}": "状态：{status}",
+    " (first deferred {at}, {times} time(s))": "（首次推迟于 {at}，共 {times} 次）",
     # foldctl backup / restore
     "backup of event {event_seq} (revision {revision}) in {out}: {count} files":
         "已备份事件 {event_seq}（修订 {revision}）到 {out}：{count} 个文件",

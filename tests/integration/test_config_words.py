@@ -165,6 +165,12 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     assert "根层：已用" in out and "痕迹" in out and "知悉" in out and "trace" not in out
     code, out, _ = ws.call("inbox", "--format", "text")
     assert out.startswith("2026-10-09 08:00  mail:1  签证材料") and "采用：scripted: tracked" in out
+    code, out, _ = ws.call("inbox", "show", "mail:1", "--format", "text")
+    assert out.splitlines()[:4] == ["mail:1（email，来自 mail）", "发件人：someone",
+                                    "时间：2026-10-09 08:00 · 观察于 2026-10-09 08:00", "标题：签证材料"]
+    assert "状态：已处理" in out and "  2026-10-09 08:00  采用：scripted: tracked → t-mail-1" in out
+    code, out, _ = ws.call("calls", "--format", "text")
+    assert out.startswith("#1  2026-10-09 08:00  scripted  技能 ") and "第 1 次尝试" in out and "已提交 · " in out
     code, out, _ = ws.call("--store", str(ws.store), "history", "--format", "text")
     assert "2026-10-09 08:00 · 修订 0→1" in out and "新建 t-mail-1 份额" in out
     code, json_out, _ = ws.call("--store", str(ws.store), "history", "--format", "json")
