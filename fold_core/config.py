@@ -75,6 +75,15 @@ class HostSection(_Section):
     keep_observations: Duration | None = None  # processed observations older than this lose their text
     max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
 
+    @property
+    def reader_language(self) -> str:
+        """The language of what a person reads: ``language`` when the file writes it, else English.
+
+        ``language``'s default (zh) is the editor's instructions' (the skill's),
+        not a reader's; see ``configfile.view_settings`` for the rule.
+        """
+        return self.language if "language" in self.model_fields_set else "en"
+
     @field_validator("timezone")
     @classmethod
     def _zone(cls, value: str) -> str:

@@ -245,7 +245,8 @@ def _deliver(host: Host, db, now_text: str) -> list[dict]:
 
     settings = host.config.host
     return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config))
+                       language=settings.reader_language, coverage=host.coverage(db),
+                       editor=editor_status(db, host.config))
 
 
 def pause_point(store_dir: str, point: str) -> None:

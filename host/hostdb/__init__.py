@@ -20,40 +20,24 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
   rebuilt host.db never offers them again as new (``cited``);
 * ``host_meta`` — small facts such as the last window (``connection``).
 
-The schema and its ordered migrations are in ``schema``.
+The schema and its ordered migrations are in ``schema``. The tables'
+operations come together in ``HostDB`` (``database``), imported on first
+use: what needs only the file's name or a pinned copy (``foldctl backup``)
+does not load the inbox's models.
 """
 
 from __future__ import annotations
 
-import os
-
-from fold_host.hostdb.calls import CallTables
-from fold_host.hostdb.cited import CitedTables
-from fold_host.hostdb.connection import Connection
-from fold_host.hostdb.consumers import ConsumerMemory, ConsumerTables
-from fold_host.hostdb.dispositions import DispositionTables
-from fold_host.hostdb.entries import EntryTables
-from fold_host.hostdb.inbox import InboxTables, retry_pause
-from fold_host.hostdb.learning import LearningTables
-from fold_host.hostdb.retention import RetentionTables
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
-from fold_host.hostdb.search import SearchTables
-from fold_host.hostdb.sources import SourceTables
-from fold_host.hostdb.watch import WatchTables
 
 __all__ = ["FILE_NAME", "MIGRATIONS", "ConsumerMemory", "HostDB", "open_host_db", "retry_pause"]
 
-
-class HostDB(InboxTables, DispositionTables, EntryTables, LearningTables, SearchTables, SourceTables,
-             ConsumerTables, CallTables, WatchTables, RetentionTables, CitedTables, Connection):
-    """One connection to host.db with every table's operations; use from one thread (open one per thread)."""
+_DATABASE = {"ConsumerMemory", "HostDB", "open_host_db", "retry_pause"}
 
 
-def open_host_db(store_dir: str | os.PathLike, *, create: bool = True) -> HostDB:
-    """Open (creating and migrating as needed) ``host.db`` in the store directory.
+def __getattr__(name: str):
+    if name in _DATABASE:
+        from fold_host.hostdb import database
 
-    ``create=False``: only an existing host.db (``StoreUnavailable`` when there is none).
-    """
-    if create:
-        os.makedirs(store_dir, exist_ok=True)
-    return HostDB(os.path.join(store_dir, FILE_NAME), create=create)
+        return getattr(database, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
