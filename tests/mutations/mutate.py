@@ -122,14 +122,13 @@ MAIL_PARSE_TESTS = ("tests/unit/test_mail_parse.py",)
 # mail parser's direct path for one-part messages (a message it builds unlike the feed parser).
 MUTATIONS += (
     Mutation("kept-rectangle-ignores-its-boxes", "host/pinboard/fragments.py",
-             'whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget, keys)',
-             'whole = ("rectangle", canvas, layer.key, layer.width, layer.height, budget)', BOARD_TESTS),
+             "drawn = (layer.boxes, tuple(", "drawn = (tuple(", BOARD_TESTS),
     Mutation("kept-box-by-name-only", "host/pinboard/fragments.py",
-             "part = self._parts.get((name, budget, key))", "part = self._parts.get((name, budget, None))",
+             "key = (name, box.id in marked, budget, box_key(box))", "key = (name, box.id in marked, budget, None)",
              BOARD_TESTS),
     Mutation("kept-entry-ignores-its-children", "host/pinboard/fragments.py",
-             'None if entry["children"] is None else tuple(entry["children"].items())) for entry in entries)',
-             'None) for entry in entries)', BOARD_TESTS),
+             'key = ("entry", budget, values, badges, None if children is None else tuple(children.items()))',
+             'key = ("entry", budget, values, badges, None)', BOARD_TESTS),
     Mutation("box-key-skips-lines", "host/pinboard/fragments.py",
              'if field.name != "children")', 'if field.name not in ("children", "lines"))', BOARD_TESTS),
     Mutation("direct-parse-allows-space-in-names", "adapters/mail/policy.py",
