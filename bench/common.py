@@ -29,7 +29,8 @@ import sys
 import time
 from datetime import datetime, timedelta, timezone
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+# The repository's code, or another copy of it (``FOLD_BENCH_CODE``: run_floor measures the code before a change).
+sys.path.insert(0, os.environ.get("FOLD_BENCH_CODE") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fold_core import kernel  # noqa: E402
 from fold_core.state import empty_state  # noqa: E402

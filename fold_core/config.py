@@ -83,6 +83,15 @@ class HostSection(_Section):
             raise ValueError(f"expected a duration from 3s to 1h, found {int(value.total_seconds())}s")
         return value
 
+    @property
+    def reader_language(self) -> str:
+        """The language of what a person reads: ``language`` when the file writes it, else English.
+
+        ``language``'s default (zh) is the editor's instructions' (the skill's),
+        not a reader's; see ``configfile.view_settings`` for the rule.
+        """
+        return self.language if "language" in self.model_fields_set else "en"
+
     @field_validator("timezone")
     @classmethod
     def _zone(cls, value: str) -> str:

@@ -100,28 +100,33 @@ def _store_url(path: Path, section: dict) -> str:
                           field="url") from None
 
 
-def view_settings(given: str | None = None) -> tuple[str, str | None]:
-    """``(language, timezone)`` for the text views: ``[host] language`` and ``timezone`` when the file sets them.
+READER_LANGUAGE, READER_ZONE = "en", "UTC"  # what a person reads when [host] does not say
 
-    Without a setting the views stay English and show instants as stored
-    (the skill's default language is the editor's, not the reader's). A file
-    that cannot be read gives the same defaults: the command itself reports it.
+
+def view_settings(given: str | None = None) -> tuple[str, str]:
+    """``(language, timezone)`` for the text views: ``[host] language`` and ``timezone`` of the file in use.
+
+    The rule of every view a person reads (text views, doctor, the Pinboard,
+    the briefing's labels, the daemon log's times): ``language`` when the file
+    writes it, else English (the skill's default, zh, is the editor's, not the
+    reader's); ``timezone``, else UTC, its default. A file that cannot be read
+    gives the same defaults: the command itself reports it.
     """
     try:
         path = find_config(given)
     except ConfigError:
-        return "en", None
+        return READER_LANGUAGE, READER_ZONE
     if path is None:
-        return "en", None
+        return READER_LANGUAGE, READER_ZONE
     import tomllib
 
     try:
         with open(path, "rb") as file:
             host = tomllib.load(file).get("host")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "en", None
+        return READER_LANGUAGE, READER_ZONE
     if not isinstance(host, dict):
-        return "en", None
-    language = host.get("language") if host.get("language") in ("zh", "en") else "en"
-    zone = host.get("timezone") if isinstance(host.get("timezone"), str) else None
+        return READER_LANGUAGE, READER_ZONE
+    language = host.get("language") if host.get("language") in ("zh", "en") else READER_LANGUAGE
+    zone = host.get("timezone") if isinstance(host.get("timezone"), str) else READER_ZONE
     return language, zone

@@ -4,41 +4,42 @@
 of the store holds the store's lock (shared: commits wait, readers do not);
 inside it the backup notes the state's event_seq and revision, opens the log,
 the snapshot head and the parts that head names, and pins a read transaction
-on host.db (SQLite's WAL keeps that view while the daemon writes on). Then
-the lock is released and the copying happens outside it: the log up to the
-end of the line of that event_seq (the log only grows, so those bytes never
-change), the snapshot files as they were (opened files survive a later
-refresh that replaces them), and host.db through SQLite's backup API from the
-pinned view. Because the host writes its commit intent to host.db before the
-store and marks the observations after it, a host.db view taken inside the
-store's lock is never behind the store in a way that loses work: an intent
-whose commit is not in the backup is committed on the first start after a
-restore, and one whose commit is there is answered ``replayed``.
-``manifest.json`` — ``{"format": "fold-backup", "version": 1, "event_seq",
-"revision", "created_at", "store", "files": {name: sha256}}`` — is written
-last, once every copied file is on disk (fsynced after all were written): a
-directory without it is not a backup.
+on host.db (``PinnedView``: SQLite's WAL keeps that view while the daemon
+writes on, and in the usual case the database file itself is that view until
+the copy ends). Then the lock is released and the copying happens outside it
+(``fold_host.filecopy``: in the kernel, every file at once, each hashed
+beside its copy and fsynced when whole): the log up to the end of the line of that
+event_seq (the log only grows, so those bytes never change), the snapshot
+files as they were (opened files survive a later refresh that replaces
+them), and host.db as pinned. Because the host writes its commit intent to
+host.db before the store and marks the observations after it, a host.db view
+taken inside the store's lock is never behind the store in a way that loses
+work: an intent whose commit is not in the backup is committed on the first
+start after a restore, and one whose commit is there is answered
+``replayed``. ``manifest.json`` — ``{"format": "fold-backup", "version": 1,
+"event_seq", "revision", "created_at", "store", "files": {name: sha256}}``
+— is written last, once every copied file and
+the directory's entries are on disk: a directory without it is not a backup.
 
 **Restore** refuses a target that exists and is not empty (exit 2), copies
-every file while checking its digest (a mismatch removes what was copied:
+every file the same way and checks its digest (a mismatch removes what was copied:
 exit 4), marks host.db's daemon record as stopped (the daemon that ran
 during the backup is not running here), and runs ``verify`` on the result.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
+import re
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.log import fsync_dir
+from fold_host.filecopy import Produced, Range, copy_files
 
 __all__ = ["FORMAT", "backup", "restore"]
 
 FORMAT, VERSION = "fold-backup", 1
-CHUNK = 4 << 20  # bytes read, hashed and written at a time
 HOST_DB = "host.db"
 
 
@@ -51,18 +52,20 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
         raise StoreMissing(f"no store at {store_dir} (no meta.json): nothing to back up")
     _empty_target(out_dir, "--out")
     os.makedirs(out_dir, exist_ok=True)
-    pinned = _pin_host_db(store_dir)
+    pinned, sources = _pin_host_db(store_dir), {}
     try:
         with file_store(store_dir).recorder.session(write=False) as session:
             event_seq, revision = session.state.event_seq, session.state.revision
             if pinned is not None:
                 pinned.pin()
             sources = _open_store_files(store_dir, event_seq)
-        files = _copy_all(sources, pinned, out_dir)
+        files = copy_files(_jobs(sources, pinned), out_dir)  # each file fsynced once it is whole
     finally:
+        for file, _ in sources.values():
+            file.close()
         if pinned is not None:
             pinned.close()
-    make_durable(out_dir, files)  # every copied file is on disk before the manifest says it is a backup
+    fsync_dir(out_dir)  # every copied file is on disk before the manifest says it is a backup
     manifest = {"format": FORMAT, "version": VERSION, "event_seq": event_seq, "revision": revision,
                 "created_at": now, "store": os.path.abspath(store_dir), "files": files}
     _write(os.path.join(out_dir, "manifest.json"), json.dumps(manifest, indent=1, sort_keys=True).encode() + b"\n")
@@ -70,24 +73,15 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     return manifest
 
 
-def _copy_all(sources: dict, pinned, out_dir: str) -> dict:
-    """Copy the store's files and host.db side by side (two threads: hashing, SQLite and I/O let go of the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def store_files() -> dict:
-        try:
-            return {name: _copy(file, length, os.path.join(out_dir, name)) for name, (file, length) in sources.items()}
-        finally:
-            for file, _ in sources.values():
-                file.close()
-
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="backup") as pool:
-        copied = pool.submit(store_files)
-        database = pool.submit(_copy_host_db, pinned, os.path.join(out_dir, HOST_DB)) if pinned else None
-        files = copied.result()
-        if database is not None:
-            files[HOST_DB] = database.result()
-    return files
+def _jobs(sources: dict, pinned) -> list:
+    """The store's files copied in the kernel; host.db too when its file is the pinned view, else through SQLite."""
+    jobs: list = [Range(name, file.fileno(), length, file.name) for name, (file, length) in sources.items()]
+    if pinned is not None and pinned.whole_file:
+        descriptor, length = pinned.database_file()
+        jobs.append(Range(HOST_DB, descriptor, length, pinned.path))
+    elif pinned is not None:
+        jobs.append(Produced(HOST_DB, pinned.copy_to))
+    return jobs
 
 
 def _pin_host_db(store_dir: str):
@@ -95,10 +89,12 @@ def _pin_host_db(store_dir: str):
     path = os.path.join(store_dir, HOST_DB)
     if not os.path.exists(path):
         return None
-    from fold_host.hostdb import open_host_db
-    from fold_host.hostdb.copy import PinnedView
+    from fold_host.hostdb.copy import PinnedView, ready_for_backup
 
-    open_host_db(store_dir).close()  # migrated and in WAL mode before it is read
+    if not ready_for_backup(path):  # a host.db never opened by the host: give it its schema and WAL first
+        from fold_host.hostdb import open_host_db
+
+        open_host_db(store_dir).close()
     return PinnedView(path)
 
 
@@ -144,11 +140,19 @@ def _scan_for(log, event_seq: int) -> int:
     raise StoreCorrupt(f"events.jsonl has no line {event_seq}")
 
 
+# How the store writes a head's beginning: the parts are read from there without parsing the whole head.
+HEAD_START = re.compile(rb'\{"format":"fold-snapshot","version":\d+,"parts":(\{[^{}]*\})')
+
+
 def _parts_named(head) -> list[str] | None:
     """The part files a snapshot head names ([] for a one-file head; None when it cannot be read)."""
+    start = HEAD_START.match(head.read(4096))
+    head.seek(0)
     try:
-        document = json.loads(head.read())
-        parts = document.get("parts")
+        if start is not None:
+            parts = json.loads(start.group(1))
+        else:  # written some other way: the whole head says
+            parts = json.loads(head.read()).get("parts")
     except (ValueError, AttributeError, UnicodeDecodeError):
         return None
     if parts is None:
@@ -159,47 +163,6 @@ def _parts_named(head) -> list[str] | None:
     from fold_core.store.parts import KINDS
 
     return [f"snapshot.{generation}.{kind}" for kind in KINDS]
-
-
-def _copy(source, length: int, target: str) -> str:
-    """Copy ``length`` bytes of the open ``source`` into a new file; its sha256."""
-    digest = hashlib.sha256()
-    source.seek(0)
-    left = length
-    with open(target, "xb") as out:
-        while left > 0:
-            chunk = source.read(min(CHUNK, left))
-            if not chunk:
-                raise StoreCorrupt(f"{source.name} is shorter than it was a moment ago ({length} bytes)")
-            digest.update(chunk)
-            out.write(chunk)
-            left -= len(chunk)
-    return digest.hexdigest()
-
-
-def _copy_host_db(pinned, target: str) -> str:
-    pinned.copy_to(target)
-    with open(target, "rb") as file:
-        return _digest(file)
-
-
-def make_durable(directory: str, names) -> None:
-    """The files ``names`` in ``directory`` and their entries on disk, fsynced after all were written.
-
-    Per file rather than ``syncfs``: on a file system shared with other
-    programs, syncing the whole of it would wait for their writes too.
-    """
-    for name in names:
-        with open(os.path.join(directory, name), "rb") as file:
-            os.fsync(file.fileno())
-    fsync_dir(directory)
-
-
-def _digest(file) -> str:
-    digest = hashlib.sha256()
-    for chunk in iter(lambda: file.read(CHUNK), b""):
-        digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _write(path: str, data: bytes) -> None:
@@ -225,13 +188,12 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
     _empty_target(store_dir, "--store")
     os.makedirs(store_dir, exist_ok=True)
     try:
+        found = _copy_back(backup_dir, sorted(manifest["files"]), store_dir)
         for name, expected in sorted(manifest["files"].items()):
-            with open(os.path.join(backup_dir, name), "rb") as source:
-                found = _copy(source, os.fstat(source.fileno()).st_size, os.path.join(store_dir, name))
-            if found != expected:
-                raise StoreCorrupt(f"{os.path.join(backup_dir, name)}: sha256 {found} does not match the "
+            if found[name] != expected:
+                raise StoreCorrupt(f"{os.path.join(backup_dir, name)}: sha256 {found[name]} does not match the "
                                    f"manifest ({expected}): this backup is damaged")
-        make_durable(store_dir, manifest["files"])
+        fsync_dir(store_dir)
         if HOST_DB in manifest["files"]:
             from fold_host.hostdb import open_host_db
 
@@ -239,6 +201,8 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
                 db.daemon_restored(now=now)
         report = verify_store(store_dir)
     except BaseException:
+        import shutil
+
         for name in os.listdir(store_dir):
             path = os.path.join(store_dir, name)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
@@ -248,6 +212,19 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
                            f"{manifest['event_seq']}")
     return {"ok": True, "store": os.path.abspath(store_dir), "event_seq": manifest["event_seq"],
             "revision": manifest["revision"], "created_at": manifest["created_at"], "verify": report}
+
+
+def _copy_back(backup_dir: str, names: list[str], store_dir: str) -> dict[str, str]:
+    """Copy the backup's files into the new store; ``{name: sha256 of the copy}``."""
+    opened = {}
+    try:
+        for name in names:
+            opened[name] = open(os.path.join(backup_dir, name), "rb")
+        return copy_files([Range(name, file.fileno(), os.fstat(file.fileno()).st_size, file.name)
+                           for name, file in opened.items()], store_dir)
+    finally:
+        for file in opened.values():
+            file.close()
 
 
 def _manifest(backup_dir: str) -> dict:

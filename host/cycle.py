@@ -283,8 +283,8 @@ def deliver_records(host: Host, db, now_text: str, store=None) -> list[dict]:
 
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
-                       language=settings.language, coverage=host.coverage(db), editor=editor_status(db, host.config),
-                       store=store or host.store)
+                       language=settings.reader_language, coverage=host.coverage(db),
+                       editor=editor_status(db, host.config), store=store or host.store)
 
 
 def pause_point(location: str, point: str) -> None:

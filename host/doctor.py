@@ -13,7 +13,9 @@ baseline announced as such, the last failed window) and every consumer; with
 ``probe``, a login to each source that can try one and a model-list request
 to the editor (``doctor_probe``). A plugins.toml that does not load is not a
 failed check but a configuration error (exit 2), like for every command.
-Doctor only reads: it creates neither a store nor a host database.
+Doctor only reads: it creates neither a store nor a host database. Each
+detail is a ``Sentence``: JSON carries its English, the text view says it in
+``[host] language`` (paths, errors and a server's own words stay as given).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import stat
 
 from fold_core.store.location import is_url
+from fold_host.words import Sentence
 
 __all__ = ["diagnose"]
 
@@ -69,20 +72,23 @@ def _check(name: str, status: str, detail: str) -> dict:
 
 
 def _config(config) -> dict:
-    where = str(config.path) if config.path else "no plugins.toml found: the embedded defaults"
-    return _check("config", "ok", f"{where}: {len(config.adapters)} source(s), {len(config.consumers)} consumer(s)")
+    where = str(config.path) if config.path else Sentence("no plugins.toml found: the embedded defaults")
+    return _check("config", "ok", Sentence("{where}: {sources} source(s), {consumers} consumer(s)", where=where,
+                                           sources=len(config.adapters), consumers=len(config.consumers)))
 
 
 def _permissions(config) -> dict:
     if config.path is None:
-        return _check("config permissions", "ok", "no file")
-    mode = stat.S_IMODE(os.stat(config.path).st_mode)
-    if mode & stat.S_IWOTH:
-        return _check("config permissions", "fail", f"{config.path} is writable by every user (mode {mode:04o}): "
-                      "anyone could make Fold run their program; chmod o-w")
-    if mode & stat.S_IWGRP:
-        return _check("config permissions", "warn", f"{config.path} is writable by its group (mode {mode:04o})")
-    return _check("config permissions", "ok", f"mode {mode:04o}")
+        return _check("config permissions", "ok", Sentence("no file"))
+    mode = f"{stat.S_IMODE(os.stat(config.path).st_mode):04o}"
+    if int(mode, 8) & stat.S_IWOTH:
+        return _check("config permissions", "fail", Sentence(
+            "{path} is writable by every user (mode {mode}): anyone could make Fold run their program; chmod o-w",
+            path=str(config.path), mode=mode))
+    if int(mode, 8) & stat.S_IWGRP:
+        return _check("config permissions", "warn", Sentence("{path} is writable by its group (mode {mode})",
+                                                             path=str(config.path), mode=mode))
+    return _check("config permissions", "ok", Sentence("mode {mode}", mode=mode))
 
 
 def _store(store_dir: str, now: str | None) -> dict:
@@ -94,7 +100,8 @@ def _store(store_dir: str, now: str | None) -> dict:
 
     where = describe(store_dir)
     if not is_url(store_dir) and not os.path.exists(os.path.join(store_dir, "meta.json")):
-        return _check("store", "warn", f"no store at {store_dir} yet: the first `foldctl tick` creates it")
+        return _check("store", "warn", Sentence("no store at {store} yet: the first `foldctl tick` creates it",
+                                                store=store_dir))
     moment = now or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         document = open_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
@@ -103,8 +110,10 @@ def _store(store_dir: str, now: str | None) -> dict:
     except StoreError as error:
         return _check("store", "fail", f"{where}: {error}")
     root = document["root"]
-    return _check("store", "ok", f"{where}: revision {document['revision']}, event {document['event_seq']}, "
-                  f"root {root['used']}/{root['budget']} used by {root['count']} item(s)")
+    return _check("store", "ok", Sentence(
+        "{store}: revision {revision}, event {event_seq}, root {used}/{budget} used by {count} item(s)",
+        store=where, revision=document["revision"], event_seq=document["event_seq"], used=root["used"],
+        budget=root["budget"], count=root["count"]))
 
 
 def _open_db(store_dir: str):
@@ -134,20 +143,24 @@ def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
     if db is None:
         if stopped:
             return _check("host database", "fail", stopped)
-        where = "the database" if is_url(store_dir) else store_dir
-        return _check("host database", "warn", f"no host database in {where} yet: the first cycle creates it")
+        if is_url(store_dir):
+            return _check("host database", "warn", Sentence("no host tables in the database yet: the first cycle "
+                                                            "creates them"))
+        return _check("host database", "warn", Sentence("no host.db in {store} yet: the first cycle creates it",
+                                                        store=store_dir))
     try:
         integrity = db.integrity()
         counts = db.status_counts() if integrity == "ok" else {}
     except StoreError as error:
         return _check("host database", "fail", str(error))
     if integrity != "ok":
-        return _check("host database", "fail", f"{db.path}: SQLite's integrity check failed ({integrity[:300]}); "
-                      f"{REBUILD_HINT}")
-    detail = (f"schema {db.schema_version}; inbox: {counts.get('pending', 0)} pending, "
-              f"{counts.get('processed', 0)} processed, {counts.get('deferred', 0)} deferred")
+        return _check("host database", "fail", Sentence("{path}: SQLite's integrity check failed ({found}); {hint}",
+                                                        path=str(db.path), found=integrity[:300], hint=REBUILD_HINT))
+    detail = Sentence("schema {schema}; inbox: {pending} pending, {processed} processed, {deferred} deferred",
+                      schema=db.schema_version, pending=counts.get("pending", 0),
+                      processed=counts.get("processed", 0), deferred=counts.get("deferred", 0))
     if stopped:
-        return _check("host database", "fail", f"{stopped} ({detail})")
+        return _check("host database", "fail", Sentence("{stopped} ({detail})", stopped=stopped, detail=detail))
     return _check("host database", "ok", detail)
 
 
@@ -183,7 +196,8 @@ def _hosts(db) -> list[dict]:
 
 def _sources(db, config, moment, daemon: dict) -> list[dict]:
     listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
-        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
+        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False}
+        for i in config.adapters]
     types = {instance.name: instance for instance in config.adapters}
     polls = db.last_polls() if db is not None else {}
     checks = []
@@ -196,28 +210,34 @@ def _sources(db, config, moment, daemon: dict) -> list[dict]:
 def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) -> dict:
     name = f"source {entry['source']}"
     if entry["reason"] == "not polled yet":
-        return _check(name, "warn", f"type {instance.type_name}: not polled yet")
+        return _check(name, "warn", Sentence("type {type}: not polled yet", type=instance.type_name))
     error = entry.get("error")
-    last_error = (f"; last error at {entry['error_at']} ({entry['error_class']}): {error}"
-                  if error and entry["failures"] else "")
+    last_error = (Sentence("; last error at {at} ({error_class}): {error}", at=entry["error_at"],
+                           error_class=entry["error_class"], error=error) if error and entry["failures"] else "")
     severity = entry["severity"]
     if entry["disabled"]:
-        detail = (f"disabled: the source said it is gone{last_error}; change its settings in plugins.toml "
-                  "to try again")
+        detail = Sentence("disabled: the source said it is gone{last_error}; change its settings in plugins.toml "
+                          "to try again", last_error=last_error)
     elif entry["failures"]:
-        detail = (f"{entry['reason']}: {entry['failures']} failed poll(s) in a row, next try at "
-                  f"{entry['next_poll_at']}; last ok at {entry['last_ok_at'] or 'never'}{last_error}")
+        count = Sentence("{failures} failed poll(s) in a row", failures=entry["failures"])
+        reason = count if str(entry["reason"]) == count else Sentence("{reason}: {count}",
+                                                                      reason=Sentence(entry["reason"]), count=count)
+        last_ok = Sentence("; last ok at {at}", at=entry["last_ok_at"]) if entry["last_ok_at"] else ""
+        detail = Sentence("{reason}, next try at {next}{last_ok}{last_error}", reason=reason,
+                          next=entry["next_poll_at"], last_ok=last_ok, last_error=last_error)
     else:
-        detail = f"last ok at {entry['last_ok_at']}, next poll at {entry['next_poll_at']}"
+        detail = Sentence("last ok at {last_ok}, next poll at {next}", last_ok=entry["last_ok_at"],
+                          next=entry["next_poll_at"])
         if part_failed:  # a part failing while the rest is read (a folder, a feed of many)
-            severity, detail = "warn", f"{detail}; {part_failed}"
+            severity, detail = "warn", Sentence("{detail}; {part}", detail=detail, part=part_failed)
     if entry["overdue"]:
         every = instance.settings.every
         running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
-        why = ("the daemon runs but does not poll it" if running else
-               "no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`")
-        detail = (f"not polling: the next poll was due at {entry['next_poll_at']}, more than two intervals "
-                  f"({_span(2 * every)}) ago — {why}; {detail}")
+        why = (Sentence("the daemon runs but does not poll it") if running else
+               Sentence("no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`"))
+        detail = Sentence("not polling: the next poll was due at {due}, more than two intervals ({span}) ago — "
+                          "{why}; {detail}", due=entry["next_poll_at"], span=_span(2 * every), why=why,
+                          detail=detail)
         if severity == "ok":
             severity = "warn"
     return _check(name, severity, detail)
@@ -235,30 +255,34 @@ def _agent(db, config) -> dict:
     from fold_host.windows import last_failure
 
     if config.agent is None:
-        return _check("agent", "fail", "no [agent] configured and no baseline editor installed")
+        return _check("agent", "fail", Sentence("no [agent] configured and no baseline editor installed"))
     try:
         described = config.agent.build().describe()
     except Exception as error:
-        return _check("agent", "fail", f"type {config.agent.type_name} cannot be set up: {error}")
+        return _check("agent", "fail", Sentence("type {type} cannot be set up: {error}",
+                                                type=config.agent.type_name, error=str(error)))
     status = "ok"
     if not config.agent_configured:
-        described += " — the default: no [agent] in plugins.toml"
+        described = Sentence.joined(described, Sentence(" — the default: no [agent] in plugins.toml"))
         status = "warn"
     failure = last_failure(db) if db is not None else None
     held = _held_back(db)
     if failure is not None:
         reasons = describe_error(failure["error"])
         pending = db.pending_count()
-        return _check("agent", "fail", f"{described}; the last window failed at {failure['at']} after "
-                      f"{failure['attempts']} attempt(s): {reasons}; {pending} observation(s) wait, none lost{held}")
+        return _check("agent", "fail", Sentence(
+            "{described}; the last window failed at {at} after {attempts} attempt(s): {reasons}; "
+            "{pending} observation(s) wait, none lost{held}", described=described, at=failure["at"],
+            attempts=failure["attempts"], reasons=reasons, pending=pending, held=held))
     calls = db.calls(limit=1) if db is not None else []
     if calls:
-        described += f"; last call at {calls[0]['at']}: {calls[0]['outcome']}"
+        described = Sentence.joined(described, Sentence("; last call at {at}: {outcome}", at=calls[0]["at"],
+                                                        outcome=Sentence(calls[0]["outcome"])))
     standing_in = _standing_in(db, config)
     if standing_in:
-        return _check("agent", "warn", described + standing_in + held)
+        return _check("agent", "warn", Sentence.joined(described, standing_in, held))
     if held:
-        return _check("agent", "warn", described + held)
+        return _check("agent", "warn", Sentence.joined(described, held))
     return _check("agent", status, described)
 
 
@@ -269,8 +293,9 @@ def _standing_in(db, config) -> str:
     status = editor_status(db, config) if db is not None else None
     if not status or not status["fallback"]:
         return ""
-    return (f"; it could not be reached in {status['windows']} window(s) in a row since {status['since']} "
-            f"({status['error']}): the baseline editor stands in until it answers")
+    return Sentence("; it could not be reached in {windows} window(s) in a row since {since} ({error}): "
+                    "the baseline editor stands in until it answers", windows=status["windows"],
+                    since=status["since"], error=status["error"])
 
 
 def _held_back(db) -> str:
@@ -280,9 +305,9 @@ def _held_back(db) -> str:
     count, worst = db.held_back()
     if not count:
         return ""
-    return (f"; {count} observation(s) the editor could not settle wait apart and are retried ever more rarely "
-            f"(most failures: {worst['id']}, {worst['failures']} window(s), last at {worst['failed_at']}); "
-            f"see `foldctl inbox --status pending`")
+    return Sentence("; {count} observation(s) the editor could not settle wait apart and are retried ever more "
+                    "rarely (most failures: {id}, {failures} window(s), last at {at}); see `foldctl inbox --status "
+                    "pending`", count=count, id=worst["id"], failures=worst["failures"], at=worst["failed_at"])
 
 
 def _consumers(db, config) -> list[dict]:
@@ -291,10 +316,13 @@ def _consumers(db, config) -> list[dict]:
         name = f"consumer {instance.name}"
         row = db.consumer_row(instance.name) if db is not None else None
         if row is None:
-            checks.append(_check(name, "warn", f"type {instance.type_name}: nothing delivered yet"))
+            checks.append(_check(name, "warn", Sentence("type {type}: nothing delivered yet",
+                                                        type=instance.type_name)))
         elif row["failures"]:
-            checks.append(_check(name, "warn", f"{row['failures']} failed deliveries, next try at "
-                                 f"{row['next_try_at']}; last error at {row['last_error_at']}: {row['last_error']}"))
+            checks.append(_check(name, "warn", Sentence(
+                "{failures} failed deliveries, next try at {next}; last error at {at}: {error}",
+                failures=row["failures"], next=row["next_try_at"], at=row["last_error_at"], error=row["last_error"])))
         else:
-            checks.append(_check(name, "ok", f"delivered up to event {row['event_seq']}"))
+            checks.append(_check(name, "ok", Sentence("delivered up to event {event_seq}",
+                                                      event_seq=row["event_seq"])))
     return checks

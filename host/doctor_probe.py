@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from fold_host.bounded import Worker
+from fold_host.words import Sentence
 
 __all__ = ["PROBE_TIMEOUT", "probe_all"]
 
@@ -35,7 +36,7 @@ def probe_all(config, timeout: float = PROBE_TIMEOUT) -> list[dict]:
         try:
             outcome = job.wait(deadline - time.monotonic())
         except TimeoutError:
-            outcome = ("fail", f"no answer within {timeout:g}s")
+            outcome = ("fail", Sentence("no answer within {seconds}s", seconds=f"{timeout:g}"))
         finally:
             worker.stop()
         if outcome is not None:
@@ -47,7 +48,8 @@ def _probe_source(instance, timeout: float) -> tuple[str, str] | None:
     try:
         adapter = instance.build()
     except Exception as error:
-        return "fail", f"type {instance.type_name} cannot be set up: {type(error).__name__}: {error}"
+        return "fail", Sentence("type {type} cannot be set up: {error}", type=instance.type_name,
+                                error=f"{type(error).__name__}: {error}")
     try:
         health = adapter.probe(timeout=timeout)
     except Exception as error:  # a plugin's probe that raises: still only this check
@@ -60,7 +62,7 @@ def _probe_source(instance, timeout: float) -> tuple[str, str] | None:
     if health is None:
         return None
     if health.status == "ok":
-        return "ok", "; ".join(health.notes) or "reachable"
+        return "ok", "; ".join(health.notes) or Sentence("reachable")
     return "fail", f"{health.error_class}: {health.message}"
 
 

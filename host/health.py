@@ -25,6 +25,7 @@ from datetime import datetime
 
 from fold_core.store.location import is_url
 from fold_core.timefmt import parse_instant
+from fold_host.words import Sentence
 
 __all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "daemon_check", "health", "host_db_check", "hosts_check"]
 
@@ -36,21 +37,23 @@ def daemon_check(record: dict | None, holder: str | None, now: datetime) -> tupl
     """``(ok, detail)`` for the daemon record of host.db and who holds the host lock now."""
     if record is None:
         if holder:
-            return True, f"no daemon has run on this store; now held by {holder}"
-        return True, "no daemon has run on this store (ticked by hand or by cron)"
+            return True, Sentence("no daemon has run on this store; now held by {holder}", holder=holder)
+        return True, Sentence("no daemon has run on this store (ticked by hand or by cron)")
     pid, beat_at = record.get("pid"), record.get("beat_at")
     if record.get("stopped_at"):
-        return True, f"the daemon (pid {pid}) stopped cleanly at {record['stopped_at']}"
+        return True, Sentence("the daemon (pid {pid}) stopped cleanly at {at}", pid=pid, at=record["stopped_at"])
     if not holder or _holder_pid(holder) != pid:  # free, or held by another process (a new start, a tick)
-        now_held = f"; {holder} holds the store now" if holder else ""
-        return False, (f"the daemon (pid {pid}) died without a clean stop; its last heartbeat was at {beat_at}"
-                       f"{now_held}: start it again (`foldctl run`, or `systemctl --user restart fold`)")
+        now_held = Sentence("; {holder} holds the store now", holder=holder) if holder else ""
+        return False, Sentence("the daemon (pid {pid}) died without a clean stop; its last heartbeat was at {at}"
+                               "{now_held}: start it again (`foldctl run`, or `systemctl --user restart fold`)",
+                               pid=pid, at=beat_at, now_held=now_held)
     beat = parse_instant(beat_at)
     age = (now - beat).total_seconds() if beat is not None else float("inf")
     if age > STALE_AFTER:
-        return False, (f"the daemon (pid {pid}) holds the store but its last heartbeat is {age:.0f}s old "
-                       f"(at {beat_at}): it is stuck")
-    return True, f"running (pid {pid}) since {record.get('started_at')}; last heartbeat {max(age, 0):.0f}s ago"
+        return False, Sentence("the daemon (pid {pid}) holds the store but its last heartbeat is {age}s old "
+                               "(at {at}): it is stuck", pid=pid, age=f"{age:.0f}", at=beat_at)
+    return True, Sentence("running (pid {pid}) since {since}; last heartbeat {age}s ago", pid=pid,
+                          since=record.get("started_at"), age=f"{max(age, 0):.0f}")
 
 
 def _holder_pid(holder: str) -> int | None:

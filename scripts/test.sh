@@ -4,5 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-packages.sh
 bash scripts/bootstrap.sh
-.venv/bin/python -m pytest
+# Two workers, each taking whole files (module fixtures such as a Dovecot or a
+# PostgreSQL server start once per file): CI has two cores.
+.venv/bin/python -m pytest -n "${FOLD_TEST_WORKERS:-2}" --dist loadfile
 .venv/bin/python -m conformance

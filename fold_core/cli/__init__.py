@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         if document is not None:  # a command that spoke on stdout itself (``foldctl mcp`` over stdio)
             _answer(args, document)
         if code == 1:
-            explain(f"foldctl {args.command}: rejected (see the errors on stdout)")
+            explain(f"foldctl {args.command}: {getattr(args, 'exit_one', 'rejected (see the errors on stdout)')}")
         return code
     except UsageError as error:
         return _fail(args, error, EXIT_USAGE, "")

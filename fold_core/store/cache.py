@@ -48,7 +48,7 @@ class Cache:
         self.snap_seq = snapshot.state.event_seq if snapshot is not None else 0
         self.snap_offset = snapshot.offset if snapshot is not None else 0
         self.snap_stat = snap_stat  # stat of the snapshot.json this cache agrees with (None: no file)
-        self.tail_batches: dict = {}  # batch_id -> [event_seq, digest, offset] beyond the snapshot
+        self.tail_batches: dict = {}  # batch_id -> (event_seq, digest, offset) beyond the snapshot
         self.log_batches: dict | None = None  # the index read from the log when the snapshot's is unusable
         self.offsets: dict = {}  # event_seq -> line start, where known
         self.memo: tuple[dict, dict] = ({}, {})  # the head's items and annotations as last encoded

@@ -29,7 +29,7 @@ the end of a writer's session only when the tail beyond it reaches
 ``FOLD_SNAPSHOT_EVERY`` records (default 32) or 1 MiB, and by ``close()`` (a
 long-lived process's clean shutdown; a ``foldctl`` process does not refresh on
 exit, which would write it on every commit); a failed refresh is only logged.
-A reader writes a snapshot only when there is none.
+A reader writes a snapshot only when there is none, before it answers.
 
 A failed write or fsync is never retried and never reported as success:
 ``StoreUnavailable`` (outcome unknown, retry with the same batch_id). A failed
@@ -38,26 +38,32 @@ in-memory cache is dropped and the next session recovers from the file.
 
 One ``FileRecorder`` keeps the recovered state between its sessions, so a
 long-lived process (the host, a benchmark) reads only what other processes
-appended since its last session.
+appended since its last session. It also keeps the lock file and the log
+open and ``meta.json`` in memory: a session that finds the identity (inode,
+size, times) of ``meta.json``, ``events.jsonl`` and ``snapshot.json`` as it
+left them reads nothing at all; the directory is swept for what killed
+processes left only in its first write session and whenever it starts over
+from a snapshot (``file_session`` holds the session objects).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from _thread import allocate_lock
+from contextlib import AbstractContextManager
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import Replayer, State, apply_record, empty_state
 from fold_core.store.base import Recorder, Session, Store
 from fold_core.store.faults import crash_at
-from fold_core.store.locking import StoreLock
-from fold_core.store.log import Torn, append_line, bulk_loads, encode_record, fsync_dir, read_records, repair_tail
-from fold_core.store.log import line_start, scan
+from fold_core.store.locking import HeldLock, lock_timeout
+from fold_core.store.append import LogAppender
+from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, repair_tail, scan
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
-from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache, lookup, view_state
+from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache
+from fold_core.store.file_session import Hold, stat_or_none
 from fold_core.store.snapshot import file_stat, read_snapshot, remove_stale_temps
 
 __all__ = [
@@ -88,79 +94,90 @@ class FileRecorder(Recorder):
         self.path = os.fspath(path)
         self.budget = budget  # used only when a write creates the store
         self.log_path = os.path.join(self.path, "events.jsonl")
+        self._meta_path = os.path.join(self.path, "meta.json")
+        self._snapshot_path = os.path.join(self.path, "snapshot.json")
         self._cache: Cache | None = None
         self._meta: dict | None = None
+        self._meta_stat: tuple | None = None  # the meta.json that ``_meta`` was read from
+        self._swept = False  # the directory was swept for what killed processes left (see _recover)
+        self._lock = HeldLock(os.path.join(self.path, "lock"))
+        self._log = LogAppender(self.log_path)
+        self._mutex = allocate_lock()  # one session at a time: the flock does not exclude our own threads
 
     # -- sessions -----------------------------------------------------------
 
-    @contextmanager
-    def session(self, *, write: bool) -> Iterator[Session]:
-        lock = self._lock(write)
-        try:
-            try:
-                cache = self._recover(write)
-            except OSError as error:
-                self._cache = None
-                raise unavailable(error, f"cannot read the store {self.path}") from error
-            try:
-                yield _FileSession(self, cache)
-            except OSError as error:
-                raise unavailable(error, f"cannot read the store {self.path}") from error
-            if self._cache is cache and self._refresh_due(cache, write):
-                self._refresh(cache, exclusive=write)
-        finally:
-            lock.release()
+    def session(self, *, write: bool) -> AbstractContextManager[Session]:
+        return Hold(self, write)
 
     def close(self) -> None:
-        """Clean shutdown: bring the snapshot up to date with the log (best effort)."""
-        if self._cache is None or not os.path.exists(os.path.join(self.path, "meta.json")):
-            return
+        """Clean shutdown: bring the snapshot up to date with the log (best effort); close the files.
+
+        The recorder stays usable: a later session opens them again.
+        """
         try:
+            if self._cache is None or not os.path.exists(self._meta_path):
+                return
             with self.session(write=True) as session:
                 cache = session.cache
                 if cache.state.event_seq > cache.snap_seq or self._refresh_due(cache, True):
                     self._refresh(cache, exclusive=True)
         except StoreUnavailable:
             pass
+        finally:
+            self._log.close()
+            self._lock.close()
 
-    def _lock(self, write: bool) -> StoreLock:
-        lock_path = os.path.join(self.path, "lock")
-        if not write and not os.path.exists(os.path.join(self.path, "meta.json")):
-            raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+    def _take_lock(self, write: bool) -> None:
+        if not self._mutex.acquire(timeout=lock_timeout()):
+            raise StoreUnavailable(f"the store is busy: {self.path} is in use by another thread of this process")
         try:
-            if write:
+            if not write and not os.path.exists(self._meta_path):
+                raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
+            try:
+                self._lock.acquire(exclusive=write, create=True)
+            except FileNotFoundError:
+                if not write:
+                    raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
                 os.makedirs(self.path, exist_ok=True)
-            return StoreLock(lock_path, exclusive=write, create=True)
+                self._lock.acquire(exclusive=write, create=True)
         except OSError as error:
+            self._mutex.release()
             raise unavailable(error, f"cannot lock the store {self.path}") from error
+        except BaseException:
+            self._mutex.release()
+            raise
+
+    def _drop_lock(self) -> None:
+        try:
+            self._lock.release()
+        finally:
+            self._mutex.release()
 
     # -- recovery -----------------------------------------------------------
 
     def _recover(self, write: bool) -> Cache:
-        meta = read_meta(self.path)
-        try:
-            stat = os.stat(self.log_path)
-        except FileNotFoundError:
-            stat = None
+        meta = self._read_meta()
+        stat = stat_or_none(self.log_path)
         if meta is None:
             if not write:
                 raise StoreMissing(f"no store at {self.path} (no meta.json): create one with `foldctl init`")
             if stat is not None:
                 raise StoreCorrupt(f"{self.path}: events.jsonl exists but meta.json is missing")
-            self._meta, self._cache = None, None
+            self._cache = None
             budget = self.budget or DEFAULT_BUDGET
             return Cache(empty_state(budget), 0, 0, None, SNAP_OK, None)
-        if self._meta is None or self._meta != meta:
-            self._meta, self._cache = meta, None
         budget = meta["budget"]
-        snap_stat = file_stat(os.path.join(self.path, "snapshot.json"))
+        snap_stat = file_stat(self._snapshot_path)
+        cache = self._cache
         if stat is None:
-            self._cache = Cache(empty_state(budget), 0, 0, None, SNAP_OK if snap_stat is None else SNAP_BAD, None,
-                                snap_stat)
-            return self._cache
+            cache = self._cache = Cache(empty_state(budget), 0, 0, None,
+                                        SNAP_OK if snap_stat is None else SNAP_BAD, None, snap_stat)
+            return cache
         identity = (stat.st_dev, stat.st_ino)
+        if cache is not None and cache.identity == identity and cache.snap_stat == snap_stat \
+                and stat.st_size == cache.offset and (self._swept or not write):
+            return cache  # nothing happened since our last session: the log is read only when it grew
         with open(self.log_path, "rb") as log:
-            cache = self._cache
             if cache is None or cache.identity != identity or stat.st_size < cache.offset \
                     or cache.snap_stat != snap_stat:
                 # Another process replaced the snapshot: start from it (a writer only
@@ -177,15 +194,37 @@ class FileRecorder(Recorder):
         if write:
             if torn is not None:
                 repair_tail(self.log_path, torn)
-            generations = remove_stale_temps(self.path)  # left by a process killed mid-snapshot
-            if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
-                from fold_core.store.refresh import clean_generations
-
-                clean_generations(self.path, None)  # parts of snapshots no head names any more
+            if not self._swept:
+                self._sweep(cache)
         self._cache = cache
         return cache
 
+    def _read_meta(self) -> dict | None:
+        """``meta.json``, read again only when the file changed (it is replaced, never edited)."""
+        stat = file_stat(self._meta_path)
+        if stat is None or stat != self._meta_stat:
+            meta = read_meta(self.path)
+            if meta is None or meta != self._meta:
+                self._meta, self._cache = meta, None
+            self._meta_stat = stat if meta is not None else None
+        return self._meta
+
+    def _sweep(self, cache: Cache) -> None:
+        """Remove what killed processes left: temporary snapshots, parts no head names.
+
+        Once per recorder, and again whenever it starts over from a snapshot:
+        a killed writer of another process leaves at most a few files, which
+        the next sweep (or a refresh) removes.
+        """
+        generations = remove_stale_temps(self.path)
+        if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
+            from fold_core.store.refresh import clean_generations
+
+            clean_generations(self.path, None)
+        self._swept = True
+
     def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
+        self._swept = False
         try:
             snapshot = read_snapshot(self.path, budget)
             if snapshot is None:
@@ -213,12 +252,14 @@ class FileRecorder(Recorder):
         if paused:
             gc.disable()
         try:
+            # Line starts are kept for a short tail only; ``records`` finds any other by bisection.
+            keep_offsets = not long_tail
             for record, start in walk.records(bulk_loads() if long_tail else None):
-                seq = record["event_seq"]
-                offsets[seq] = start
                 batch_id = record.get("batch_id")
                 if batch_id is not None:
-                    tail_batches[batch_id] = [seq, record.get("request_digest"), start]
+                    tail_batches[batch_id] = (record["event_seq"], record.get("request_digest"), start)
+                if keep_offsets:
+                    offsets[record["event_seq"]] = start
                 last = start
                 apply(record)
         except StoreCorrupt:
@@ -235,6 +276,7 @@ class FileRecorder(Recorder):
                 gc.enable()
         cache.state = replayer.freeze()
         cache.offset, cache.last_offset = walk.offset, last
+        offsets[cache.state.event_seq] = last
         return walk.torn
 
     def _refresh_due(self, cache: Cache, write: bool) -> bool:
@@ -291,7 +333,7 @@ class FileRecorder(Recorder):
             raise unavailable(error, f"cannot create the store {self.path}; nothing was written") from error
         crash_at("before_append")
         try:
-            identity = append_line(self.log_path, data, cache.offset, created=cache.identity is None)
+            identity = self._log.append(data, cache.offset, cache.identity)
         except BaseException:
             self._cache = None  # recover from the file next time, never from this memory
             raise
@@ -302,56 +344,8 @@ class FileRecorder(Recorder):
         cache.offsets[event_seq] = start
         batch_id = record.get("batch_id")
         if batch_id is not None:
-            cache.tail_batches[batch_id] = [event_seq, record.get("request_digest"), start]
+            cache.tail_batches[batch_id] = (event_seq, record.get("request_digest"), start)
         self._cache = cache
-
-class _FileSession(Session):
-    """The recovered store while the lock is held."""
-
-    def __init__(self, recorder: FileRecorder, cache: Cache) -> None:
-        self._recorder = recorder
-        self.cache = cache
-
-    @property
-    def state(self) -> State:  # type: ignore[override]
-        return self.cache.state
-
-    def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
-        return view_state(self.cache, item=item, not_active=not_active)
-
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
-        cache = self.cache
-        try:
-            found = lookup(cache, batch_id, self._recorder.log_path)
-        except ValueError as error:
-            raise StoreCorrupt(f"{self._recorder.path}: {error}") from None
-        if found is None:
-            return None
-        cache.offsets.setdefault(found[0], found[2])
-        return found[0], found[1]
-
-    def record(self, event_seq: int) -> dict:
-        for record in self.records(event_seq - 1):
-            return record
-        raise KeyError(event_seq)
-
-    def records(self, since: int = 0) -> Iterator[dict]:
-        cache = self.cache
-        since = max(since, 0)
-        if since >= cache.state.event_seq:
-            return iter(())
-        start = cache.offsets.get(since + 1)
-        if start is None:  # not a record this recorder has seen: find its line by bisection
-            start = line_start(self._recorder.log_path, since + 1, cache.offset)
-        if start is None:
-            since_read, start = 0, 0
-        else:
-            since_read = since
-        return read_records(self._recorder.log_path, start, since_read, since, cache.offset)
-
-    def append(self, record: dict, state: State) -> None:
-        self._recorder._append(self.cache, record, state)
-
 
 def file_store(path: str | os.PathLike, budget: int | None = None) -> Store:
     """A ``Store`` over the directory at ``path``."""

@@ -26,13 +26,13 @@ plan is then a snapshot written from scratch.
 
 from __future__ import annotations
 
-import heapq
+import re
 from collections import deque
 
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.text import ANNOTATION_ID, ITEM_ID
-from fold_core.store.snapshot import HEAD_RECENT, RECENT, floor_key, recent_key
+from fold_core.store.snapshot import HEAD_RECENT, INSTANTS, RECENT, floor_key, recent_key
 
 __all__ = ["Plan", "plan_head"]
 
@@ -47,7 +47,7 @@ class Plan:
         self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])]
 
 
-_SAFE: set[str] = set()  # ids seen to match ITEM_ID (a refresh checks the same ids again and again)
+_SAFE: dict[str, None] = {}  # ids seen to match ITEM_ID (a dict of atoms: the cyclic GC never walks it)
 
 
 def _archivable(item_id: object) -> bool:
@@ -58,8 +58,22 @@ def _archivable(item_id: object) -> bool:
         return False
     if len(_SAFE) >= 65536:
         _SAFE.clear()
-    _SAFE.add(item_id)
+    _SAFE[item_id] = None
     return True
+
+
+_ITEM_IDS = re.compile(r"[a-z0-9-]{1,64}(?:\n[a-z0-9-]{1,64})*")  # ITEM_ID, one per line
+
+
+def _all_archivable(ids) -> bool:
+    """Whether every id matches ITEM_ID, in one match over them all (only for many ids)."""
+    if len(ids) < 4096:
+        return False  # few: the cached check one by one is as quick
+    keys = list(ids)
+    if not all(type(key) is str for key in keys):
+        return False
+    joined = "\n".join(keys)
+    return joined.count("\n") == len(keys) - 1 and _ITEM_IDS.fullmatch(joined) is not None
 
 
 def plan_head(state: State, archive, floor) -> Plan:
@@ -67,26 +81,18 @@ def plan_head(state: State, archive, floor) -> Plan:
     table = state.items if isinstance(state.items, Table) else Table(dict(state.items), size=len(state.items))
     memory = table.in_memory()
     base = table.base if archive is not None else {}
-    head = {item_id: table[item_id] for members in state.active.values() for item_id in members}
+    head = {item_id: memory.get(item_id) or table[item_id] for members in state.active.values() for item_id in members}
     from_archive: set[str] = set()  # head items whose image came from the archive
 
-    threshold = floor_key(floor) if archive is not None else None
-    candidates = [x for x in memory.values() if x["status"] != "active" and
-                  (threshold is None or recent_key(x) >= threshold)]
-    if threshold is not None and len(candidates) < RECENT:  # restores used up the margin: read it all
-        everything = {**archive.load()[0], **memory}
-        candidates = [x for x in everything.values() if x["status"] != "active"]
-        threshold = None
-    recent = heapq.nlargest(HEAD_RECENT, candidates, key=recent_key)
-    if threshold is None and len(candidates) <= len(recent):
-        new_floor = None
-    else:
-        new_floor = [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
+    recent, new_floor = _recent(memory, archive, floor)
     for item in recent:
         head[item["id"]] = item
         if item["id"] not in memory:
             from_archive.add(item["id"])
-    head.update((item_id, item) for item_id, item in memory.items() if not _archivable(item_id))
+    if not _all_archivable(memory):  # else nothing to keep in the head for want of a safe id (one check)
+        safe = _SAFE
+        head.update((item_id, item) for item_id, item in memory.items()
+                    if item_id not in safe and not _archivable(item_id))
 
     notes_table = state.annotations
     pool = dict(notes_table.in_memory() if isinstance(notes_table, Table) else notes_table)
@@ -104,8 +110,9 @@ def plan_head(state: State, archive, floor) -> Plan:
                 pool[note["id"]] = note
                 queue.append(note)
 
-    for item_id in list(head):
-        enter(item_id)
+    if archive is not None:
+        for item_id in [item_id for item_id in head if item_id not in base]:
+            enter(item_id)
     head_notes: dict[str, dict] = {}
     archived: dict[str, dict[str, dict]] = {}  # resolved item -> its archived annotations
     while queue:
@@ -130,7 +137,12 @@ def plan_head(state: State, archive, floor) -> Plan:
 
     entries = []
     leaving = [item_id for item_id in memory if item_id not in head]
-    leaving += [item_id for item_id in archived if item_id not in memory]
+    if archive is None:  # written from scratch: no old lines to merge with
+        entries = [(memory[item_id], _in_order(archived[item_id]) if item_id in archived else [],
+                    list(archived.get(item_id, ()))) for item_id in leaving]
+        leaving = [item_id for item_id in archived if item_id not in memory]
+    else:
+        leaving += [item_id for item_id in archived if item_id not in memory]
     for item_id in leaving:
         old = None
         if archive is not None and item_id not in base:
@@ -138,9 +150,49 @@ def plan_head(state: State, archive, floor) -> Plan:
         notes = {note["id"]: note for note in old["notes"]} if old is not None else {}
         fresh = archived.get(item_id, {})
         notes.update(fresh)
-        ordered = sorted(notes.values(), key=lambda note: int(note["id"][4:]))
-        entries.append((table[item_id], ordered, list(fresh)))
+        entries.append((table[item_id], _in_order(notes), list(fresh)))
     return Plan(head, head_notes, new_floor, entries)
+
+
+def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
+    """The ``HEAD_RECENT`` most recent not-active items, most recent first, and the new floor.
+
+    Every not-active item above the previous floor is in memory — unless
+    restores left fewer than ``RECENT`` of them: then the archive is read whole.
+    """
+    threshold = floor_key(floor) if archive is not None else None
+    keyed = _keyed(x for x in memory.values() if x["status"] != "active")
+    if threshold is not None:
+        keyed = [entry for entry in keyed if entry[:2] >= threshold]
+        if len(keyed) < RECENT:  # restores used up the margin: read it all
+            everything = {**archive.load()[0], **memory}
+            keyed = _keyed(x for x in everything.values() if x["status"] != "active")
+            threshold = None
+    # Sorting the flat tuples beats a heap: the items come roughly in the order they left the
+    # active set, which timsort takes in near-linear time (and every one of them would enter a heap).
+    keyed.sort(reverse=True)
+    recent = [entry[2] for entry in keyed[:HEAD_RECENT]]
+    if threshold is None and len(keyed) <= len(recent):
+        return recent, None
+    return recent, [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
+
+
+def _keyed(items) -> list[tuple]:
+    """``(*recent_key(item), item)`` for each item: flat tuples sort fastest; ids never tie, so the
+    items themselves are never compared."""
+    instants, keyed = INSTANTS, []
+    append = keyed.append
+    for item in items:
+        instant = instants.get(item["status_at"])
+        if instant is None:
+            instant = recent_key(item)[0]
+        append((instant, item["id"], item))
+    return keyed
+
+
+def _in_order(notes: dict) -> list:
+    """Annotations in save order (``ann-N`` by N)."""
+    return sorted(notes.values(), key=lambda note: int(note["id"][4:])) if notes else []
 
 
 def _chain(table, item_id) -> tuple[object, list]:

@@ -25,16 +25,23 @@ def new_generation() -> str:
 class PartsWriter:
     """Appends to (or creates) one generation's parts; the caller holds the lock that allows it.
 
-    ``start`` gives the offset where the next archive line will begin; after
-    ``write``, ``finish`` fsyncs every part and returns the new lengths, which a
+    ``write`` gives the offset where the appended bytes begin; they are
+    gathered in memory and written in large pieces (a snapshot written from
+    scratch appends one line per archived item). ``finish`` writes what is
+    left, fsyncs every part written to and returns the new lengths, which a
     new head may then record.
     """
+
+    FLUSH_AT = 1 << 20
 
     def __init__(self, directory: str, gen: str, lengths: dict[str, int] | None) -> None:
         self.directory, self.gen = directory, gen
         self.created = lengths is None
         self.fds: dict[str, int] = {}
         self.sizes: dict[str, int] = {}
+        self.pending: dict[str, list[bytes]] = {}  # bytes not yet written, by part
+        self.flushed: dict[str, int] = {}  # how far each part is written
+        self.touched: set[str] = set()  # parts written to (only they need an fsync)
         try:
             for kind, name in part_names(gen).items():
                 path = os.path.join(directory, name)
@@ -47,6 +54,8 @@ class PartsWriter:
                 else:
                     fd = self.fds[kind] = os.open(path, os.O_RDWR | os.O_CLOEXEC)
                     self.sizes[kind] = _cut_partial_line(fd, lengths[kind])
+                    if self.sizes[kind] > lengths[kind]:  # lines of an interrupted refresh, maybe never synced
+                        self.touched.add(kind)
         except BaseException:
             self.close()
             raise
@@ -55,14 +64,31 @@ class PartsWriter:
         """Append ``data`` to part ``kind``; the offset it starts at."""
         start = self.sizes[kind]
         if data:
-            os.lseek(self.fds[kind], start, os.SEEK_SET)
-            _write_all(self.fds[kind], data)
+            pending = self.pending.setdefault(kind, [])
+            pending.append(data)
             self.sizes[kind] = start + len(data)
+            if self.sizes[kind] - self.flushed.get(kind, start) >= self.FLUSH_AT:
+                self._flush(kind)
         return start
 
+    def _flush(self, kind: str) -> None:
+        pending = self.pending.pop(kind, None)
+        if not pending:
+            return
+        data = b"".join(pending)
+        start = self.sizes[kind] - len(data)
+        fd = self.fds[kind]
+        os.lseek(fd, start, os.SEEK_SET)
+        _write_all(fd, data)
+        self.flushed[kind] = self.sizes[kind]
+        self.touched.add(kind)
+
     def finish(self) -> dict[str, int]:
-        for fd in self.fds.values():
-            os.fsync(fd)
+        for kind in list(self.pending):
+            self._flush(kind)
+        for kind, fd in self.fds.items():
+            if self.created or kind in self.touched:  # a part nothing was appended to is as durable as before
+                os.fsync(fd)
         if self.created:
             fsync_dir(self.directory)
         return dict(self.sizes)

@@ -21,6 +21,7 @@ next refresh tries again.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, part_names
+from fold_core.store.parts import Parts, dumps_line, dumps_lines, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
 from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
 from fold_core.store.snapshot import warn_not_refreshed, write_head
@@ -39,6 +40,7 @@ __all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
 _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 _GENERATION = re.compile(rb'"generation":"([0-9a-f]{12})"')
 _PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # item, annotation and batch ids as the kernel makes them
+_PLAIN_LINES = re.compile(r"[A-Za-z0-9._:-]+(?:\n[A-Za-z0-9._:-]+)*")  # keys joined by newlines, none to escape
 
 
 def append(cache: Cache, directory: str) -> bool:
@@ -49,7 +51,7 @@ def append(cache: Cache, directory: str) -> bool:
         plan = plan_head(cache.state, parts, snapshot.floor)
         writer = PartsWriter(directory, parts.gen, parts.lengths)
         try:
-            _write_plan(writer, plan, {key: (e[0], e[2]) for key, e in cache.tail_batches.items()}, cache.memo)
+            _write_plan(writer, plan, cache.tail_batches, cache.memo)
             lengths = writer.finish()
         finally:
             writer.close()
@@ -73,13 +75,31 @@ def append(cache: Cache, directory: str) -> bool:
 
 
 def rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
-    """Write a new generation from the whole state, and its head; False when that failed."""
+    """Write a new generation from the whole state, and its head; False when that failed.
+
+    The cyclic GC is paused meanwhile: encoding every item of a long history
+    allocates enough to start full collections, each of which walks every
+    item in memory again (JSON values hold no cycles).
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _rewrite(cache, directory, log_path, exclusive=exclusive)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) -> bool:
     state = cache.state
     try:
-        batches = dict(snapshot_batches(cache, log_path))
-        batches.update((key, (e[0], e[2])) for key, e in cache.tail_batches.items())
-        items, notes = state.items, state.annotations
-        whole = state.replace(items=Table(dict(items.items())), annotations=Table(dict(notes.items())))
+        batches = snapshot_batches(cache, log_path)  # {batch_id: (event_seq, offset)}
+        if batches:
+            batches = {**batches, **cache.tail_batches}
+        else:
+            batches = cache.tail_batches  # (event_seq, digest, offset): _write_plan takes the first and the last
+        whole = state.replace(items=Table(_every(state.items)), annotations=Table(_every(state.annotations)))
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         if exclusive:
             warn_not_refreshed(directory, error)
@@ -128,19 +148,54 @@ def write_snapshot(directory: str, state: State, *, offset: int, last_offset: in
 
 
 def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
+    item_memo, note_memo = memo
+    entries = plan.entries
+    if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
+        lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in entries]
+    else:  # written from scratch: each entry in one call (the same bytes)
+        lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in entries])
     index = []
-    for item, notes, fresh in plan.entries:
-        note_bytes = b",".join(encoded(note, note["id"], memo[1]) for note in notes)
-        line = b'{"item":' + encoded(item, item["id"], memo[0]) + b',"notes":[' + note_bytes + b"]}"
-        offset = writer.write("items", line + b"\n")
-        where = f",{offset},{len(line)}]"
-        index.append(f'["i",{_quoted(item["id"])}{where}')
-        index.extend(f'["n",{_quoted(note_id)}{where}' for note_id in fresh)
+    offset = writer.sizes["items"]
+    plain = _all_plain([item["id"] for item, _notes, _fresh in entries])
+    for (item, _notes, fresh), line in zip(entries, lines):
+        size = len(line)
+        if plain:
+            index.append(f'["i","{item["id"]}",{offset},{size}]')
+        else:
+            index.append(f'["i",{_quoted(item["id"])},{offset},{size}]')
+        if fresh:
+            index.extend(f'["n",{_quoted(note_id)},{offset},{size}]' for note_id in fresh)
+        offset += size + 1
+    if lines:
+        lines.append(b"")
+        writer.write("items", b"\n".join(lines))
     if index:
         writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
     if batches:
-        lines = "\n".join(f"[{_quoted(key)},{seq},{offset}]" for key, (seq, offset) in batches.items())
-        writer.write("batches", (lines + "\n").encode("ascii"))
+        if _all_plain(list(batches)):  # the usual case: no key needs escaping
+            text = "\n".join(f'["{key}",{entry[0]},{entry[-1]}]' for key, entry in batches.items())
+        else:
+            text = "\n".join(f"[{_quoted(key)},{entry[0]},{entry[-1]}]" for key, entry in batches.items())
+        writer.write("batches", (text + "\n").encode("ascii"))
+
+
+def _every(table) -> dict:
+    """Every entry of ``table`` as a dict (shared, not copied, when it is already one: nothing here changes it)."""
+    return table.whole() if isinstance(table, Table) else dict(table)
+
+
+def _entry(item: dict, notes: list, item_memo: dict, note_memo: dict) -> bytes:
+    """An archive line ``{"item": ..., "notes": [...]}``, reusing the head's encodings."""
+    if item["id"] in item_memo or (notes and note_memo):
+        note_bytes = b",".join(encoded(note, note["id"], note_memo) for note in notes)
+        return b'{"item":' + encoded(item, item["id"], item_memo) + b',"notes":[' + note_bytes + b"]}"
+    return dumps_line({"item": item, "notes": notes})
+
+
+def _all_plain(keys: list) -> bool:
+    """Whether no key needs escaping (one match over them all instead of one per key)."""
+    joined = "\n".join(keys) if all(type(key) is str for key in keys) else None
+    return joined is not None and joined.count("\n") == len(keys) - 1 and _PLAIN_LINES.fullmatch(joined) is not None
 
 
 def _quoted(key: str) -> str:

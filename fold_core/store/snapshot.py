@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from fold_core.state import State
 from fold_core.table import Table
@@ -40,7 +41,7 @@ from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import KINDS, Parts, dumps_line
 
-__all__ = ["FORMAT", "HEAD_RECENT", "RECENT", "VERSION", "Snapshot", "check_head", "encode_head", "encode_table",
+__all__ = ["FORMAT", "HEAD_RECENT", "INSTANTS", "RECENT", "VERSION", "Snapshot", "check_head", "encode_head", "encode_table",
            "encoded", "floor_key", "read_snapshot", "recent_key", "remove_stale_temps", "write_head"]
 
 FORMAT, VERSION = "fold-snapshot", 3
@@ -53,17 +54,17 @@ def floor_key(value) -> tuple | None:
     return None if value is None else (instant_key(value[0]), value[1])
 
 
-_INSTANTS: dict[str, float] = {}  # status_at text -> instant: a refresh sorts the same items again and again
+INSTANTS: dict[str, float] = {}  # status_at text -> instant: a refresh sorts the same items again and again
 
 
 def recent_key(item: dict) -> tuple:
     """The order of ``not_active``: ``status_at`` as an instant, then id."""
     text = item["status_at"]
-    instant = _INSTANTS.get(text)
+    instant = INSTANTS.get(text)
     if instant is None:
-        if len(_INSTANTS) >= 65536:
-            _INSTANTS.clear()
-        instant = _INSTANTS[text] = instant_key(text)
+        if len(INSTANTS) >= 65536:
+            INSTANTS.clear()
+        instant = INSTANTS[text] = instant_key(text)
     return instant, item["id"]
 
 
@@ -230,7 +231,10 @@ def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, no
         "recent_floor": floor,
         "active": [[layer, list(ids)] for layer, ids in state.active.items()],
     }
-    return dumps_line(head)[:-1] + b',"items":' + items + b',"annotations":' + notes + b"}\n"
+    return b"".join((dumps_line(head)[:-1], b',"items":', items, b',"annotations":', notes, b"}\n"))
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9._:-]+")  # ids as the kernel makes them: JSON needs no escape in them
 
 
 def encode_table(table: dict, memo: dict) -> bytes:
@@ -241,18 +245,23 @@ def encode_table(table: dict, memo: dict) -> bytes:
     ``memo`` maps a key to ``(value, b'"key":value', where value starts)``;
     keys that left the table are forgotten from time to time.
     """
-    parts = []
+    parts = [b"{"]
     append, recall = parts.append, memo.get
     for key, value in table.items():
         hit = recall(key)
         if hit is None or hit[0] is not value:
-            prefix = dumps_line(key) + b":"
+            prefix = b'"' + key.encode() + b'":' if type(key) is str and _PLAIN_KEY.fullmatch(key) else \
+                dumps_line(key) + b":"
             hit = memo[key] = (value, prefix + dumps_line(value), len(prefix))
         append(hit[1])
+        append(b",")
     if len(memo) > 2 * len(table) + 64:  # forget what left the table
         for key in [key for key in memo if key not in table]:
             del memo[key]
-    return b"{" + b",".join(parts) + b"}"
+    parts[-1] = b"}"  # the last comma, or the opening brace's partner when the table is empty
+    if len(parts) == 1:
+        return b"{}"
+    return b"".join(parts)
 
 
 def encoded(value: dict, key: str, memo: dict) -> bytes:
@@ -278,14 +287,18 @@ def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = Fa
         if exclusive:
             remove_stale_temps(directory)
         try:
-            with open(temp, "wb") as file:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            try:
                 error = injected("enospc_snapshot")
                 if error is not None:
-                    file.write(data[: len(data) // 2])
+                    os.write(fd, data[: len(data) // 2])
                     raise error
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             crash_at("mid_snapshot")
             os.replace(temp, target)
         except BaseException:

@@ -34,7 +34,7 @@ def register(commands) -> None:
 
 
 def _now() -> str:
-    """The clock in ``[host] timezone`` when plugins.toml sets one, else the system's zone."""
+    """The clock in ``[host] timezone`` (UTC when plugins.toml does not set one), like the host's."""
     from datetime import datetime
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

@@ -62,7 +62,7 @@ def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
         records = store.history(since=since).document["records"] if since is not None else []
         coverage = db.source_health(config.adapters)
         brief = build_briefing(document, records=records, since=since, coverage=coverage,
-                               timezone=config.host.timezone, language=config.host.language,
+                               timezone=config.host.timezone, language=config.host.reader_language,
                                editor=editor_status(db, config))
         if args.since is None:
             db.set_meta(MARK, document["event_seq"])

@@ -79,61 +79,79 @@ def run_inbox_show(args: argparse.Namespace, store_dir: str) -> tuple[dict, int]
     return {"found": True, **detail}, 0
 
 
-# -- text views ----------------------------------------------------------------------
+# -- text views (in [host] language, times in [host] timezone) ---------------------------
 
 
-def _headline(call: dict) -> str:
+def _headline(w, call: dict) -> str:
     model = f" {call['model']}" if call.get("model") else ""
-    fallback = " (fallback)" if call.get("fallback") else ""
-    return (f"#{call['id']}  {call['at']}  {call['backend']}{model}{fallback}  skill {call['skill'] or '-'}\n"
-            f"    window {call['window']} · attempt {call['attempt']}")
+    fallback = w(" (fallback)") if call.get("fallback") else ""
+    head = w("#{id}  {at}  {backend}{model}{fallback}  skill {skill}", id=call["id"], at=w.when(call["at"]),
+             backend=call["backend"], model=model, fallback=fallback, skill=call["skill"] or "-")
+    return head + "\n    " + w("window {window} · attempt {attempt}", window=call["window"], attempt=call["attempt"])
 
 
-def _figures(call: dict) -> str:
-    tokens = f"{call['tokens_in'] if call['tokens_in'] is not None else '?'} → " \
-             f"{call['tokens_out'] if call['tokens_out'] is not None else '?'} tokens"
+def _figures(w, call: dict) -> str:
+    tokens = w("{tokens_in} → {tokens_out} tokens",
+               tokens_in=call["tokens_in"] if call["tokens_in"] is not None else "?",
+               tokens_out=call["tokens_out"] if call["tokens_out"] is not None else "?")
     latency = f"{call['latency_ms']:.0f} ms" if call.get("latency_ms") is not None else "? ms"
-    tools = f" · tools: {', '.join(call['tools'])}" if call.get("tools") else ""
-    return f"    {call['outcome']} · {tokens} · {latency}{tools}"
+    tools = w(" · tools: {tools}", tools=", ".join(call["tools"])) if call.get("tools") else ""
+    return f"    {w(call['outcome'])} · {tokens} · {latency}{tools}"
 
 
 def _calls_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
     if not doc["calls"]:
-        return "(no calls)\n"
-    return "\n".join(f"{_headline(call)}\n{_figures(call)}" for call in doc["calls"]) + "\n"
+        return w("(no calls)") + "\n"
+    return "\n".join(f"{_headline(w, call)}\n{_figures(w, call)}" for call in doc["calls"]) + "\n"
 
 
 def _call_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
     call = doc.get("call")
     if not doc.get("found") or call is None:
-        return "(no such call)\n"
-    lines = [_headline(call), _figures(call)]
+        return w("(no such call)") + "\n"
+    lines = [_headline(w, call), _figures(w, call)]
     for entry in call.get("tool_calls") or ():
-        error = f" → error {entry['error']}" if entry.get("error") else f" → {entry.get('bytes', '?')} bytes"
-        lines.append(f"    tool {entry.get('name')} {json.dumps(entry.get('arguments'), ensure_ascii=False)}{error}")
+        outcome = (w(" → error {error}", error=entry["error"]) if entry.get("error") else
+                   w(" → {bytes} bytes", bytes=entry.get("bytes", "?")))
+        lines.append(f"    {w('tool')} {entry.get('name')} {json.dumps(entry.get('arguments'), ensure_ascii=False)}"
+                     f"{outcome}")
     if call.get("error"):
-        lines += ["", "error:", json.dumps(call["error"], ensure_ascii=False, indent=1)]
-    lines += ["", "request:", json.dumps(call["request"], ensure_ascii=False, indent=1) if call["request"] is not None
-              else "(not kept: only the most recent calls keep their request)"]
-    lines += ["", "response:", call["response"] if call["response"] is not None else "(none)"]
+        lines += ["", w("error:"), json.dumps(call["error"], ensure_ascii=False, indent=1)]
+    lines += ["", w("request:"), json.dumps(call["request"], ensure_ascii=False, indent=1)
+              if call["request"] is not None else w("(not kept: only the most recent calls keep their request)")]
+    lines += ["", w("response:"), call["response"] if call["response"] is not None else w("(none)")]
     if call.get("stderr"):
-        lines += ["", "stderr:", call["stderr"]]
+        lines += ["", w("stderr:"), call["stderr"]]
     return "\n".join(lines) + "\n"
 
 
 def _observation_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
     if not doc.get("found"):
-        return "(no such observation)\n"
+        return w("(no such observation)") + "\n"
     o = doc["observation"]
-    lines = [f"{o['id']}  ({o['channel']} from {o['source']})", f"from: {o.get('from') or '-'}",
-             f"at: {o.get('at') or '-'} · observed {o['observed_at']}", f"title: {o.get('title') or '-'}"]
-    for key in ("url", "thread"):
-        if o.get(key):
-            lines.append(f"{key}: {o[key]}")
-    lines += ["", o.get("text") or "(no text)", "", f"status: {doc['status']}"]
+    lines = [w("{id}  ({channel} from {source})", id=o["id"], channel=o["channel"], source=o["source"]),
+             w("from: {sender}", sender=o.get("from") or "-"),
+             w("at: {at} · observed {observed}", at=w.when(o.get("at")) or "-", observed=w.when(o["observed_at"])),
+             w("title: {title}", title=o.get("title") or "-")]
+    if o.get("url"):
+        lines.append(w("url: {url}", url=o["url"]))
+    if o.get("thread"):
+        lines.append(w("thread: {thread}", thread=o["thread"]))
+    lines += ["", o.get("text") or w("(no text)"), "", w("status: {status}", status=w(doc["status"]))]
     if doc.get("deferred"):
-        lines[-1] += f" (first deferred {doc['deferred']['at']}, {doc['deferred']['times']} time(s))"
+        lines[-1] += w(" (first deferred {at}, {times} time(s))", at=w.when(doc["deferred"]["at"]),
+                       times=doc["deferred"]["times"])
     for entry in doc["dispositions"]:
         related = f" → {', '.join(entry['related'])}" if entry.get("related") else ""
-        lines.append(f"  {entry['at']}  {entry['disposition']}: {entry['why']}{related}")
+        verdict = w("{disposition}: {why}", disposition=w(entry["disposition"]), why=entry["why"])
+        lines.append(f"  {w.when(entry['at'])}  {verdict}{related}")
     return "\n".join(lines) + "\n"

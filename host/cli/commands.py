@@ -64,7 +64,7 @@ def register(commands) -> None:
                         help="also log in to each source that can try one (IMAP) and ask the editor's endpoint "
                              "for its model list (at most 15 s)")
     doctor.add_argument("--now", help=argparse.SUPPRESS)
-    doctor.set_defaults(run=run_doctor, render_text=_doctor_text)
+    doctor.set_defaults(run=run_doctor, render_text=_doctor_text, exit_one="a check failed (see stdout)")
 
     plugins = commands.add_parser("plugins", help="installed plugin types",
                                   description="Installed adapter, consumer and agent types and where they come from.")
@@ -258,14 +258,15 @@ def _doctor_text(doc: dict) -> str:
         from fold_core.cli.textview import render_answer
 
         return render_answer("", doc)
-    from fold_host.words import words
+    from fold_host.words import say, words
 
     w = words()
     order = {"fail": 0, "warn": 1}
     checks = sorted(doc["checks"], key=lambda check: order.get(check["status"], 2))
     status_width = max(width(w(status)) for status in ("ok", "warn", "fail"))
-    lines = [f"{' ' * (status_width - width(w(c['status'])))}{w(c['status'])}  {_check_name(w, c['name'])}: "
-             f"{_local_times(w, c['detail'])}" for c in checks]
+    lines = [f"{' ' * (status_width - width(w(c['status'])))}{w(c['status'])}  "
+             + w("{name}: {detail}", name=_check_name(w, c["name"]), detail=_local_times(w, say(w, c["detail"])))
+             for c in checks]
     failed = sum(1 for c in checks if c["status"] == "fail")
     warned = sum(1 for c in checks if c["status"] == "warn")
     if failed:

@@ -77,9 +77,8 @@ def from_config(config, store_dir: str, *, host: str | None = None, port: int | 
 
     section = config.pinboard
     bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
-    language = config.host.language if "language" in config.host.model_fields_set else "en"
     app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
-                     language=language)
+                     language=config.host.reader_language)
     return app, bind
 
 

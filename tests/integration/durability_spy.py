@@ -4,6 +4,9 @@ Run ``foldctl`` under the spy::
 
     python tests/integration/durability_spy.py JOURNAL STORE -- --store STORE commit ...
 
+(``SPY_MODULE=fold_host`` runs the host's CLI instead of the core's; STORE is
+then whichever directory is to be modelled, such as a backup's.)
+
 Before anything of Fold is imported, the spy wraps ``os.fsync`` /
 ``os.fdatasync``, ``os.rename`` / ``os.replace``, ``os.unlink`` / ``os.remove``,
 ``os.write``, ``os.ftruncate`` / ``os.truncate``, ``os._exit`` and the bytes
@@ -262,7 +265,7 @@ def _main(argv: list[str]) -> None:
     sys.argv = ["foldctl", *args]
     code: object = 0
     try:
-        runpy.run_module("fold_core", run_name="__main__", alter_sys=True)
+        runpy.run_module(os.environ.get("SPY_MODULE", "fold_core"), run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         code = stop.code
     finally:

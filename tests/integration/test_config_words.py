@@ -112,6 +112,19 @@ def view_templates() -> set[str]:
     return found
 
 
+def sentence_templates() -> set[str]:
+    """The literal templates of ``Sentence(...)`` (doctor's details), implicit concatenation joined."""
+    import ast
+
+    found = set()
+    for path in sorted((ROOT / "host").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Sentence"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                found.add(node.args[0].value)
+    return found
+
+
 def page_templates() -> set[str]:
     found = set()
     for path in [*sorted((ROOT / "host/pinboard/templates").glob("*.j2")),
@@ -126,12 +139,17 @@ def test_every_word_of_the_views_and_pages_has_its_chinese():
     from fold_host.words import CATALOG as HOST
 
     words = Words("zh").extend(HOST).extend(PAGES)
-    templates = view_templates() | page_templates()
-    assert len(templates) > 150
+    sentences = sentence_templates()
+    assert len(sentences) > 40
+    templates = view_templates() | page_templates() | sentences
+    assert len(templates) > 190
     vocabulary = ["critical", "high", "normal", "low", "trace", "needs-you", "in-progress", "done", "fyi",
                   "commit", "acknowledge", "checked", "annotation", "created", "updated", "restored", "withdrawn",
                   "merged", "pending", "processed", "deferred", "used", "noise", "duplicate", "ok", "warn", "fail",
-                  "in 1 hour", "in 3 hours", "this evening 18:00", "tomorrow 09:00", "in a week, 09:00"]
+                  "in 1 hour", "in 3 hours", "this evening 18:00", "tomorrow 09:00", "in a week, 09:00",
+                  # the source verdicts and editor outcomes doctor's details name
+                  "has never succeeded", "the server refused the credentials", "polled", "not polled yet",
+                  "committed", "checked", "acknowledged", "rejected", "invalid", "unavailable", "store_unavailable"]
     missing = sorted(t for t in templates | set(vocabulary) if not words.has(t))
     assert missing == []
 
@@ -147,6 +165,12 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     assert "根层：已用" in out and "痕迹" in out and "知悉" in out and "trace" not in out
     code, out, _ = ws.call("inbox", "--format", "text")
     assert out.startswith("2026-10-09 08:00  mail:1  签证材料") and "采用：scripted: tracked" in out
+    code, out, _ = ws.call("inbox", "show", "mail:1", "--format", "text")
+    assert out.splitlines()[:4] == ["mail:1（email，来自 mail）", "发件人：someone",
+                                    "时间：2026-10-09 08:00 · 观察于 2026-10-09 08:00", "标题：签证材料"]
+    assert "状态：已处理" in out and "  2026-10-09 08:00  采用：scripted: tracked → t-mail-1" in out
+    code, out, _ = ws.call("calls", "--format", "text")
+    assert out.startswith("#1  2026-10-09 08:00  scripted  技能 ") and "第 1 次尝试" in out and "已提交 · " in out
     code, out, _ = ws.call("--store", str(ws.store), "history", "--format", "text")
     assert "2026-10-09 08:00 · 修订 0→1" in out and "新建 t-mail-1 份额" in out
     code, json_out, _ = ws.call("--store", str(ws.store), "history", "--format", "json")
@@ -154,7 +178,7 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     english = Workspace(tmp_path / "en", script=["track"])
     code, out, _ = english.call("--store", str(ws.store), "state", "--now", "2026-10-09T01:00:00Z",
                                 "--format", "text")
-    assert out.startswith("Fold state at 2026-10-09T01:00:00Z · revision 1")  # nothing set: as before
+    assert out.startswith("Fold state at 2026-10-09 01:00 (UTC) · revision 1")  # nothing set: English and UTC
 
 
 def test_the_pinboard_speaks_chinese_throughout(tmp_path):
@@ -182,3 +206,32 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
         assert "2026-10-10 18:00" in item and "紧急" in item and "待你处理" in item
         missing = client.get("/observation/mail:1").text
         assert "没有这个观察" in missing and "This host" not in missing
+
+
+def test_one_language_and_zone_for_every_view_a_person_reads(tmp_path):
+    """Text views, the briefing and the Pinboard: [host] language else English, [host] timezone else UTC."""
+    from starlette.testclient import TestClient
+
+    from fold_host.pinboard.server import from_config
+    from fold_host.plugins import load_config
+    from tests.support.host_workspace import Workspace
+
+    for name, host, language, title, clock in (
+            ("unset", "", "en", "Fold briefing", "2026-10-09 00:30 (UTC)"),
+            ("zh", 'language = "zh"\ntimezone = "Asia/Shanghai"\n', "zh", "Fold 简报", "2026-10-09 08:30 (Asia/Shanghai)")):
+        ws = Workspace(tmp_path / name, script=["track"], host=host)
+        ws.feed("mail", {"native": "1", "title": "签证材料", "text": "补交"})
+        ws.tick("2026-10-09T00:00:00Z")
+        now = "2026-10-09T08:30:00+08:00"
+        code, out, _ = ws.call("--store", str(ws.store), "state", "--now", now, "--format", "text")
+        assert code == 0 and clock in out.splitlines()[0], (name, out)
+        code, brief, _ = ws.run("brief", "--now", now)
+        assert code == 0 and (brief["language"], brief["timezone"]) == (language, clock.split("(")[1][:-1])
+        assert brief["now"] == now  # JSON: the instant as given, with its offset
+        code, text, _ = ws.call("brief", "--now", now, "--format", "text")
+        assert code == 0 and title in text, (name, text)
+        app, _ = from_config(load_config(str(ws.config)), str(ws.store))
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            assert f'<html lang="{language}">' in client.get("/").text
+    code, skill, _ = Workspace(tmp_path / "unset").call("skill")  # the editor's instructions: zh by default
+    assert code == 0 and re.search(r"[\u4e00-\u9fff]", skill[:400])

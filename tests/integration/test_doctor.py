@@ -195,3 +195,23 @@ def test_a_feed_that_answers_401_or_403_fails_at_once(tmp_path):
             check = checks(document)["source blog"]
             assert code == 1 and check["status"] == "fail", check
             assert f"HTTP {status}: access refused" in check["detail"] and "(auth)" in check["detail"]
+
+
+def test_the_text_view_speaks_the_configured_language_and_zone_throughout(tmp_path):
+    ws = Workspace(tmp_path, sources=("good", "bad"), host='language = "zh"\ntimezone = "Asia/Shanghai"\n')
+    (tmp_path / "bad.jsonl.fail").write_text("connection refused")
+    ws.tick("2026-10-09T00:00:00Z")
+    code, out, err = ws.call("doctor", "--now", "2026-10-09T00:00:00Z", "--format", "text")
+    lines = out.splitlines()
+    assert code == 1 and "rejected" not in err
+    assert lines[0] == ("失败  信息源 bad：从未成功过：连续 1 次拉取失败，下次尝试于 2026-10-09 08:01；"
+                        "上次出错于 2026-10-09 08:00（network）：connection refused")  # the server's words as given
+    assert "正常  守护进程：这个存储上从未运行过守护进程（由手动或 cron 执行 tick）" in lines
+    assert "正常  信息源 good：上次成功于 2026-10-09 08:00，下次拉取于 2026-10-09 08:01" in lines
+    assert any(line.startswith("正常  主机数据库：结构版本 ") and line.endswith("0 条已推迟") for line in lines)
+    assert lines[-1] == "1 项检查失败"
+    for english in ("never succeeded", "next try", "last error", "source(s)", "pending", "revision", "daemon"):
+        assert english not in out, english
+    document = ws.run("doctor", "--now", "2026-10-09T00:00:00Z")[1]  # JSON: the English, instants as stored
+    bad = checks(document)["source bad"]["detail"]
+    assert bad.startswith("has never succeeded: 1 failed poll(s) in a row, next try at 2026-10-09T00:01:00")

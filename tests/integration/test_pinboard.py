@@ -429,11 +429,14 @@ def test_with_a_token_every_request_needs_it(store, context):
         # The login form sets an HttpOnly cookie; the browser then sees the board.
         tab = Tab(context())
         assert tab.open(guarded.url).status == 401
+        # Each submit navigates: wait for the answer's page, not the form still on screen.
         tab.page.fill("#token", "wrong-token-wrong-token")
-        tab.page.click("form button[type=submit]")
+        with tab.page.expect_navigation():
+            tab.page.click("form button[type=submit]")
         assert "That is not the token." in tab.page.inner_text("main")
         tab.page.fill("#token", secret)
-        tab.page.click("form button[type=submit]")
+        with tab.page.expect_navigation():
+            tab.page.click("form button[type=submit]")
         assert tab.page.locator("section#layer-root").count() == 1
         cookies = {cookie["name"]: cookie for cookie in tab.page.context.cookies()}
         assert cookies["fold_auth"]["httpOnly"] and cookies["fold_auth"]["value"] != secret

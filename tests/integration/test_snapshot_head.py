@@ -135,8 +135,11 @@ def test_a_default_read_uses_only_the_head_and_matches_the_model(churned, sealed
     assert document["not_active_total"] == LAST + 3
 
 
+ABOVE_THE_HEAD = HEAD_RECENT + 24  # more not-active entries than the head keeps: the archive must answer
+
 @pytest.mark.parametrize("request_", [
-    {"not_active": None}, {"not_active": RECENT + 1}, {"not_active": 5},
+    {"not_active": None}, {"not_active": RECENT + 1}, {"not_active": 5}, {"not_active": ABOVE_THE_HEAD},
+    {"not_active": LAST}, {"not_active": LAST + 3}, {"not_active": LAST + 100},
     {"item": "i0"}, {"item": "a"}, {"item": f"i{LAST}"}, {"item": "nope"},
 ])
 def test_every_kind_of_read_matches_the_model(churned, request_):
@@ -183,7 +186,7 @@ def test_every_read_after_a_tail_matches_the_model(churned, tail):
     path, model, commit, annotate = churned
     _tail(tail, commit, annotate)
     reader, _recorder = _fresh_reader(path)
-    for request_ in ({}, {"not_active": None}, {"item": "i1"}):
+    for request_ in ({}, {"not_active": None}, {"not_active": ABOVE_THE_HEAD}, {"item": "i1"}):
         _same(reader.state_document(now=LATER, **request_), model.state_document(now=LATER, **request_))
     assert reader.state() == model.state()
 
@@ -330,3 +333,58 @@ def test_another_process_refreshing_does_not_confuse_a_long_lived_writer(churned
                    and name.startswith("snapshot.") and not name.endswith(".json")}
     assert generations == {_head(path)["parts"]["generation"]}, "a writer removes parts no head names"
     _same(first.state_document(now=LATER, not_active=None), model.state_document(now=LATER, not_active=None))
+
+
+def test_a_batch_restoring_more_than_the_margin_is_answered_from_the_archive(churned):
+    """Between two refreshes one batch takes back more recent not-active items than the head's
+    margin: the head then holds fewer than ``RECENT`` of them and a read must look further."""
+    path, model, commit, _annotate = churned
+    writer = Store(FileRecorder(path))
+    restored = [f"i{LAST - 1 - n}" for n in range(HEAD_RECENT - RECENT + 4)]
+    for batch in ({"batch_id": "empty-root", "declarations": [
+                       {"id": f"i{LAST}", "relation": "withdraw", "reason": "r"}]},
+                  {"batch_id": "many-back", "declarations": [
+                      {"id": item, "relation": f"supersedes:{item}", "weight": "trace", "kind": "fyi",
+                       "reason": "back"} for item in restored]}):
+        mine, theirs = writer.commit(batch, actor="agent", now=LATER), model.commit(batch, actor="agent", now=LATER)
+        assert mine.document == theirs.document and mine.exit_code == 0, mine.document
+    assert _head(path)["last_event_seq"] < model.state().event_seq, "no refresh in between"
+    reader, _recorder = _fresh_reader(path)
+    for store in (writer, reader):
+        for request_ in ({}, {"not_active": RECENT + 1}, {"not_active": ABOVE_THE_HEAD}, {"not_active": None}):
+            _same(store.state_document(now=LATER, **request_), model.state_document(now=LATER, **request_))
+
+
+def test_a_long_lived_writer_finds_batches_and_items_its_own_refreshes_archived(churned, monkeypatch):
+    """A writer that has collected the index keys (after a few look-ups) learns the keys its refreshes
+    append: a retry of a batch that is only in the snapshot's batch index is answered as a replay, and
+    an item that only the archive holds is found (that one also through the entries it archived)."""
+    path, model, _commit, _annotate = churned
+    monkeypatch.setenv("FOLD_SNAPSHOT_EVERY", "1")
+    writer = Store(FileRecorder(path))
+    for n in range(8):  # new ids and batch_ids: misses, enough of them to collect the keys
+        batch = {"batch_id": f"k{n}", "declarations": [{"id": f"k{n}", "title": "key", "weight": "trace",
+                                                         "kind": "fyi"}]}
+        assert writer.commit(batch, actor="agent", now=LATER).document == \
+            model.commit(batch, actor="agent", now=LATER).document
+    withdraw = {"batch_id": "k-gone", "declarations": [{"id": "k0", "relation": "withdraw", "reason": "r"}]}
+    assert writer.commit(withdraw, actor="agent", now=LATER).document == \
+        model.commit(withdraw, actor="agent", now=LATER).document
+    for n in range(300):  # push k0 out of the head into the archive, refreshing after every commit
+        batch = {"batch_id": f"z{n}", "declarations": [
+            {"id": f"z{n}", "title": "z", "weight": "trace", "kind": "fyi"},
+            *([{"id": f"z{n - 1}", "relation": "withdraw", "reason": "r"}] if n else [])]}
+        assert writer.commit(batch, actor="agent", now=LATER).exit_code == 0
+        model.commit(batch, actor="agent", now=LATER)
+    assert "k0" not in _head(path)["items"], "k0 left the head"
+    early = {"batch_id": "k1", "declarations": [{"id": "k1", "title": "key", "weight": "trace", "kind": "fyi"}]}
+    late = {"batch_id": "z150", "declarations": [{"id": "z150", "title": "z", "weight": "trace", "kind": "fyi"},
+                                                 {"id": "z149", "relation": "withdraw", "reason": "r"}]}
+    for retry in (early, late):  # from before the keys were collected, and appended after
+        mine = writer.commit(retry, actor="agent", now=LATER).document
+        assert mine == model.commit(retry, actor="agent", now=LATER).document and mine["replayed"] is True
+    again = {"batch_id": "k0-again", "declarations": [{"id": "k0", "title": "again", "weight": "trace",
+                                                        "kind": "fyi"}]}
+    mine = writer.commit(again, actor="agent", now=LATER).document
+    assert mine == model.commit(again, actor="agent", now=LATER).document
+    assert mine["errors"][0]["code"] == "item_exists"

@@ -22,12 +22,15 @@ other processes do:
 A ``bulk`` rule withdraws a parent with 30 children at a time, so that the
 store passes the snapshot head's 200 most recent not-active items and keeps
 the rest in the snapshot's archive; a ``restore`` declaration can bring back
-an archived item.
+an archived item, and ``restore_many`` brings back whole bulk families in one
+batch — more than the head's margin between two refreshes, so that the head
+alone no longer holds the 200 most recent.
 
 Invariant after every step: the store's state documents (at a fixed ``now``;
 the default one also through a fresh recorder and through a long-lived
 recorder that only reads, both of which may answer from the snapshot head
-alone; and the one with every not-active entry), its full history and its
+alone; the long-lived reader's with more not-active entries than the head
+keeps; and the one with every not-active entry), its full history and its
 state equal the model's.
 """
 
@@ -51,6 +54,7 @@ from fold_core.store.file import FileRecorder
 from fold_core.store.log import encode_record
 from fold_core.store.memory import MemoryRecorder
 from fold_core.store.meta import create_store
+from fold_core.store.snapshot import HEAD_RECENT, RECENT
 from random_batches import random_declaration
 
 READ_AT = "2027-01-01T00:00:00+08:00"
@@ -171,10 +175,32 @@ class FileStoreMachine(RuleBasedStateMachine):
             self.commit_both({"batch_id": f"{parent}-wd", "declarations": [
                 {"id": parent, "relation": "withdraw", "reason": "清理"}]}, "agent", self.now(rng))
 
+    @precondition(lambda self: self.bulks >= 2)
+    @rule(families=st.integers(2, 3))
+    def restore_many(self, families):
+        """One batch takes back the latest withdrawn bulk families (31 items each): more than the
+        snapshot head's margin above its 200 most recent not-active items, between two refreshes."""
+        items = self.model.state.items
+        declarations = []
+        for number in range(self.bulks, 0, -1):
+            parent = f"bulk{number}"
+            if items[parent]["status"] != "withdrawn" or len(declarations) >= 31 * families:
+                continue
+            for item_id in [parent] + [f"{parent}-c{k}" for k in range(30)]:
+                if items[item_id]["status"] == "withdrawn":
+                    declarations.append({"id": item_id, "relation": f"supersedes:{item_id}", "weight": "trace",
+                                         "kind": "fyi", "reason": "又回来了"})
+        if declarations:
+            event("many restores in one batch")
+            self.commit_both({"batch_id": f"back-{self.bulks}-{len(declarations)}", "declarations": declarations},
+                             "agent", self.now(random.Random(len(declarations))))
+
     @rule(rng=st.randoms(use_true_random=False), depth=st.sampled_from((None, 0, 1)),
-          not_active=st.sampled_from((0, 3, 200, 201, None)), via=st.sampled_from(("store", "reader", "fresh")))
+          not_active=st.sampled_from((0, 3, RECENT, RECENT + 1, HEAD_RECENT + 1, HEAD_RECENT + 24, None)),
+          via=st.sampled_from(("store", "reader", "fresh")))
     def state_view(self, rng, depth, not_active, via):
-        """Item views, depths and not-active bounds; the readers may hold only the snapshot head."""
+        """Item views, depths and not-active bounds (also beyond what the snapshot head keeps);
+        the readers may hold only the snapshot head."""
         target = {"store": self.store, "reader": self.reader, "fresh": Store(FileRecorder(self.path))}[via]
         item = rng.choice(sorted(self.model.state.items) + ["ghost", None])
         got = target.state_document(now=READ_AT, item=item, depth=depth, not_active=not_active)
@@ -294,12 +320,14 @@ class FileStoreMachine(RuleBasedStateMachine):
         expected = self.oracle.state_document(now=READ_AT).document
         assert Store(FileRecorder(self.path)).state_document(now=READ_AT).document == expected
         assert self.reader.state_document(now=READ_AT).document == expected
+        beyond = self.oracle.state_document(now=READ_AT, not_active=HEAD_RECENT + 24).document
+        assert self.reader.state_document(now=READ_AT, not_active=HEAD_RECENT + 24).document == beyond
         got = self.store.state_document(now=READ_AT, not_active=None)
         assert got.document == self.oracle.state_document(now=READ_AT, not_active=None).document
         assert self.store.state() == self.model.state
         assert self.store.history().document == self.oracle.history().document
-        if self.model.state.inactive_total > 200:
-            event("more than 200 not-active items")
+        if self.model.state.inactive_total > HEAD_RECENT:
+            event("more not-active items than the snapshot head keeps")
             if os.path.exists(self.snapshot):
                 with open(self.snapshot, "rb") as snapshot:
                     head = snapshot.readline()

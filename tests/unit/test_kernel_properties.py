@@ -548,3 +548,4 @@ def test_same_inputs_give_the_same_bytes_in_other_processes(history: History):
     assert first == second, "outputs differ between hash seeds"
     # and equal to this process (whatever its seed), where the history was generated
     assert first == history.outputs
+

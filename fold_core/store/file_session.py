@@ -1,0 +1,131 @@
+"""The sessions of a ``FileRecorder`` (see ``file``): what a caller holds while the lock is held.
+
+``Hold`` is the context manager ``FileRecorder.session`` returns: it takes the
+lock, recovers, and — for a reader that found no snapshot — writes one before
+the caller reads, so that the answer comes from the new head rather than from
+every item the log ever held; on leaving, a writer refreshes the snapshot
+when due, then the lock is dropped. An ``OSError`` inside a session becomes
+``StoreUnavailable``. ``FileSession`` is the ``Session`` of ``store.base``
+over the recovered ``Cache``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from fold_core.errors import StoreCorrupt
+from fold_core.state import State
+from fold_core.store.base import Session
+from fold_core.store.cache import lookup, view_state
+from fold_core.store.log import line_start, read_records, unavailable
+
+if TYPE_CHECKING:
+    from fold_core.store.file import FileRecorder
+
+__all__ = ["FileSession", "Hold", "stat_or_none"]
+
+
+def stat_or_none(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+class Hold:
+    """One session of a ``FileRecorder``: lock, recover, hand out the session; refresh when due, unlock."""
+
+    __slots__ = ("recorder", "write", "cache")
+
+    def __init__(self, recorder: "FileRecorder", write: bool) -> None:
+        self.recorder, self.write, self.cache = recorder, write, None
+
+    def __enter__(self) -> "FileSession":
+        recorder = self.recorder
+        recorder._take_lock(self.write)
+        # A cold recovery holds a post-image of every item the log ever named until a
+        # snapshot written from it lets them go: the cyclic GC stays off meanwhile, or
+        # it walks them all again and again (JSON values hold no cycles).
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            try:
+                cache = recorder._recover(self.write)
+            except OSError as error:
+                recorder._cache = None
+                raise unavailable(error, f"cannot read the store {recorder.path}") from error
+            if not self.write and recorder._refresh_due(cache, False):
+                # A reader writes a missing snapshot before it answers: the answer then
+                # comes from the new head, not from every item the log ever held.
+                recorder._refresh(cache, exclusive=False)
+        except BaseException:
+            recorder._drop_lock()
+            raise
+        finally:
+            if paused:
+                gc.enable()
+        self.cache = cache
+        return FileSession(recorder, cache)
+
+    def __exit__(self, kind, error, trace) -> bool:
+        recorder, cache = self.recorder, self.cache
+        try:
+            if kind is None and self.write and recorder._cache is cache and recorder._refresh_due(cache, True):
+                recorder._refresh(cache, exclusive=True)
+        finally:
+            recorder._drop_lock()
+        if kind is not None and issubclass(kind, OSError):
+            raise unavailable(error, f"cannot read the store {recorder.path}") from error
+        return False
+
+
+class FileSession(Session):
+    """The recovered store while the lock is held."""
+
+    def __init__(self, recorder: "FileRecorder", cache: Cache) -> None:
+        self._recorder = recorder
+        self.cache = cache
+
+    @property
+    def state(self) -> State:  # type: ignore[override]
+        return self.cache.state
+
+    def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
+        return view_state(self.cache, item=item, not_active=not_active)
+
+    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+        cache = self.cache
+        try:
+            found = lookup(cache, batch_id, self._recorder.log_path)
+        except ValueError as error:
+            raise StoreCorrupt(f"{self._recorder.path}: {error}") from None
+        if found is None:
+            return None
+        cache.offsets.setdefault(found[0], found[2])
+        return found[0], found[1]
+
+    def record(self, event_seq: int) -> dict:
+        for record in self.records(event_seq - 1):
+            return record
+        raise KeyError(event_seq)
+
+    def records(self, since: int = 0) -> Iterator[dict]:
+        cache = self.cache
+        since = max(since, 0)
+        if since >= cache.state.event_seq:
+            return iter(())
+        start = cache.offsets.get(since + 1)
+        if start is None:  # not a record this recorder has seen: find its line by bisection
+            start = line_start(self._recorder.log_path, since + 1, cache.offset)
+        if start is None:
+            since_read, start = 0, 0
+        else:
+            since_read = since
+        return read_records(self._recorder.log_path, start, since_read, since, cache.offset)
+
+    def append(self, record: dict, state: State) -> None:
+        self._recorder._append(self.cache, record, state)
