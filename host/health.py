@@ -115,7 +115,10 @@ def health(store_dir: str, read_store: Callable[[], object], now: datetime) -> t
     db_ok, detail, record = host_db_check(store_dir)
     checks["host_db"] = {"ok": db_ok, "detail": detail}
     if db_ok and is_url(store_dir):
-        ok, detail = hosts_check(store_dir)
+        try:
+            ok, detail = hosts_check(store_dir)
+        except (FoldError, OSError) as error:  # the database went away between the two looks
+            ok, detail = False, f"the hosts cannot be read: {error}"
         checks["daemon"] = {"ok": ok, "detail": detail}
     elif db_ok:
         ok, detail = daemon_check(record, host_running(store_dir), now)
