@@ -116,6 +116,22 @@ MUTATIONS = (
 )
 
 
+DIGEST_TESTS = ("tests/unit/test_request_digest.py",)
+# The commit's fast paths: the request digest through orjson, a layer's members read from the table's maps.
+MUTATIONS += (
+    Mutation("digest-fast-path-takes-floats", "fold_core/digest.py",
+             "    if _may_hold_float(data) and _may_hold_float(_outside_strings(data)):\n        return None\n",
+             "", DIGEST_TESTS),
+    Mutation("digest-fast-path-trusts-what-it-wrote", "fold_core/digest.py",
+             "    if loads(data) != value:\n        return None\n", "", DIGEST_TESTS),
+    Mutation("layer-shares-cached-across-layers", "fold_core/kernel/candidate.py",
+             "        used = self._used.get(layer)\n", "        used = next(iter(self._used.values()), None)\n",
+             KERNEL_TESTS, conformance=True),
+    Mutation("layer-members-read-below-the-top", "fold_core/kernel/candidate.py",
+             "in_overlay(item) or top_get(item) or base_get(item)", "in_overlay(item) or base_get(item) or top_get(item)",
+             ("tests/unit/test_kernel_tables.py",)),
+)
+
 BOARD_TESTS = ("tests/unit/test_pinboard_fragments.py",)
 MAIL_PARSE_TESTS = ("tests/unit/test_mail_parse.py",)
 # The parts of the board kept between requests (a key that misses an input serves an old card), and the
