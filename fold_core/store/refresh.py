@@ -30,7 +30,7 @@ from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, dumps_line, dumps_lines, part_names
+from fold_core.store.parts import Parts, dumps_block, dumps_line, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
 from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
 from fold_core.store.snapshot import warn_not_refreshed, write_head
@@ -152,8 +152,9 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
     entries = plan.entries
     if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
         lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in entries]
+        block = b"\n".join(lines)
     else:  # written from scratch: each entry in one call (the same bytes)
-        lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in entries])
+        lines, block = dumps_block([{"item": item, "notes": notes} for item, notes, _fresh in entries])
     index = []
     offset = writer.sizes["items"]
     plain = _all_plain([item["id"] for item, _notes, _fresh in entries])
@@ -167,8 +168,8 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
             index.extend(f'["n",{_quoted(note_id)},{offset},{size}]' for note_id in fresh)
         offset += size + 1
     if lines:
-        lines.append(b"")
-        writer.write("items", b"\n".join(lines))
+        writer.write("items", block)
+        writer.write("items", b"\n")
     if index:
         writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
     if batches:
