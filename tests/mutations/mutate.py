@@ -130,6 +130,13 @@ MUTATIONS += (
     Mutation("layer-members-read-below-the-top", "fold_core/kernel/candidate.py",
              "in_overlay(item) or top_get(item) or base_get(item)", "in_overlay(item) or base_get(item) or top_get(item)",
              ("tests/unit/test_kernel_tables.py",)),
+    # A snapshot written from scratch: instants keyed without the cache, entries with no annotation.
+    Mutation("instant-key-once-takes-naive-times", "fold_core/timefmt.py",
+             "moment = _parse_uncached(text) if isinstance(text, str)",
+             "moment = datetime.fromisoformat(text) if isinstance(text, str)", ("tests/unit/test_instant_keys.py",)),
+    Mutation("scratch-archive-drops-annotations", "fold_core/store/layout.py",
+             "list(archived[item_id])) if item_id in archived", "list(archived[item_id])) if False",
+             ("tests/integration/test_snapshot_head.py", "tests/integration/test_store_stateful.py")),
 )
 
 BOARD_TESTS = ("tests/unit/test_pinboard_fragments.py",)
