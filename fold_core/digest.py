@@ -22,6 +22,7 @@ __all__ = ["canonical_json", "normalized_request", "request_digest"]
 
 # The same encoder ``json.dumps`` builds on every call with these arguments, built once.
 _encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_sha256 = None  # hashlib.sha256, imported by the first digest
 _fast = None  # (orjson.dumps, orjson.loads, options) once looked up; False when orjson is not installed
 # A float as orjson writes it has a digit followed by a point or an exponent (1.5, 1e16, 5e-324).
 # Digits become 0 and the point and exponent letters a point: one search then finds them all.
@@ -95,7 +96,8 @@ def normalized_request(batch: Mapping) -> dict:
 
 def request_digest(actor: str, request: Mapping) -> str:
     """The identity of a request under one batch_id (``now`` is not part of it)."""
-    import hashlib  # only writes need it: keep it off the read path
-
+    global _sha256
+    if _sha256 is None:
+        from hashlib import sha256 as _sha256  # only writes need it: keep it off the read path
     payload = canonical_json({"actor": actor, "request": request})
-    return "sha256:" + hashlib.sha256(payload).hexdigest()
+    return "sha256:" + _sha256(payload).hexdigest()

@@ -130,6 +130,9 @@ MUTATIONS += (
     Mutation("layer-members-read-below-the-top", "fold_core/kernel/candidate.py",
              "in_overlay(item) or top_get(item) or base_get(item)", "in_overlay(item) or base_get(item) or top_get(item)",
              ("tests/unit/test_kernel_tables.py",)),
+    Mutation("fault-points-blind-to-set-names", "fold_core/store/faults.py",
+             "        if key not in _DATA:\n            return None\n", "        return None\n",
+             ("tests/unit/test_fault_environment.py", "tests/integration/test_durability.py")),
     # A snapshot written from scratch: instants keyed without the cache, entries with no annotation.
     Mutation("instant-key-once-takes-naive-times", "fold_core/timefmt.py",
              "moment = _parse_uncached(text) if isinstance(text, str)",
