@@ -132,7 +132,8 @@ def _reading(results: dict) -> list[str]:
                 f"final-state checks) and request digest alone take {_us(fixed)}, {fixed / sqlite:.2f}× SQLite's "
                 f"median transaction ({_ms(sqlite)}); the store's own steps — lock, recovery check, batch-id look-up, "
                 f"encoding, the append's checks and `write`, the bookkeeping after the fsync — add {_us(store)}. "
-                "The kernel and the digest are outside this change (the store's rows); what the store "
+                "The digest goes through orjson where its bytes are provably `json`'s, and the kernel reads a "
+                "layer's members straight from the item table's maps (docs/decisions.md); what the store "
                 "still does per commit is a handful of system calls (flock twice, four stats, an fstat, the write, "
                 "the fsync) and their bookkeeping. These stages are timed with the commits back to back; in "
                 "`bench_commit`, where every commit alternates with the baseline's fsyncs, Fold's median is higher.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 
-__all__ = ["compact_duration", "duration_between", "instant_key", "parse_instant"]
+__all__ = ["compact_duration", "duration_between", "instant_key", "instant_key_once", "parse_instant"]
 
 
 def parse_instant(text: object) -> datetime | None:
@@ -24,8 +24,7 @@ def parse_instant(text: object) -> datetime | None:
     return _parse_text(text)
 
 
-@lru_cache(maxsize=4096)
-def _parse_text(text: str) -> datetime | None:
+def _parse_uncached(text: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -35,10 +34,22 @@ def _parse_text(text: str) -> datetime | None:
     return moment
 
 
+_parse_text = lru_cache(maxsize=4096)(_parse_uncached)
+
+
 def instant_key(text: str) -> float:
     """A sort key for a stored (valid) instant: seconds since the epoch."""
     moment = parse_instant(text)
     if moment is None:  # stored times were validated; keep sorting total anyway
+        return float("inf")
+    return moment.timestamp()
+
+
+def instant_key_once(text: str) -> float:
+    """``instant_key(text)`` without the parse cache: for the many times a caller keys once
+    each (its own table keeps them), where the cache would only evict what others reuse."""
+    moment = _parse_uncached(text) if isinstance(text, str) and 10 < len(text) <= 64 else None
+    if moment is None:
         return float("inf")
     return moment.timestamp()
 

@@ -186,7 +186,7 @@ def _accept(state: State, batch: dict, candidate: Candidate, fresh: list[str], a
                      "share": item["share"]} for item in changed],
         "acknowledged": fresh, "already_acknowledged": already,
         "layers": [{"layer": layer, "budget": state.budget,
-                    "used": sum(item["share"] for item in candidate.active_members(layer))}
+                    "used": candidate.used(layer)}
                    for layer in touched_layers(candidate)],
         "replayed": False,
     }

@@ -18,8 +18,13 @@ from fold_core.kernel.declarations import TOP, Declaration
 from fold_core.kernel.fields import merge_sources, same_instant, same_sources
 from fold_core.shares import derive_share
 from fold_core.state import PI_FIELDS, State
+from fold_core.table import Table
 
 __all__ = ["Candidate"]
+
+
+def _nothing(_key: str) -> None:
+    return None
 
 
 class Candidate:
@@ -35,6 +40,15 @@ class Candidate:
         self.bookkeeping: set[str] = set()
         self.new_in_layer: dict[str | None, list[str]] = {}  # became active in this batch
         self._members: dict[str | None, list[dict]] = {}
+        self._used: dict[str | None, int] = {}
+        # The state's item table read without a method call per item: a layer's members are
+        # looked up on every batch. ``top`` shadows ``base`` (see fold_core.table); what neither
+        # holds (an archived item) goes through the table itself.
+        items = state.items
+        if isinstance(items, Table):
+            self._top_get, self._base_get = items.top.get, items.base.get
+        else:
+            self._top_get, self._base_get = _nothing, items.get
 
     # -- reading ------------------------------------------------------
 
@@ -53,11 +67,20 @@ class Candidate:
             return cached
         before = self.state.active.get(layer, ())
         overlay, items = self.overlay, self.state.items
-        members = [overlay.get(item) or items[item] for item in before]
+        in_overlay, top_get, base_get = overlay.get, self._top_get, self._base_get
+        # Values are non-empty dicts, never None: ``or`` falls through only when a map lacks the id.
+        members = [in_overlay(item) or top_get(item) or base_get(item) or items[item] for item in before]
         members.extend(overlay[item] for item in self.new_in_layer.get(layer, ()))
         members = [item for item in members if item["status"] == "active"]
         self._members[layer] = members
         return members
+
+    def used(self, layer: str | None) -> int:
+        """The shares a layer's active items hold in the candidate (cached until the next write)."""
+        used = self._used.get(layer)
+        if used is None:
+            used = self._used[layer] = sum(item["share"] for item in self.active_members(layer))
+        return used
 
     # -- writing ------------------------------------------------------
 
@@ -69,6 +92,7 @@ class Candidate:
                 joined.append(item_id)  # created or restored in this batch
         self.overlay[item_id] = item
         self._members.clear()
+        self._used.clear()
         if op is not None:
             self.ops[item_id] = op
             self.bookkeeping.discard(item_id)

@@ -32,9 +32,9 @@ def final_state_errors(candidate: Candidate, declarations: list[Declaration]) ->
     budget = candidate.budget
     errors: list[dict] = []
     for layer in touched_layers(candidate):
-        members = candidate.active_members(layer)
-        used = sum(item["share"] for item in members)
+        used = candidate.used(layer)
         if used > budget:
+            members = candidate.active_members(layer)
             name = "root" if layer is None else f"children of {layer}"
             errors.append(error(
                 "layer_budget", f"layer {name}: budget {budget}, declared {used}, over by {used - budget}",

@@ -28,6 +28,7 @@ __all__ = ["Declaration", "MAX_DEPTH", "TOP", "read_declarations"]
 
 MAX_DEPTH = 6
 TOP = "<top-level>"  # list_parent of a top-level declaration
+_KNOWN_KEYS = frozenset(F.DECLARATION_KEYS)
 
 
 @dataclass(slots=True)
@@ -51,6 +52,18 @@ class _Walk:
         self.errors: list[dict] = []
         self.order: list[Declaration] = []
         self.occurrences: dict[str, int] = {}
+        # The field checks in contract order, built once per batch rather than per declaration.
+        self.checks = (
+            ("title", F.check_title),
+            ("summary", F.check_summary),
+            ("weight", F.check_weight),
+            ("kind", F.check_kind),
+            ("share", lambda value: F.check_share(value, budget)),
+            ("reason", F.check_reason),
+            ("due_at", lambda value: F.check_instant(value, "due_at")),
+            ("stale_after", lambda value: F.check_instant(value, "stale_after")),
+            ("sources", F.check_sources),
+        )
 
     # -- helpers ------------------------------------------------------
 
@@ -114,7 +127,7 @@ class _Walk:
 
         # unknown keys
         for key in raw:
-            if key not in F.DECLARATION_KEYS:
+            if key not in _KNOWN_KEYS:
                 self.invalid(item, key if len(key) <= 64 else key[:64] + "…",
                              f"unknown key {preview(key)} in a declaration")
 
@@ -173,18 +186,7 @@ class _Walk:
         required = {"title"} if word in ("new", "merges") else set()
         if word is not None:
             required |= {"weight", "kind"}
-        checks = (
-            ("title", F.check_title),
-            ("summary", F.check_summary),
-            ("weight", F.check_weight),
-            ("kind", F.check_kind),
-            ("share", lambda value: F.check_share(value, self.budget)),
-            ("reason", F.check_reason),
-            ("due_at", lambda value: F.check_instant(value, "due_at")),
-            ("stale_after", lambda value: F.check_instant(value, "stale_after")),
-            ("sources", F.check_sources),
-        )
-        for key, check in checks:
+        for key, check in self.checks:
             if key not in raw:
                 if key in required:
                     self.invalid(item, key, f"{key} is required on a {word} declaration")

@@ -56,7 +56,7 @@ from contextlib import AbstractContextManager
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import Replayer, State, apply_record, empty_state
 from fold_core.store.base import Recorder, Session, Store
-from fold_core.store.faults import crash_at
+from fold_core.store.faults import crash_at, environ_value
 from fold_core.store.locking import HeldLock, lock_timeout
 from fold_core.store.append import LogAppender
 from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, repair_tail, scan
@@ -81,7 +81,7 @@ SNAPSHOT_RECORDS, SNAPSHOT_BYTES = 32, 1 << 20  # 32: see docs/decisions.md, "Sn
 
 def snapshot_bound() -> int:
     """Records the log may hold beyond the snapshot (``FOLD_SNAPSHOT_EVERY`` overrides 32)."""
-    text = os.environ.get("FOLD_SNAPSHOT_EVERY")
+    text = environ_value("FOLD_SNAPSHOT_EVERY")
     if text and text.isdigit() and int(text) >= 1:
         return int(text)
     return SNAPSHOT_RECORDS

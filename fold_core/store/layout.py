@@ -44,7 +44,7 @@ class Plan:
 
     def __init__(self, items: dict, notes: dict, floor, entries: list) -> None:
         self.items, self.notes, self.floor = items, notes, floor
-        self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])]
+        self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])] (or () for none)
 
 
 _SAFE: dict[str, None] = {}  # ids seen to match ITEM_ID (a dict of atoms: the cyclic GC never walks it)
@@ -138,8 +138,9 @@ def plan_head(state: State, archive, floor) -> Plan:
     entries = []
     leaving = [item_id for item_id in memory if item_id not in head]
     if archive is None:  # written from scratch: no old lines to merge with
-        entries = [(memory[item_id], _in_order(archived[item_id]) if item_id in archived else [],
-                    list(archived.get(item_id, ()))) for item_id in leaving]
+        # Most leave with no annotation: they share one empty tuple (encoded as [] like a list).
+        entries = [(memory[item_id], _in_order(archived[item_id]), list(archived[item_id])) if item_id in archived
+                   else (memory[item_id], (), ()) for item_id in leaving]
         leaving = [item_id for item_id in archived if item_id not in memory]
     else:
         leaving += [item_id for item_id in archived if item_id not in memory]
@@ -161,12 +162,12 @@ def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
     restores left fewer than ``RECENT`` of them: then the archive is read whole.
     """
     threshold = floor_key(floor) if archive is not None else None
-    keyed = _keyed(x for x in memory.values() if x["status"] != "active")
+    keyed = _keyed(memory.values())
     if threshold is not None:
         keyed = [entry for entry in keyed if entry[:2] >= threshold]
         if len(keyed) < RECENT:  # restores used up the margin: read it all
             everything = {**archive.load()[0], **memory}
-            keyed = _keyed(x for x in everything.values() if x["status"] != "active")
+            keyed = _keyed(everything.values())
             threshold = None
     # Sorting the flat tuples beats a heap: the items come roughly in the order they left the
     # active set, which timsort takes in near-linear time (and every one of them would enter a heap).
@@ -178,11 +179,13 @@ def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
 
 
 def _keyed(items) -> list[tuple]:
-    """``(*recent_key(item), item)`` for each item: flat tuples sort fastest; ids never tie, so the
-    items themselves are never compared."""
+    """``(*recent_key(item), item)`` for each not-active item: flat tuples sort fastest; ids never
+    tie, so the items themselves are never compared."""
     instants, keyed = INSTANTS, []
     append = keyed.append
     for item in items:
+        if item["status"] == "active":
+            continue
         instant = instants.get(item["status_at"])
         if instant is None:
             instant = recent_key(item)[0]

@@ -23,6 +23,7 @@ import os
 import time
 
 from fold_core.errors import StoreUnavailable
+from fold_core.store.faults import environ_value
 
 __all__ = ["DEFAULT_TIMEOUT", "HeldLock", "StoreLock", "lock_timeout"]
 
@@ -31,7 +32,7 @@ DEFAULT_TIMEOUT = 10.0
 
 def lock_timeout() -> float:
     """The bounded wait in seconds (``FOLD_LOCK_TIMEOUT`` overrides the default)."""
-    text = os.environ.get("FOLD_LOCK_TIMEOUT")
+    text = environ_value("FOLD_LOCK_TIMEOUT")
     if text:
         try:
             value = float(text)

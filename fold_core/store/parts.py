@@ -36,7 +36,7 @@ import json
 import os
 import re
 
-__all__ = ["KINDS", "Parts", "dumps_line", "dumps_lines", "header", "part_names"]
+__all__ = ["KINDS", "Parts", "dumps_block", "dumps_line", "dumps_lines", "header", "part_names"]
 
 KINDS = ("items", "index", "batches")
 SCANS_BEFORE_PARSE = 4  # look-ups by scanning before the whole index is parsed into a dict
@@ -88,7 +88,12 @@ def dumps_line(value: object) -> bytes:
 
 
 def dumps_lines(values: list) -> list[bytes]:
-    """``[dumps_line(value) for value in values]``, for many values at once (a snapshot written from scratch).
+    """``[dumps_line(value) for value in values]``, for many values at once (a snapshot written from scratch)."""
+    return dumps_block(values)[0]
+
+
+def dumps_block(values: list) -> tuple[list[bytes], bytes]:
+    """``dumps_lines(values)`` and those lines joined by newlines (one copy of them all, not two).
 
     One orjson call per value and one search for raw line breaks over all of
     them instead of two per value; the bytes are the same.
@@ -96,19 +101,23 @@ def dumps_lines(values: list) -> list[bytes]:
     if _fast_dumps is None:
         dumps_line({})  # looks orjson up
     fast = _fast_dumps
-    if not fast:
-        return [dumps_line(value) for value in values]
-    try:
-        lines = [fast(value) for value in values]
-    except TypeError:  # a value orjson refuses: each goes its own way
-        return [dumps_line(value) for value in values]
+    lines = None
+    if fast:
+        try:
+            lines = [fast(value) for value in values]
+        except TypeError:  # a value orjson refuses: each goes its own way
+            pass
+    if lines is None:
+        lines = [dumps_line(value) for value in values]
+        return lines, b"\n".join(lines)
     blob = b"\n".join(lines)
     # A lead byte first: memchr finds a single byte far faster than a search for the sequences.
     if (b"\xe2" in blob and (b"\xe2\x80\xa8" in blob or b"\xe2\x80\xa9" in blob)) \
             or (b"\xc2" in blob and b"\xc2\x85" in blob):
-        return [dumps_line(value) if any(raw in line for raw, _ in _BREAKS) else line
-                for value, line in zip(values, lines)]
-    return lines
+        lines = [dumps_line(value) if any(raw in line for raw, _ in _BREAKS) else line
+                 for value, line in zip(values, lines)]
+        return lines, b"\n".join(lines)
+    return lines, blob
 
 
 def _key(quoted: bytes) -> str:

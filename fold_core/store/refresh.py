@@ -25,12 +25,13 @@ import gc
 import json
 import os
 import re
+from itertools import accumulate
 
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
-from fold_core.store.parts import Parts, dumps_line, dumps_lines, part_names
+from fold_core.store.parts import Parts, dumps_block, dumps_line, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
 from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
 from fold_core.store.snapshot import warn_not_refreshed, write_head
@@ -152,31 +153,38 @@ def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict
     entries = plan.entries
     if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
         lines = [_entry(item, notes, item_memo, note_memo) for item, notes, _fresh in entries]
+        block = b"\n".join(lines)
     else:  # written from scratch: each entry in one call (the same bytes)
-        lines = dumps_lines([{"item": item, "notes": notes} for item, notes, _fresh in entries])
-    index = []
-    offset = writer.sizes["items"]
-    plain = _all_plain([item["id"] for item, _notes, _fresh in entries])
-    for (item, _notes, fresh), line in zip(entries, lines):
-        size = len(line)
-        if plain:
-            index.append(f'["i","{item["id"]}",{offset},{size}]')
-        else:
-            index.append(f'["i",{_quoted(item["id"])},{offset},{size}]')
-        if fresh:
-            index.extend(f'["n",{_quoted(note_id)},{offset},{size}]' for note_id in fresh)
-        offset += size + 1
+        lines, block = dumps_block([{"item": item, "notes": notes} for item, notes, _fresh in entries])
+    index = _index_lines(entries, lines, writer.sizes["items"])
     if lines:
-        lines.append(b"")
-        writer.write("items", b"\n".join(lines))
+        writer.write("items", block)
+        writer.write("items", b"\n")
     if index:
         writer.write("index", ("\n".join(index) + "\n").encode("ascii"))
     if batches:
         if _all_plain(list(batches)):  # the usual case: no key needs escaping
-            text = "\n".join(f'["{key}",{entry[0]},{entry[-1]}]' for key, entry in batches.items())
+            text = "\n".join([f'["{key}",{entry[0]},{entry[-1]}]' for key, entry in batches.items()])
         else:
             text = "\n".join(f"[{_quoted(key)},{entry[0]},{entry[-1]}]" for key, entry in batches.items())
         writer.write("batches", (text + "\n").encode("ascii"))
+
+
+def _index_lines(entries: list, lines: list[bytes], offset: int) -> list[str]:
+    """Per archive line from ``offset`` on: its item's index line, then one per annotation first indexed there.
+
+    Built whole-list at a time (a snapshot written from scratch has one entry per archived item).
+    """
+    ids = [item["id"] for item, _notes, _fresh in entries]
+    sizes = [len(line) for line in lines]
+    starts = list(accumulate([size + 1 for size in sizes], initial=offset))
+    keys = [f'"{item_id}"' for item_id in ids] if _all_plain(ids) else [_quoted(item_id) for item_id in ids]
+    index = [f'["i",{key},{start},{size}]' for key, start, size in zip(keys, starts, sizes)]
+    for at in [at for at, entry in enumerate(entries) if entry[2]]:
+        start, size = starts[at], sizes[at]
+        notes = "\n".join(f'["n",{_quoted(note_id)},{start},{size}]' for note_id in entries[at][2])
+        index[at] = index[at] + "\n" + notes
+    return index
 
 
 def _every(table) -> dict:

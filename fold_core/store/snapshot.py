@@ -36,7 +36,7 @@ import re
 
 from fold_core.state import State
 from fold_core.table import Table
-from fold_core.timefmt import instant_key
+from fold_core.timefmt import instant_key, instant_key_once
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import KINDS, Parts, dumps_line
@@ -64,7 +64,7 @@ def recent_key(item: dict) -> tuple:
     if instant is None:
         if len(INSTANTS) >= 65536:
             INSTANTS.clear()
-        instant = INSTANTS[text] = instant_key(text)
+        instant = INSTANTS[text] = instant_key_once(text)
     return instant, item["id"]
 
 

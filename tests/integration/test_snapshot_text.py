@@ -49,7 +49,9 @@ def test_many_lines_at_once_are_the_lines_one_by_one(monkeypatch, with_orjson, o
     values = [{"item": {"id": f"i{n}", "title": "签证材料"}, "notes": []} for n in range(50)]
     if odd is not None:
         values[17]["item"]["title"] = odd
-    assert parts.dumps_lines(values) == [dumps_line(value) for value in values]
+    expected = [dumps_line(value) for value in values]
+    assert parts.dumps_lines(values) == expected
+    assert parts.dumps_block(values) == (expected, b"\n".join(expected))
 
 
 def test_a_foreign_log_with_line_separators_in_its_text(tmp_path):

@@ -116,6 +116,32 @@ MUTATIONS = (
 )
 
 
+DIGEST_TESTS = ("tests/unit/test_request_digest.py",)
+# The commit's fast paths: the request digest through orjson, a layer's members read from the table's maps.
+MUTATIONS += (
+    Mutation("digest-fast-path-takes-floats", "fold_core/digest.py",
+             "    if _may_hold_float(data) and _may_hold_float(_outside_strings(data)):\n        return None\n",
+             "", DIGEST_TESTS),
+    Mutation("digest-fast-path-trusts-what-it-wrote", "fold_core/digest.py",
+             "    if loads(data) != value:\n        return None\n", "", DIGEST_TESTS),
+    Mutation("layer-shares-cached-across-layers", "fold_core/kernel/candidate.py",
+             "        used = self._used.get(layer)\n", "        used = next(iter(self._used.values()), None)\n",
+             KERNEL_TESTS, conformance=True),
+    Mutation("layer-members-read-below-the-top", "fold_core/kernel/candidate.py",
+             "in_overlay(item) or top_get(item) or base_get(item)", "in_overlay(item) or base_get(item) or top_get(item)",
+             ("tests/unit/test_kernel_tables.py",)),
+    Mutation("fault-points-blind-to-set-names", "fold_core/store/faults.py",
+             "        if key not in _DATA:\n            return None\n", "        return None\n",
+             ("tests/unit/test_fault_environment.py", "tests/integration/test_durability.py")),
+    # A snapshot written from scratch: instants keyed without the cache, entries with no annotation.
+    Mutation("instant-key-once-takes-naive-times", "fold_core/timefmt.py",
+             "moment = _parse_uncached(text) if isinstance(text, str)",
+             "moment = datetime.fromisoformat(text) if isinstance(text, str)", ("tests/unit/test_instant_keys.py",)),
+    Mutation("scratch-archive-drops-annotations", "fold_core/store/layout.py",
+             "list(archived[item_id])) if item_id in archived", "list(archived[item_id])) if False",
+             ("tests/integration/test_snapshot_head.py", "tests/integration/test_store_stateful.py")),
+)
+
 BOARD_TESTS = ("tests/unit/test_pinboard_fragments.py",)
 MAIL_PARSE_TESTS = ("tests/unit/test_mail_parse.py",)
 # The parts of the board kept between requests (a key that misses an input serves an old card), and the
