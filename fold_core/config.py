@@ -74,6 +74,14 @@ class HostSection(_Section):
     defer_for: Duration = Field(default=timedelta(days=7))
     keep_observations: Duration | None = None  # processed observations older than this lose their text
     max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
+    lease: Duration = Field(default=timedelta(seconds=30))  # several hosts (PostgreSQL): leases and claims expire
+
+    @field_validator("lease")
+    @classmethod
+    def _lease(cls, value: timedelta) -> timedelta:
+        if not timedelta(seconds=3) <= value <= timedelta(hours=1):
+            raise ValueError(f"expected a duration from 3s to 1h, found {int(value.total_seconds())}s")
+        return value
 
     @property
     def reader_language(self) -> str:

@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from fold_core.errors import ConfigError
+from fold_core.store.location import is_url
 from fold_core.timefmt import compact_duration
 from fold_host.citations import settle_cited
 from fold_host.context import build_input
 from fold_host.editor import OUTCOMES, ask_editor
 from fold_host.fallback import editor_status
-from fold_host.hostdb import open_host_db
+from fold_host.hostdb import ClaimLost, open_host_db
 from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.reminders import fire_due
 from fold_host.signal import decide_signal
@@ -40,24 +41,35 @@ from fold_host.sources import Poller, coverage
 from fold_host.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
                                note_failure, open_window, settle, still_pending)
 
-__all__ = ["CycleReport", "Host", "OUTCOMES", "describe_error", "run_window", "same_instance", "tick"]
+__all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "same_instance",
+           "tick"]
 
 
 
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, store_dir: str, *, reuse: "Host | None" = None) -> None:
-        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept."""
-        from fold_core.store.file import create_store, file_store
+    def __init__(self, config, location: str, *, reuse: "Host | None" = None, holder: str | None = None) -> None:
+        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept.
+
+        ``holder``: this host's id among several (a store in PostgreSQL: ``presence``).
+        """
+        from fold_core.store.locate import create, open_store
+        from fold_core.store.meta import DEFAULT_BUDGET
 
         if config.agent is None:
             where = str(config.path) if config.path else "(embedded defaults)"
             raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
                               "baseline editor is installed", file=where, instance="agent", field="type")
-        self.config, self.store_dir = config, store_dir
-        create_store(store_dir)  # a cycle writes: like commit, it creates the store on first use
-        self.store = reuse.store if reuse is not None else file_store(store_dir)
+        self.config, self.location = config, location
+        self.holder = reuse.holder if reuse is not None else holder
+        create(location, DEFAULT_BUDGET)  # a cycle writes: like commit, it creates the store on first use
+        self.store = reuse.store if reuse is not None else open_store(location)
+        self._pool = reuse._pool if reuse is not None else None
+        if self._pool is None and is_url(location):  # the host's tables: in the store's database, shared
+            from fold_host.hostdb.pg import PgHostPool
+
+            self._pool = PgHostPool(location, holder=self.holder, lease=config.host.lease.total_seconds())
         kept = {instance.name: (instance, adapter) for instance, adapter in reuse.adapters} if reuse else {}
         self.adapters = [(instance, kept[instance.name][1]) if same_instance(kept.get(instance.name), instance)
                          else (instance, _build(instance)) for instance in config.adapters]
@@ -71,10 +83,17 @@ class Host:
         self.poller = reuse.poller if reuse is not None else Poller(config.host.max_backoff)
         self.guard = reuse.guard if reuse is not None else None  # the daemon's HostDBGuard: its connections check host.db is still the same file
 
+    @property
+    def store_dir(self) -> str:
+        """The store's location (a directory, or a URL): the name older callers use."""
+        return self.location
+
     def open_db(self):
+        if self._pool is not None:
+            return self._pool.open()
         if self.guard is not None:
             return self.guard.open()
-        return open_host_db(self.store_dir)
+        return open_host_db(self.location)
 
     def describe_agent(self) -> str:
         text = getattr(self.agent, "describe", lambda: self.agent_type)()
@@ -97,6 +116,8 @@ class Host:
                 pass
         if refresh_snapshot:
             self.store.recorder.close()
+            if self._pool is not None:
+                self._pool.close()
 
 
 @dataclass
@@ -112,6 +133,7 @@ class CycleReport:
     deliveries: list = field(default_factory=list)
     fallback: bool = False  # the baseline editor settled the window in the configured one's place
     unreachable: int = 0  # windows in a row the configured editor could not be reached
+    lost: str | None = None  # several hosts: why this host gave its window up (another one took it over)
 
     def to_json(self) -> dict:
         return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
@@ -127,6 +149,8 @@ class CycleReport:
         if self.outcome == "failed":
             lines.append(f"the editor's window failed after {self.attempts} attempt(s); its observations stay "
                          f"pending for the next cycle: {describe_error(self.error)}")
+        if self.lost:
+            lines.append(self.lost)
         lines += [f"consumer {d.get('consumer')} failed: {d.get('error')}"
                   for d in self.deliveries if d.get("status") == "failed"]
         return lines
@@ -143,56 +167,68 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     """``foldctl tick``: poll the due sources, then one window."""
     with host.open_db() as db:
         quick_check(db)  # a damaged host.db stops the tick before it reads or writes anything
-        clear_halt(host.store_dir)  # sound again: a daemon's earlier halt is over
+        if not is_url(host.location):
+            clear_halt(host.location)  # sound again: a daemon's earlier halt is over
         polled = host.poller.poll_due(db, host.adapters, now, now_text)
         report = run_window(host, db, now, now_text)
     report.polled = polled
     return report
 
 
-def run_window(host: Host, db, now: datetime, now_text: str) -> CycleReport:
-    """Reminders → signal → context → editor → commit → mark → consumers."""
+def run_window(host: Host, db, now: datetime, now_text: str, *, deliver: bool = True) -> CycleReport:
+    """Reminders → signal → context → editor → commit → mark → consumers (``deliver``: the caller delivers)."""
     fire_due(db, now, now_text)
     _register_consumers(host, db, now_text)
-    report = _finish_interrupted_commit(host, db, now_text)
-    if report is None:
-        settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
-        settings = host.config.host
-        db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
-        found = _window(host, db, now, now_text)
-        report = _edit(host, db, *found, now_text) if found else CycleReport()
-    report.deliveries = _deliver(host, db, now_text)
+    try:
+        window = load_window(db)  # left open by a cycle that died or failed (several hosts: or taken over)
+        report = _finish_interrupted_commit(host, db, window, now_text)
+        if report is None:
+            settle_cited(host.store, db, now_text)  # a rebuilt host.db: what the store cites is not new
+            settings = host.config.host
+            db.expire_deferred(now, now_text, settings.defer_for, spell_duration(settings.defer_for))
+            found = _window(host, db, window, now, now_text)
+            report = _edit(host, db, *found, now_text) if found else CycleReport()
+    except ClaimLost as lost:  # several hosts: the one that took the window over finishes it
+        report = CycleReport(lost=str(lost))
+    if deliver:
+        report.deliveries = deliver_records(host, db, now_text)
     return report
 
 
-def _finish_interrupted_commit(host: Host, db, now_text: str) -> CycleReport | None:
+def _finish_interrupted_commit(host: Host, db, window, now_text: str) -> CycleReport | None:
     """A previous cycle kept an accepted answer but died before marking: commit it (again) and settle."""
-    intent, window = load_intent(db), load_window(db)
+    intent = load_intent(db, window) if window is not None else None
     if intent is None or window is None or intent["batch_id"] != window.batch_id:
         return None
     answer = host.store.commit(intent["batch"], actor=intent["actor"], now=intent["now"], batch_id=window.batch_id)
     if answer.exit_code != 0:  # not accepted after all (the state moved on): ask the editor again
-        drop_intent(db)
+        drop_intent(db, window)
         return None
     settle(db, window, intent["dispositions"], receipt=answer.document, now=now_text)
     return CycleReport(window.signal, 0, OUTCOMES[answer.document["type"]], answer.document)
 
 
-def _window(host: Host, db, now: datetime, now_text: str):
-    """``(window, events)`` to work on — the one left open, else a new one — or None."""
-    window = load_window(db)
+def _window(host: Host, db, window, now: datetime, now_text: str):
+    """``(window, events)`` to work on — the one left open (``window``), else a new one — or None."""
     if window is not None and still_pending(db, window) and (window.event_ids or db.pending_count() == 0):
         return window, events_of(db, window)
     if window is not None:
-        drop_window(db)
+        drop_window(db, window)
     settings = host.config.host
-    decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
-                            max_events=settings.max_events, coverage=host.coverage(db), last_window=last_window(db),
-                            max_deferred=settings.max_deferred)
-    if decided is None:
-        return None
-    signal, events = decided
-    window = open_window(db, signal, [event.id for event in events], now_text)
+    with db.claiming():  # several hosts: the window's observations are claimed as they are chosen
+        seen = last_window(db)
+        decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
+                                max_events=settings.max_events, coverage=host.coverage(db), last_window=seen,
+                                max_deferred=settings.max_deferred)
+        if decided is None:
+            return None
+        signal, events = decided
+        window = open_window(db, signal, [event.id for event in events], now_text)
+        if window is None:
+            return None  # another host is doing this review
+        if db.shared and signal["type"] == "review" and last_window(db) != seen:
+            drop_window(db, window)  # another host settled a window meanwhile: no review is due
+            return None
     return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 
@@ -202,11 +238,12 @@ def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
     result = ask_editor(host, db, window, document, now_text)
     if result.error and _codes(result.error) == {"batch_conflict"}:
         # host.db lost track of an accepted window: the derived id is taken, so derive a fresh one.
-        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1)
+        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1,
+                             replaces=window.batch_id)
         document["batch_id"] = window.batch_id
         result = ask_editor(host, db, window, document, now_text)
     if result.accepted:
-        pause_point(host.store_dir, "after_commit")
+        pause_point(host.location, "after_commit")
         settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
         return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt,
                            fallback=result.fallback, unreachable=result.unreachable)
@@ -235,24 +272,29 @@ def _register_consumers(host: Host, db, now_text: str) -> None:
     if host.consumers:
         from fold_host.delivery import register_new
 
-        register_new(db, host.store_dir, host.consumers, now=now_text)
+        register_new(db, host.location, host.consumers, now=now_text, store=host.store)
 
 
-def _deliver(host: Host, db, now_text: str) -> list[dict]:
+def deliver_records(host: Host, db, now_text: str, store=None) -> list[dict]:
+    """Hand the consumers what is new (``store``: a reader of the caller's; default the host's own)."""
     if not host.consumers:
         return []
     from fold_host.delivery import deliver_all
 
     settings = host.config.host
-    return deliver_all(db, host.store_dir, host.consumers, now=now_text, timezone=settings.timezone,
+    return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.reader_language, coverage=host.coverage(db),
-                       editor=editor_status(db, host.config))
+                       editor=editor_status(db, host.config), store=store or host.store)
 
 
-def pause_point(store_dir: str, point: str) -> None:
-    """Tests only: with ``FOLD_HOST_PAUSE=<point>`` the host stops here (and says so in a file) until killed."""
+def pause_point(location: str, point: str) -> None:
+    """Tests only: with ``FOLD_HOST_PAUSE=<point>`` the host stops here (and says so in a file) until killed.
+
+    The file is in the store directory, or (a store in PostgreSQL) in ``$FOLD_HOST_PAUSE_DIR``.
+    """
     if os.environ.get("FOLD_HOST_PAUSE") == point:
-        with open(os.path.join(store_dir, f"paused.{point}"), "w") as marker:
+        folder = os.environ.get("FOLD_HOST_PAUSE_DIR") or location
+        with open(os.path.join(folder, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
 

@@ -30,8 +30,17 @@ stops all its jobs (``halt``: one log line, ``host.db.halted`` for ``doctor``
 and ``/healthz``) and waits to be restarted; it never builds a new host.db
 under itself.
 
-The process around it — one daemon per store, signals, SIGHUP reload,
-systemd, the log — is ``service.run``.
+On a store in PostgreSQL any number of daemons (on any number of machines)
+share the work (``presence``, ``hostdb.pg_shared``): a source is polled by
+one host at a time (a poll that finds another host polling leaves the source
+to it; a watched source's news is tried again ``watch_delay`` later), windows
+are claimed, each consumer delivers from one host at a time in a delivery job
+of its own (``shared_jobs``); the watch job also notices windows another host
+let expire and consumers left behind the store's head. There is no host.db
+to guard there, and the hosts table stands for the daemon record.
+
+The process around it — one daemon per store directory, signals, SIGHUP
+reload, systemd, the log — is ``service.run``.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from fold_core.store.locate import describe
 from fold_host.bounded import backoff
 from fold_host.cycle import Host, run_window
 from fold_host.eventlog import EventLog
@@ -51,6 +61,7 @@ from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
 from fold_host.systemd import notify, watchdog_seconds
 from fold_host.reminders import unfired
 from fold_host.retention import retain
+from fold_host.shared_jobs import SharedJobs
 from fold_host.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.windows import last_window
 
@@ -62,7 +73,7 @@ AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
 
 
-class Daemon:
+class Daemon(SharedJobs):
     """The scheduler wiring around one ``Host``."""
 
     def __init__(self, host: Host, log: EventLog) -> None:
@@ -81,6 +92,7 @@ class Daemon:
         self._stopping = threading.Event()
         self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
+        self._shared_init()
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -104,8 +116,9 @@ class Daemon:
             self.halt(error)
             return
         self._deep_check_at = time.monotonic() + DEEP_CHECK_EVERY
-        with self.host.open_db() as db:
-            db.daemon_started(pid=os.getpid(), now=self.clock()[1])
+        if not self.shared:  # several hosts: the hosts table is the daemon record
+            with self.host.open_db() as db:
+                db.daemon_started(pid=os.getpid(), now=self.clock()[1])
         watchdog = watchdog_seconds()
         beat = min(HEARTBEAT_EVERY, watchdog / 2) if watchdog else HEARTBEAT_EVERY
         self.scheduler.add_job(self._job(self.heartbeat), "interval", seconds=beat, id="heartbeat")
@@ -113,7 +126,7 @@ class Daemon:
                                next_run_time=now)
         self.scheduler.start()
         self._start_watchers()
-        self.log("start", store=self.host.store_dir, sources=len(self.host.adapters),
+        self.log("start", store=describe(self.host.location), host=self.host.holder, sources=len(self.host.adapters),
                  editor=self.host.describe_agent(), pid=os.getpid())
         self.request_cycle("start")
 
@@ -139,8 +152,9 @@ class Daemon:
 
     def heartbeat(self) -> None:
         """host.db's ``beat_at`` and systemd's watchdog: the scheduler still runs jobs."""
-        with self.host.open_db() as db:
-            db.daemon_beat(pid=os.getpid(), now=self.clock()[1])
+        if not self.shared:  # several hosts: ``presence`` beats in the hosts table
+            with self.host.open_db() as db:
+                db.daemon_beat(pid=os.getpid(), now=self.clock()[1])
         notify("WATCHDOG=1")
 
     def retain(self) -> None:
@@ -154,6 +168,8 @@ class Daemon:
 
     def stopped(self) -> None:
         """A clean stop, noted in host.db (``/healthz`` and doctor tell it from a death)."""
+        if self.shared:  # several hosts: ``presence`` notes it in the hosts table
+            return
         try:
             with self.host.open_db() as db:
                 db.daemon_stopped(pid=os.getpid(), now=self.clock()[1])
@@ -208,6 +224,8 @@ class Daemon:
         with self._source_locks.setdefault(instance.name, threading.Lock()), self.host.open_db() as db:
             outcome = self.host.poller.poll_one(db, instance, adapter, now, now_text, slack, force=force)
         if outcome is None:
+            if force:  # another host is polling it: this news may have come after that poll began
+                self._news(instance, adapter, "the source was busy (another host polled it)")
             return
         health = outcome.health
         self.log("poll", source=instance.name, status=outcome.status, new=outcome.observations,
@@ -269,6 +287,8 @@ class Daemon:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
+            if self.deliveries_behind(db):
+                self.request_delivery()
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -316,7 +336,7 @@ class Daemon:
         now, now_text = self.clock()
         try:
             with self.host.open_db() as db:
-                report = run_window(self.host, db, now, now_text)
+                report = run_window(self.host, db, now, now_text, deliver=not self.shared)
                 self._schedule_review(db)
         except (HostDBLost, HostDBCorrupt):
             raise  # not the editor's failure: the job stops the daemon's cycles
@@ -335,6 +355,8 @@ class Daemon:
             self._editor_failed()
         elif report.outcome != "nothing":
             self._agent_failures, self._agent_retry_at = 0, 0.0
+        if self.shared and report.receipt is not None and report.outcome != "failed":
+            self.request_delivery()
         return report
 
     def _editor_failed(self) -> None:

@@ -33,6 +33,14 @@ commit) and ``deliver_all`` after it. For each consumer instance:
 
 The state view is the state at the event_seq captured at the start of the
 run; records are read up to exactly that event_seq, so view and records agree.
+
+**Several hosts** (a store in PostgreSQL): each ``deliver`` call happens in
+its consumer's turn (``consumer_turn``): the cursor row locked for the call,
+the cursor read again under the lock, moved (and the consumer's memory
+written) in the same transaction — so each record is handed over by one host
+once. A host that finds the row locked leaves that consumer to the host
+delivering to it. A consumer instance's ``begin`` is called by the host that
+registered it.
 """
 
 from __future__ import annotations
@@ -58,7 +66,8 @@ def retry_wait(failures: int) -> timedelta:
     return backoff(failures, BACKOFF_BASE, BACKOFF_CAP)
 
 
-def register_new(db, store_dir: str, instances: Sequence[Any], *, now: str | None = None) -> list[str]:
+def register_new(db, location: str, instances: Sequence[Any], *, now: str | None = None,
+                 store=None) -> list[str]:
     """Give every instance without a cursor its starting event_seq; the names registered.
 
     ``from = "now"`` (default): the store's current event_seq; ``"start"``: 0.
@@ -70,24 +79,32 @@ def register_new(db, store_dir: str, instances: Sequence[Any], *, now: str | Non
     if not new:
         return []
     now = now or _clock()
-    document = _document(_store(store_dir), now)
+    document = _document(store or _store(location), now)
     _register(db, new, document, now)
     return [instance.name for instance in new]
 
 
-def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
-                coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None) -> list[dict]:
-    """Hand every consumer the records after its cursor; one result per instance (see module doc)."""
+def deliver_all(db, location: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
+                coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None,
+                store=None) -> list[dict]:
+    """Hand every consumer the records after its cursor; one result per instance (see module doc).
+
+    ``store``: an open ``Store`` of ``location`` to read through (a daemon's, kept between cycles);
+    by default one is opened for this call. Only its read API is used.
+    """
     if not instances:
         return []
-    store = _store(store_dir)
+    store_dir = location  # the hung calls' key
+    store = store or _store(location)
     try:
         document = _document(store, now)
     except StoreError as error:
         return [_result(instance.name, "failed", 0, f"the store cannot be read: {error}") for instance in instances]
-    known = {row["name"] for row in db.consumer_rows()}
-    _register(db, [instance for instance in instances if instance.name not in known], document, now)
     rows = {row["name"]: row for row in db.consumer_rows()}
+    new = [instance for instance in instances if instance.name not in rows]
+    if new:
+        _register(db, new, document, now)
+        rows = {row["name"]: row for row in db.consumer_rows()}
     current = document["event_seq"] if document is not None else 0
     view = StateView(document) if document is not None else None
     runs: list[_Run] = []
@@ -112,13 +129,16 @@ def deliver_all(db, store_dir: str, instances: Sequence[Any], *, now: str, timez
         else:
             results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])
     try:
-        _hand_over(db, store, runs, current, now)
+        (_hand_over_in_turns if db.shared else _hand_over)(db, store, runs, current, now)
     finally:
         for run in runs:
             run.close()
     for run in runs:
-        if run.error is None and run.delivered == 0 and run.consumer_class.idle_calls:
-            run.call(db, [], now)
+        if run.error is None and run.delivered == 0 and run.consumer_class.idle_calls and not run.elsewhere:
+            if db.shared:
+                _idle_call_in_turn(db, run, now)
+            else:
+                run.call(db, [], now)
             run.close()
         results[run.instance.name] = run.result()
     return [results[instance.name] for instance in instances]
@@ -143,6 +163,7 @@ class _Run:
         self.delivered = 0
         self.error: str | None = None
         self.next_try_at: str | None = None
+        self.elsewhere = False  # several hosts: another host was delivering to this consumer
 
     def call(self, db, records: list[dict], now: str) -> bool:
         """``deliver(records)``; the cursor moves on success, the failure is recorded otherwise."""
@@ -228,6 +249,43 @@ def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
         behind = [run for run in behind if run.error is None and run.cursor < current]
 
 
+def _hand_over_in_turns(db, store, runs: list[_Run], current: int, now: str) -> None:
+    """Several hosts: each ``deliver`` call in its consumer's turn (the row locked, the cursor read again)."""
+    for run in runs:
+        done = False
+        while run.error is None and not done:
+            with db.consumer_turn(run.instance.name) as row:
+                if row is None:
+                    run.elsewhere = done = True
+                else:
+                    done = _turn(db, store, run, row, current, now)
+
+
+def _turn(db, store, run: _Run, row: dict, current: int, now: str) -> bool:
+    """One ``deliver`` call inside the consumer's turn; True when this consumer is done for this run."""
+    run.cursor, run.failures = row["event_seq"], row["failures"]
+    if row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
+        run.next_try_at = row["next_try_at"]  # another host's delivery failed meanwhile: wait as it says
+        return True
+    if run.cursor >= current:
+        return True
+    records = store.history(since=run.cursor, limit=min(BATCH, current - run.cursor)).document["records"]
+    if not records:
+        return True
+    if not run.consumer_class.shares_records:
+        records = json.loads(json.dumps(records, ensure_ascii=False))
+    return not run.call(db, records, now) or run.cursor >= current
+
+
+def _idle_call_in_turn(db, run: _Run, now: str) -> None:
+    with db.consumer_turn(run.instance.name) as row:
+        if row is None:
+            run.elsewhere = True
+            return
+        run.cursor = row["event_seq"]
+        run.call(db, [], now)
+
+
 def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> None:
     """Insert the cursor rows of new instances and call their ``begin``."""
     if not instances:
@@ -235,7 +293,8 @@ def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> 
     current = document["event_seq"] if document is not None else 0
     for instance in instances:
         start = 0 if getattr(instance.settings, "from_", "now") == "start" else current
-        db.add_consumer(instance.name, start, now=now)
+        if not db.add_consumer(instance.name, start, now=now):
+            continue  # another host registered it a moment ago (and called its begin)
         if getattr(instance.cls, "begin", Consumer.begin) is Consumer.begin:
             continue  # nothing to call: the default does nothing
         seen = document if document is not None and start == current else _empty_document(document, now)
@@ -261,10 +320,10 @@ def _empty_document(document: dict | None, now: str) -> dict:
     return state_document(empty_state(document["budget"] if document is not None else 64), now)
 
 
-def _store(store_dir: str):
-    from fold_core.store.file import file_store
+def _store(location: str):
+    from fold_core.store.locate import open_store
 
-    return file_store(store_dir)
+    return open_store(location)
 
 
 def _document(store, now: str) -> dict | None:

@@ -4,7 +4,8 @@
 — ``ok`` is false when a check fails (exit 1). Checks, in order: the
 configuration and its file permissions, the store, the host database (with
 the inbox backlog), the daemon (running with a fresh heartbeat, stopped
-cleanly, or dead — ``health.daemon_check``), every source
+cleanly, or dead — ``health.daemon_check``; on a store in PostgreSQL, every
+host sharing the work with its last heartbeat), every source
 (``HostDB.source_health``'s verdict: a source that never succeeded or whose
 credentials were refused fails at once; one whose next poll is more than two
 intervals past is "not polling"), the editor (which backend, the default
@@ -22,9 +23,12 @@ from __future__ import annotations
 import os
 import stat
 
+from fold_core.store.location import is_url
 from fold_host.words import Sentence
 
 __all__ = ["diagnose"]
+
+GONE_SHOWN = 5  # hosts no longer running that doctor still lists (a store in PostgreSQL)
 
 
 def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
@@ -37,7 +41,7 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
     from fold_host.plugins import load_config
 
     config = load_config(config_file)
-    store_dir = resolve_store(store_given)
+    store_dir = resolve_store(store_given, url_ok=True)
     moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
     checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
     db, problem = _open_db(store_dir)
@@ -46,8 +50,10 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
         if checks[-1]["status"] == "fail" and db is not None:  # the checks below read host.db: not a damaged one
             db.close()
             db = None
-        daemon = _daemon(db, store_dir, moment)
+        hosts = _hosts(db) if is_url(store_dir) else []
+        daemon = hosts.pop(0) if hosts else _daemon(db, store_dir, moment)
         checks.append(daemon)
+        checks.extend(hosts)
         checks.extend(_sources(db, config, moment, daemon))
         checks.append(_agent(db, config))
         checks.extend(_consumers(db, config))
@@ -89,31 +95,37 @@ def _store(store_dir: str, now: str | None) -> dict:
     from datetime import datetime, timezone
 
     from fold_core.errors import StoreError
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import describe, open_store
+    from fold_core.store.meta import StoreMissing
 
-    if not os.path.exists(os.path.join(store_dir, "meta.json")):
+    where = describe(store_dir)
+    if not is_url(store_dir) and not os.path.exists(os.path.join(store_dir, "meta.json")):
         return _check("store", "warn", Sentence("no store at {store} yet: the first `foldctl tick` creates it",
                                                 store=store_dir))
     moment = now or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
-        document = file_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
+        document = open_store(store_dir).state_document(now=moment, depth=0, not_active=0).document
+    except StoreMissing as error:
+        return _check("store", "warn", f"{error}; the first `foldctl tick` creates it")
     except StoreError as error:
-        return _check("store", "fail", f"{store_dir}: {error}")
+        return _check("store", "fail", f"{where}: {error}")
     root = document["root"]
     return _check("store", "ok", Sentence(
         "{store}: revision {revision}, event {event_seq}, root {used}/{budget} used by {count} item(s)",
-        store=store_dir, revision=document["revision"], event_seq=document["event_seq"], used=root["used"],
+        store=where, revision=document["revision"], event_seq=document["event_seq"], used=root["used"],
         budget=root["budget"], count=root["count"]))
 
 
 def _open_db(store_dir: str):
     """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
     from fold_core.errors import StoreError
-    from fold_host.hostdb import FILE_NAME, open_host_db
+    from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
 
-    if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
-        return None, None
     try:
+        if is_url(store_dir):  # its host tables, when a cycle made them
+            return (open_host_db(store_dir) if host_db_exists(store_dir) else None), None
+        if not os.path.exists(os.path.join(store_dir, FILE_NAME)):
+            return None, None
         return open_host_db(store_dir, create=False), None
     except StoreError as error:
         return None, str(error)
@@ -125,12 +137,15 @@ def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
     from fold_host.hostdb.failures import REBUILD_HINT
     from fold_host.hostdb.guard import halted
 
-    stopped = halted(store_dir)
+    stopped = halted(store_dir) if not is_url(store_dir) else None
     if problem is not None:
         return _check("host database", "fail", problem)
     if db is None:
         if stopped:
             return _check("host database", "fail", stopped)
+        if is_url(store_dir):
+            return _check("host database", "warn", Sentence("no host tables in the database yet: the first cycle "
+                                                            "creates them"))
         return _check("host database", "warn", Sentence("no host.db in {store} yet: the first cycle creates it",
                                                         store=store_dir))
     try:
@@ -157,6 +172,26 @@ def _daemon(db, store_dir: str, moment) -> dict:
     record = db.daemon_record() if db is not None else None
     ok, detail = daemon_check(record, holder, moment)
     return _check("daemon", "ok" if ok else "fail", detail)
+
+
+def _hosts(db) -> list[dict]:
+    """Several hosts (PostgreSQL): the daemon check, then one per running host and the last few that stopped."""
+    hosts = db.hosts() if db is not None else []
+    running = [host for host in hosts if host["alive"]]
+    checks = [_check("daemon", "ok", f"running: {len(running)} host(s)" if running else "not running")]
+    for host in running + [host for host in hosts if not host["alive"]][:GONE_SHOWN]:
+        where = f"{host['command']} on {host['hostname']}, pid {host['pid']}, since {host['started_at']}"
+        if host["alive"]:
+            checks.append(_check(f"host {host['id']}", "ok", f"{where}; last heartbeat {host['silent_seconds']:g}s "
+                                 f"ago ({host['heartbeat_at']}); {host['windows']} window(s)"))
+        elif host["stopped_at"] is not None:
+            checks.append(_check(f"host {host['id']}", "ok", f"{where}; stopped at {host['stopped_at']}"))
+        else:
+            status = "warn" if host["windows"] else "ok"
+            checks.append(_check(f"host {host['id']}", status, f"{where}; silent since {host['heartbeat_at']} "
+                                 f"(stopped without saying so); {host['windows']} window(s) still held until their "
+                                 "lease expires, then another host takes them over"))
+    return checks
 
 
 def _sources(db, config, moment, daemon: dict) -> list[dict]:

@@ -69,7 +69,7 @@ def ask_editor(host, db, window: Window, document: dict, now: str, *, fallback: 
 
     ``fallback=False`` (the skill evaluation) asks the configured editor only and keeps no count.
     """
-    tools = HostTools(host.store_dir, document["now"])
+    tools = HostTools(host.location, document["now"])
     result = _attempts(host, db, window, document, now, Editor(host.agent, host.agent_type, host.actor), tools)
     if not fallback:
         return result

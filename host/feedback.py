@@ -79,9 +79,9 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
 def _check_item(store_dir: str, item: str, now: str) -> tuple[dict | None, list[str]]:
     """``(None, observation ids its sources cite)`` when feedback may target ``item`` (active or
     withdrawn); else ``(the rejection, [])``."""
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
-    answer = file_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
+    answer = open_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
     if answer.exit_code == 0:
         view = answer.document.get("item") or {}
         refs = [str(s.get("ref"))[len("event:"):] for s in view.get("sources") or ()

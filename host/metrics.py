@@ -20,7 +20,6 @@ revision). Gauges: ``fold_observations{status}``, ``fold_store_event_seq``,
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 
@@ -75,9 +74,9 @@ class StoreCollector(Collector):
                          beat.timestamp())
 
     def _open(self):
-        from fold_host.hostdb import FILE_NAME, open_host_db
+        from fold_host.hostdb import host_db_exists, open_host_db
 
-        if self._db is None and os.path.exists(os.path.join(self.store_dir, FILE_NAME)):
+        if self._db is None and host_db_exists(self.store_dir):
             self._db = open_host_db(self.store_dir)
         return self._db
 

@@ -1,7 +1,8 @@
 """``foldctl run`` as a process: one daemon per store, signals, reload, systemd, the log (contract §11.2).
 
-One daemon per store (``hostlock``): a second start is refused with a clear
-message (exit 3). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
+One daemon per store directory (``hostlock``): a second start is refused
+with a clear message (exit 3); on a store in PostgreSQL any number share the
+work (``presence``). SIGTERM / SIGINT stop it within 5 s: the scheduler stops at
 once; a cycle or poll still running after a short grace is abandoned — safe,
 because every step is durable (host.db transactions, the store's commit
 protocol, the commit intent) and the next start resumes it. SIGHUP reads
@@ -25,8 +26,9 @@ from zoneinfo import ZoneInfo
 from fold_host.cycle import Host
 from fold_host.daemon import Daemon
 from fold_host.eventlog import EventLog, ForwardedLog
+from fold_core.store.location import is_url
 from fold_host.hostdb.guard import HostDBGuard
-from fold_host.hostlock import HostLock
+from fold_host.presence import presence
 
 __all__ = ["STOP_GRACE", "run"]
 
@@ -53,9 +55,10 @@ def _run(config, store_dir: str, log: EventLog, load_config) -> tuple[dict, int]
     from fold_host import systemd
     from fold_host.reload import reload
 
-    with HostLock(store_dir, "run"):
-        daemon = Daemon(Host(config, store_dir), log)
-        daemon.host.guard = HostDBGuard(store_dir)
+    with presence(store_dir, "run", config.host.lease.total_seconds(), log) as holder:
+        daemon = Daemon(Host(config, store_dir, holder=holder), log)
+        if not is_url(store_dir):  # several hosts on PostgreSQL: there is no host.db file to guard
+            daemon.host.guard = HostDBGuard(store_dir)
         stop, wake = threading.Event(), threading.Event()
         received: list[str] = []
         reloads: list[int] = []

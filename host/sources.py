@@ -21,6 +21,12 @@ Per-source health and backoff live in the ``sources`` table:
 A poll that is still running when its source comes due again (a hung thread
 left behind by a timeout) is not started twice: the source reports
 ``failed`` / ``timeout`` until the thread ends.
+
+Several hosts on one store (PostgreSQL) poll each source one at a time: a
+poll first takes the source's lease (``source:<name>``; on a store directory
+it is always granted), looks again whether the source is due (another host
+may just have polled it), and gives the lease back after keeping the result;
+a source whose lease another host holds is left to that host.
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ from fold_core.observation import Health, Poll
 from fold_core.timefmt import parse_instant
 from fold_host.bounded import Hung, Job, Worker, backoff
 
-__all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "next_delay", "server_delay",
-           "settings_digest"]
+__all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "lease_name", "next_delay",
+           "server_delay", "settings_digest"]
 
 BACKOFF_CAP = timedelta(hours=1)
 MAX_BACKOFF = timedelta(days=1)  # the default of [host] max_backoff
@@ -84,6 +90,11 @@ def settings_digest(instance: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def lease_name(instance: Any) -> str:
+    """The lease a host holds while it polls this source."""
+    return f"source:{instance.name}"
+
+
 def coverage(db, adapters: Sequence[tuple[Any, Any]]) -> list[dict]:
     """Per configured source, its health (§9 ``coverage``): ``HostDB.source_health``."""
     return db.source_health(instance for instance, _ in adapters)
@@ -115,7 +126,15 @@ class Poller:
 
     def poll_due(self, db, adapters: Sequence[tuple[Any, Any]], now: datetime, now_text: str) -> list[PollOutcome]:
         """Poll every due source at once; keep each result as it comes; never raise for a source."""
-        return self._poll(db, [(i, a) for i, a in adapters if self.due(db, i, now)], now, now_text)
+        due = [(i, a) for i, a in adapters if self.due(db, i, now)]
+        held = [(i, a) for i, a in due if db.take_lease(lease_name(i))]
+        try:
+            # Another host may have polled a source between the look and the lease.
+            polled = [(i, a) for i, a in held if self.due(db, i, now)] if db.shared else held
+            return self._poll(db, polled, now, now_text)
+        finally:
+            for instance, _ in held:
+                db.release_lease(lease_name(instance))
 
     def _poll(self, db, due, now: datetime, now_text: str) -> list[PollOutcome]:
         started = [(instance, time.monotonic() + instance.settings.poll_timeout.total_seconds(),
@@ -134,7 +153,14 @@ class Poller:
         """
         if not force and not self.due(db, instance, now, slack):
             return None
-        return self._poll(db, [(instance, adapter)], now, now_text)[0]
+        if not db.take_lease(lease_name(instance)):
+            return None  # another host polls it now
+        try:
+            if db.shared and not force and not self.due(db, instance, now, slack):
+                return None
+            return self._poll(db, [(instance, adapter)], now, now_text)[0]
+        finally:
+            db.release_lease(lease_name(instance))
 
     def _start(self, db, instance, adapter, now) -> tuple[Worker | None, Job | None]:
         if self._hung.busy(instance.name):
@@ -168,7 +194,12 @@ class Poller:
         return poll
 
     def _keep(self, db, instance, poll: Poll, now: datetime, now_text: str) -> PollOutcome:
-        added = db.record_poll(instance.name, poll, now=now_text)
+        from fold_host.hostdb import ClaimLost
+
+        try:
+            added = db.record_poll(instance.name, poll, now=now_text)
+        except ClaimLost as lost:  # another host polls it now: it keeps what it finds
+            return PollOutcome(instance.name, "failed", 0, Health.failed("lease", str(lost)))
         health = poll.health
         ok = health.status == "ok"
         error = None if ok else {"at": now_text, "class": health.error_class, "message": health.message}

@@ -26,11 +26,12 @@ from dataclasses import asdict, dataclass
 from datetime import timezone
 
 from fold_core.timefmt import parse_instant
+from fold_host.hostdb.one_host import INTENT_KEY, WINDOW_KEY
 
 __all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of", "last_failure", "last_window", "load_intent", "load_window",
            "note_failure", "open_window", "save_intent", "settle", "still_pending"]
 
-WINDOW_KEY, INTENT_KEY, LAST_KEY, FAILURE_KEY = "open_window", "commit_intent", "last_window", "last_failure"
+LAST_KEY, FAILURE_KEY = "last_window", "last_failure"
 WINDOW_OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}  # counted per window
 
 
@@ -63,19 +64,25 @@ class Window:
                    now=data["now"], retry=data.get("retry", 0))
 
 
-def open_window(db, signal: dict, event_ids: Sequence[str], now: str, *, retry: int = 0) -> Window:
-    """Derive and persist a new window."""
+def open_window(db, signal: dict, event_ids: Sequence[str], now: str, *, retry: int = 0,
+                replaces: str | None = None) -> Window | None:
+    """Derive and persist a new window; None when another host holds one like it (a review) first.
+
+    ``replaces``: the batch_id of the window this one takes the place of (a retry).
+    """
     batch_id = derive_batch_id(event_ids, signal["type"], signal["window"]["to"])
     if retry:
         batch_id = f"{batch_id}-r{retry}"
     window = Window(batch_id, signal, tuple(event_ids), now, retry)
-    db.set_meta(WINDOW_KEY, window.to_json())
+    if not db.open_window_row(window.to_json(), window.event_ids, replaces=replaces,
+                              review=signal["type"] == "review"):
+        return None
     return window
 
 
 def load_window(db) -> Window | None:
     """The window a previous cycle left open (it died or failed before settling)."""
-    data = db.meta(WINDOW_KEY)
+    data = db.window_row()
     return Window.from_json(data) if data else None
 
 
@@ -89,22 +96,22 @@ def events_of(db, window: Window) -> list:
     return db.observations_by_id(window.event_ids)
 
 
-def drop_intent(db) -> None:
-    db.drop_meta(INTENT_KEY)
+def drop_intent(db, window: Window) -> None:
+    db.drop_window_intent(window.batch_id)
 
 
-def drop_window(db) -> None:
-    db.drop_meta(WINDOW_KEY, INTENT_KEY)
+def drop_window(db, window: Window) -> None:
+    db.drop_window_row(window.batch_id)
 
 
 def save_intent(db, window: Window, *, actor: str, batch: dict, dispositions: list, now: str) -> None:
     """The accepted-by-the-host answer, kept before it goes to the store."""
-    db.set_meta(INTENT_KEY, {"batch_id": window.batch_id, "actor": actor, "batch": batch,
-                             "dispositions": dispositions, "now": now})
+    db.save_window_intent(window.batch_id, {"batch_id": window.batch_id, "actor": actor, "batch": batch,
+                                            "dispositions": dispositions, "now": now})
 
 
-def load_intent(db) -> dict | None:
-    return db.meta(INTENT_KEY)
+def load_intent(db, window: Window) -> dict | None:
+    return db.window_intent(window.batch_id)
 
 
 def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, now: str) -> None:
@@ -130,7 +137,7 @@ def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) ->
     failure = {"at": now, "batch_id": window.batch_id, "signal": window.signal["type"], "attempts": attempts,
                "events": len(window.event_ids), "error": error}
     db.fail_window(window.event_ids, count=error.get("code") != "agent_unavailable", now=now,
-                   drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure))
+                   drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure), batch_id=window.batch_id)
 
 
 def last_failure(db) -> dict | None:

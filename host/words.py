@@ -46,6 +46,7 @@ CATALOG = {"zh": {
     "{store}: revision {revision}, event {event_seq}, root {used}/{budget} used by {count} item(s)":
         "{store}：修订 {revision}，事件 {event_seq}，根层已用 {used}/{budget}，共 {count} 个条目",
     "no host.db in {store} yet: the first cycle creates it": "{store} 里还没有 host.db：第一次运行周期会创建它",
+    "no host tables in the database yet: the first cycle creates them": "数据库里还没有主机的表：第一次运行周期会创建它们",
     "{path}: SQLite's integrity check failed ({found}); {hint}": "{path}：SQLite 完整性检查失败（{found}）；{hint}",
     "schema {schema}; inbox: {pending} pending, {processed} processed, {deferred} deferred":
         "结构版本 {schema}；收件箱：{pending} 条待处理，{processed} 条已处理，{deferred} 条已推迟",

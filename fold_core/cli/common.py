@@ -32,6 +32,7 @@ __all__ = [
     "positive",
     "resolve_now",
     "resolve_store",
+    "store_location",
     "use_config",
     "wants_json",
 ]
@@ -138,6 +139,17 @@ def resolve_store(given: str | None, *, url_ok: bool = False) -> str:
     return os.path.join(data_home, "fold", "store")
 
 
+def store_location(location: str, source: str) -> str:
+    """``location`` as a store named by ``source`` (a flag): a usable directory path or a URL (checked here)."""
+    from fold_core.store.location import is_url
+
+    if is_url(location):
+        from fold_core.store.location import parse_url
+
+        parse_url(location)  # a malformed URL is a usage error before anything is opened
+    return _store_location(location, True, source)
+
+
 def _store_location(location: str, url_ok: bool, source: str, config_file=None) -> str:
     from fold_core.store.location import is_url
 
@@ -146,7 +158,7 @@ def _store_location(location: str, url_ok: bool, source: str, config_file=None) 
             from fold_core.store.location import parse_url
 
             raise UsageError(f"{source} names a PostgreSQL store ({parse_url(location).display}); this command "
-                             "needs a store directory (init, state, commit, annotate, history and verify take either)")
+                             "needs a store directory (every command but `backup`, `restore` and `mcp` takes either)")
         return location
     return _usable_directory(location, source, config_file)
 

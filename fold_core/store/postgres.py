@@ -56,7 +56,8 @@ from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing
 from fold_core.store.pg_schema import LATEST, SchemaTooNew, migrate, schema_version
 from fold_core.store.pg_state import Head, load_state, parse_record
 
-__all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "postgres_store", "store_key", "unavailable_error"]
+__all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "pg_connect", "postgres_store", "store_key",
+           "unavailable_error"]
 
 CONNECT_TIMEOUT = 10  # seconds, unless the URL gives connect_timeout
 TAIL_RECORDS = 256  # beyond this many new records, a session reloads the head instead of replaying them
@@ -93,21 +94,7 @@ class PostgresRecorder(Recorder):
         if self._conn is not None and not self._conn.closed:
             return self._conn
         self._conn = None
-        location = self.location
-        options = {"autocommit": True, "application_name": "fold"}
-        try:
-            given = pg_conninfo.conninfo_to_dict(location.conninfo)
-        except psycopg.ProgrammingError as error:
-            raise UsageError(f"the store URL {location.display} is not a valid libpq URI: {str(error).strip()}") from None
-        if "connect_timeout" not in given:
-            options["connect_timeout"] = CONNECT_TIMEOUT
-        password = location.password()
-        if password is not None:
-            options["password"] = password
-        try:
-            self._conn = psycopg.connect(location.conninfo, **options)
-        except psycopg.Error as error:
-            raise unavailable_error(error, "cannot connect to the store", location) from None
+        self._conn = pg_connect(self.location)
         return self._conn
 
     def query(self, sql: str, params=None):
@@ -293,6 +280,25 @@ class PostgresRecorder(Recorder):
             raise StoreCorrupt(f"the head says event_seq {head.event_seq} but the records end at {expected}",
                                line=expected + 1)
         return replayer.freeze()
+
+
+def pg_connect(location: PgLocation, *, application_name: str = "fold",
+               doing: str = "cannot connect to the store") -> psycopg.Connection:
+    """A new autocommit connection to the database of ``location`` (its password from where the URL says)."""
+    options = {"autocommit": True, "application_name": application_name}
+    try:
+        given = pg_conninfo.conninfo_to_dict(location.conninfo)
+    except psycopg.ProgrammingError as error:
+        raise UsageError(f"the store URL {location.display} is not a valid libpq URI: {str(error).strip()}") from None
+    if "connect_timeout" not in given:
+        options["connect_timeout"] = CONNECT_TIMEOUT
+    password = location.password()
+    if password is not None:
+        options["password"] = password
+    try:
+        return psycopg.connect(location.conninfo, **options)
+    except psycopg.Error as error:
+        raise unavailable_error(error, doing, location) from None
 
 
 def postgres_store(location: str | PgLocation, budget: int | None = None) -> Store:

@@ -24,7 +24,7 @@ NOTE_FIELDS = ("id", "text", "author", "status", "created_at", "acknowledged_rev
 
 
 class HostTools(EditorTools):
-    """Lookups over one store directory at the window's ``now``."""
+    """Lookups over one store (a directory or a PostgreSQL URL) at the window's ``now``."""
 
     def __init__(self, store_dir: str, now: str) -> None:
         self.store_dir, self.now = str(store_dir), now
@@ -32,9 +32,9 @@ class HostTools(EditorTools):
 
     def _reader(self):
         if self._store is None:
-            from fold_core.store.file import file_store
+            from fold_core.store.locate import open_store
 
-            self._store = file_store(self.store_dir)
+            self._store = open_store(self.store_dir)
         return self._store
 
     def _db(self):

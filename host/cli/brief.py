@@ -44,15 +44,15 @@ def register(commands) -> None:
 
 def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
     from fold_consumers.briefing import build_briefing
 
     args.render_text = lambda brief: render_brief(args, brief)  # md | text (json is printed as JSON)
     now = resolve_now(args.now)
     config = load_config(getattr(args, "config", None))
-    store_dir = resolve_store(args.store)
-    store = file_store(store_dir)
+    store_dir = resolve_store(args.store, url_ok=True)
+    store = open_store(store_dir)
     document = store.state_document(now=now).document
     from fold_host.fallback import editor_status
     from fold_host.hostdb import open_host_db

@@ -83,14 +83,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
     from fold_host.cycle import Host, tick
-    from fold_host.hostlock import HostLock
+    from fold_host.presence import presence
     from fold_host.retention import retain
 
     config = load_config(config_given())
-    store_dir = resolve_store(args.store)
+    location = resolve_store(args.store, url_ok=True)
     now, now_text = host_clock(config, args.now)
-    with HostLock(store_dir, "tick"):
-        host = Host(config, store_dir)
+    with presence(location, "tick", config.host.lease.total_seconds()) as holder:
+        host = Host(config, location, holder=holder)
         try:
             explain(f"foldctl tick: editor: {host.describe_agent()}")
             report = tick(host, now, now_text)
@@ -112,7 +112,7 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
 
     given = config_given()
     config = load_config(given)
-    store_dir = resolve_store(args.store)
+    store_dir = resolve_store(args.store, url_ok=True)
     if not args.serve:
         return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
     from fold_host.pinboard.server import ServerThread, from_config
@@ -145,7 +145,7 @@ def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.cli.common import resolve_now
     from fold_host.feedback import save_feedback
 
-    return save_feedback(resolve_store(args.store), args.item, args.meaning, args.value, args.until,
+    return save_feedback(resolve_store(args.store, url_ok=True), args.item, args.meaning, args.value, args.until,
                          resolve_now(args.now))
 
 
@@ -182,14 +182,21 @@ def host_clock(config, given: str | None):
 
 
 def _existing_store(given: str | None) -> str:
+    """The store named (a directory or a URL); ``StoreMissing`` (exit 3) when there is none yet."""
     import os
 
+    from fold_core.store.location import is_url
     from fold_core.store.meta import StoreMissing
 
-    store_dir = resolve_store(given)
-    if not os.path.exists(os.path.join(store_dir, "meta.json")):
-        raise StoreMissing(f"no store at {store_dir} (no meta.json): `foldctl tick` or `foldctl init` creates one")
-    return store_dir
+    location = resolve_store(given, url_ok=True)
+    if is_url(location):
+        from fold_core.store.locate import open_store
+
+        with open_store(location).recorder.session(write=False):  # StoreMissing when the database has none
+            return location
+    if not os.path.exists(os.path.join(location, "meta.json")):
+        raise StoreMissing(f"no store at {location} (no meta.json): `foldctl tick` or `foldctl init` creates one")
+    return location
 
 
 # -- text views ----------------------------------------------------------------------

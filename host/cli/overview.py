@@ -73,7 +73,7 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_consumers.overview import layout
 
     now = resolve_now(args.now)
-    path = resolve_store(args.store)
+    path = resolve_store(args.store, url_ok=True)
     _check_out(args.out, path)
     fields = _words(args.fields)
     try:
@@ -106,9 +106,9 @@ def _capture(path: str, diff_from: int | None):
     from itertools import takewhile
 
     from fold_core.state import replay
-    from fold_core.store.file import file_store
+    from fold_core.store.locate import open_store
 
-    with file_store(path).recorder.session(write=False) as session:
+    with open_store(path).recorder.session(write=False) as session:
         state = session.state
         if diff_from is None:
             return state, None
@@ -131,6 +131,10 @@ def _explain(out: str, error: dict, message: str) -> None:
 
 def _check_out(out: str, store: str) -> None:
     """Images go to their own directory, never into the store."""
+    from fold_core.store.location import is_url
+
+    if is_url(store):
+        return
     target, store = os.path.realpath(out), os.path.realpath(store)
     if target == store or target.startswith(store + os.sep):
         raise UsageError(f"--out {out} is inside the store {store}: choose a directory of its own")

@@ -37,8 +37,11 @@ def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.pinboard.server import from_config, listen, serve_socket
     from fold_host.plugins import load_config
 
-    store = resolve_store(args.store)
-    app, bind = from_config(load_config(config_given()), store, host=args.host, port=args.port)
+    from fold_core.store.locate import describe
+
+    location = resolve_store(args.store, url_ok=True)
+    store = describe(location)  # a password written in a URL is masked
+    app, bind = from_config(load_config(config_given()), location, host=args.host, port=args.port)
     sock = listen(bind)
     url = bind.url(sock.getsockname()[1])
     stopped_by = serve_socket(app, sock, lambda: explain(f"foldctl serve: the Pinboard of {store} at {url}"

@@ -74,15 +74,13 @@ def _text(render):
 
 
 def run_list(args: argparse.Namespace) -> tuple[dict, int]:
-    import os
-
     from fold_core.cli.common import config_given, resolve_store
-    from fold_host.hostdb import FILE_NAME, open_host_db
+    from fold_host.hostdb import host_db_exists, open_host_db
     from fold_host.plugins import load_config
 
     config = load_config(config_given())
-    store_dir = resolve_store(args.store)
-    db = open_host_db(store_dir) if os.path.exists(os.path.join(store_dir, FILE_NAME)) else None
+    store_dir = resolve_store(args.store, url_ok=True)
+    db = open_host_db(store_dir) if host_db_exists(store_dir) else None
     try:
         health = {entry["source"]: entry for entry in (db.source_health(config.adapters) if db else [])}
         listed = []

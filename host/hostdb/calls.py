@@ -55,8 +55,8 @@ class CallTables:
         values = [json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for v in values]
         values[CALL_COLUMNS.index("fallback")] = int(bool(fields.get("fallback")))
         with self.transaction() as db:
-            cursor = db.execute(f"INSERT INTO agent_calls ({', '.join(CALL_COLUMNS)}) "
-                                f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})", values)
+            seq = self._insert_seq(db, f"INSERT INTO agent_calls ({', '.join(CALL_COLUMNS)}) "
+                                       f"VALUES ({', '.join('?' * len(CALL_COLUMNS))})", values)
             count_in(db, "agent_calls", (fields.get("backend") or "", fields.get("outcome") or ""))
             count_in(db, "agent_tokens", ("input",), fields.get("input_tokens") or 0)
             count_in(db, "agent_tokens", ("output",), fields.get("output_tokens") or 0)
@@ -64,7 +64,7 @@ class CallTables:
                 # The inbox keeps the events: older rows drop their request body.
                 db.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) "
                            "- ? AND request IS NOT NULL", (keep_requests,))
-        return cursor.lastrowid
+        return seq
 
     def calls(self, *, limit: int = 20, batch_id: str | None = None) -> list[dict]:
         """Editor calls (the raw rows), newest first."""

@@ -34,7 +34,7 @@ class CitedTables:
     def add_cited(self, pairs: Iterable[tuple[str, str]], *, through: int) -> None:
         """Remember these (observation, item) citations, read from the records up to ``through``."""
         with self.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO cited (event, item) VALUES (?, ?)", list(pairs))
+            db.executemany("INSERT INTO cited (event, item) VALUES (?, ?) ON CONFLICT DO NOTHING", list(pairs))
             self._set_meta_in(db, CITED_THROUGH, through)
 
     def forget_cited(self) -> None:
@@ -46,16 +46,16 @@ class CitedTables:
     def settle_cited(self, *, now: str) -> list[str]:
         """Pending observations the store already cites become ``used`` (related: the citing items); their ids.
 
-        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle.
+        Only observations the editor never saw (never deferred): a deferred one is the editor's to settle; and,
+        with several hosts, none a window holds (its host, or the one taking it over, settles them with its batch).
         """
         with self.transaction() as db:
-            rows = db.execute("SELECT o.id, group_concat(c.item, char(10)) FROM observations o JOIN cited c "
-                              "ON c.event = o.id WHERE o.status = 'pending' AND o.deferred_times = 0 "
-                              "GROUP BY o.id ORDER BY o.seq").fetchall()
-            marks = []
-            for event, joined in rows:
-                items = sorted(set(joined.split("\n")))
-                marks.append({"event": event, "disposition": "used", "why": WHY.format(items=", ".join(items)),
-                              "related": items})
+            cites: dict[str, set[str]] = {}  # observation -> citing items, in arrival order (SQL both engines read)
+            for event, item in db.execute("SELECT o.id, c.item FROM observations o JOIN cited c ON c.event = o.id "
+                                          f"WHERE o.status = 'pending' AND o.deferred_times = 0{self._unclaimed} "
+                                          "ORDER BY o.seq").fetchall():
+                cites.setdefault(event, set()).add(item)
+            marks = [{"event": event, "disposition": "used", "why": WHY.format(items=", ".join(sorted(items))),
+                      "related": sorted(items)} for event, items in cites.items()]
             self._mark_in(db, marks, batch_id=None, now=now)
-        return [event for event, _ in rows]
+        return list(cites)

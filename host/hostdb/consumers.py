@@ -31,11 +31,12 @@ class ConsumerTables:
         row = self.connection.execute("SELECT event_seq FROM consumers WHERE name = ?", (name,)).fetchone()
         return row[0] if row is not None else None
 
-    def add_consumer(self, name: str, event_seq: int, *, now: str) -> None:
-        """A new instance's cursor row (kept as it is when the row exists)."""
+    def add_consumer(self, name: str, event_seq: int, *, now: str) -> bool:
+        """A new instance's cursor row (kept as it is when the row exists); whether this call made it."""
         with self.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO consumers (name, event_seq, updated_at) VALUES (?, ?, ?)",
-                       (name, event_seq, now))
+            cursor = db.execute("INSERT INTO consumers (name, event_seq, updated_at) VALUES (?, ?, ?) "
+                                "ON CONFLICT DO NOTHING", (name, event_seq, now))
+        return cursor.rowcount > 0
 
     def set_consumer_cursor(self, name: str, event_seq: int, *, now: str, delivered: bool = False) -> None:
         """The instance acknowledged up to ``event_seq``: its failures are forgotten.

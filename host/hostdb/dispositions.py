@@ -55,14 +55,17 @@ class DispositionTables:
         with self.transaction() as db:
             self._mark_in(db, dispositions, batch_id=batch_id, now=now)
 
-    @staticmethod
-    def _mark_in(db: sqlite3.Connection, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
+    def _mark_in(self, db: sqlite3.Connection, dispositions: Iterable[dict], *, batch_id: str | None,
+                 now: str) -> None:
         """``mark`` inside the caller's transaction; each observation changes at most once per batch."""
         for entry in dispositions:
             related = json.dumps(entry.get("related") or [], ensure_ascii=False)
             common = (entry["disposition"], entry.get("why"), related, batch_id, now)
-            where = ("WHERE id = ? AND status IN ('pending', 'deferred') AND (? IS NULL OR batch_id IS NOT ?)")
-            target = (entry["event"], batch_id, batch_id)
+            where = "WHERE id = ? AND status IN ('pending', 'deferred')"
+            target: tuple = (entry["event"],)
+            if batch_id is not None:
+                where += f" AND batch_id {self._distinct} ?"
+                target += (batch_id,)
             if entry["disposition"] == "deferred":
                 cursor = db.execute(
                     "UPDATE observations SET status = 'deferred', disposition = ?, why = ?, related = ?, "
@@ -92,7 +95,7 @@ class DispositionTables:
             self._set_meta_in(db, *note)
 
     def fail_window(self, ids: Sequence[str], *, count: bool, now: str, drop: Sequence[str],
-                    note: tuple[str, Any]) -> None:
+                    note: tuple[str, Any], batch_id: str | None = None) -> None:
         """A window the editor could not settle: (``count``: its observations' failures grow), one transaction."""
         with self.transaction() as db:
             count_in(db, "windows", ("failed",))
@@ -122,8 +125,8 @@ class DispositionTables:
         if limit <= 0:
             return []
         rows = [row for row in self.connection.execute(
-            "SELECT body, processed_at, seq, failed_windows, failed_at FROM observations WHERE status = 'deferred'")
-            if not _pausing(row[3], row[4], now)]
+            f"SELECT body, processed_at, seq, failed_windows, failed_at FROM observations WHERE status = 'deferred'"
+            f"{self._unclaimed}{self._skip_locked}").fetchall() if not _pausing(row[3], row[4], now)]
         rows.sort(key=lambda row: (instant_key(row[1]) if row[1] else 0.0, row[2]))
         return [Observation.from_json(row[0]) for row in rows[:limit]]
 

@@ -18,7 +18,6 @@ from fold_core.observation import Observation, Poll
 from fold_core.timefmt import instant_key, parse_instant
 from fold_host.bounded import backoff
 from fold_host.hostdb.watch import count_in
-from fold_host.hostdb.search import index_text
 
 __all__ = ["InboxTables", "retry_pause"]
 
@@ -70,18 +69,17 @@ class InboxTables:
         with self.transaction() as db:
             return self._insert(db, observations)
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, observations: Iterable[Observation]) -> int:
+    def _insert(self, db: sqlite3.Connection, observations: Iterable[Observation]) -> int:
         added = 0
         for observation in observations:
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO observations (id, source, channel, at, observed_at, body, thread) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            seq = self._insert_seq(
+                db, "INSERT INTO observations (id, source, channel, at, observed_at, body, thread) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (observation.id, observation.source, observation.channel, observation.at,
                  observation.observed_at, observation.to_json(), observation.thread))
-            if cursor.rowcount:
-                index_text(db, cursor.lastrowid, observation.title, observation.text)
-            added += cursor.rowcount
+            if seq is not None:
+                self._index_text(db, seq, observation.title, observation.text)
+                added += 1
         return added
 
     def cursor(self, source: str) -> Any:
@@ -120,15 +118,15 @@ class InboxTables:
         """
         newest = self._newest_of_first_poll(max_events)
         rows = newest if newest is not None else self.connection.execute(
-            "SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0 ORDER BY seq LIMIT ?",
-            (max_events,)).fetchall()
+            f"SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0{self._unclaimed} "
+            f"ORDER BY seq LIMIT ?{self._skip_locked}", (max_events,)).fetchall()
         if rows:
             return [Observation.from_json(row[0]) for row in rows]
         group: list[str] = []
         failed = None
         for body, count, failed_at in self.connection.execute(
-                "SELECT body, failed_windows, failed_at FROM observations WHERE status = 'pending' AND "
-                "failed_windows > 0 ORDER BY failed_windows, seq"):
+                f"SELECT body, failed_windows, failed_at FROM observations WHERE status = 'pending' AND "
+                f"failed_windows > 0{self._unclaimed} ORDER BY failed_windows, seq{self._skip_locked}").fetchall():
             if failed is not None and (count != failed or len(group) >= max(1, max_events >> min(failed, 30))):
                 break
             if _pausing(count, failed_at, now):
@@ -155,11 +153,11 @@ class InboxTables:
 
     def ready_count(self, now: datetime) -> int:
         """How many pending observations a window could take now (not pausing after failed windows)."""
-        fresh = self.connection.execute("SELECT count(*) FROM observations WHERE status = 'pending' AND "
-                                        "failed_windows = 0").fetchone()[0]
+        fresh = self.connection.execute(f"SELECT count(*) FROM observations WHERE status = 'pending' AND "
+                                        f"failed_windows = 0{self._unclaimed}").fetchone()[0]
         return fresh + sum(1 for count, failed_at in self.connection.execute(
-            "SELECT failed_windows, failed_at FROM observations WHERE status = 'pending' AND failed_windows > 0")
-            if not _pausing(count, failed_at, now))
+            f"SELECT failed_windows, failed_at FROM observations WHERE status = 'pending' AND "
+            f"failed_windows > 0{self._unclaimed}") if not _pausing(count, failed_at, now))
 
     def held_back(self) -> tuple[int, dict | None]:
         """How many pending observations failed a window, and the one that failed most (id, failures)."""
@@ -208,7 +206,7 @@ class InboxTables:
         """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
         clauses, params = [], []
         if ids is not None:
-            clauses.append(f"id IN ({_marks(ids)})" if ids else "0")
+            clauses.append(f"id IN ({_marks(ids)})" if ids else "1 = 0")
             params.extend(ids)
         if status is not None:
             clauses.append("status = ?")
@@ -240,8 +238,9 @@ class InboxTables:
         with self.transaction() as db:
             added = self._insert(db, [observation])
             if reminder is not None:
-                db.execute("INSERT OR IGNORE INTO reminders (id, target, feedback, due_at, requested_at) "
-                           "VALUES (:id, :target, :feedback, :due_at, :requested_at)", reminder)
+                db.execute("INSERT INTO reminders (id, target, feedback, due_at, requested_at) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                           tuple(reminder[key] for key in ("id", "target", "feedback", "due_at", "requested_at")))
             if learning is not None and added:
                 self._prune_learning_in(db, learning["before"])
                 if learning["forget"]:

@@ -3,7 +3,7 @@
 An FTS5 table with the trigram tokenizer, so a search finds substrings in any
 language (Chinese has no spaces between words; the default tokenizer would
 take a whole clause for one word). Its rowid is the observation's ``seq``;
-``index_text`` adds a row in the same transaction as the observation.
+``_index_text`` adds a row in the same transaction as the observation.
 
 A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
 must occur (case-insensitively). Terms of three characters or more go through
@@ -18,18 +18,15 @@ from __future__ import annotations
 import json
 import sqlite3
 
-__all__ = ["MAX_TERMS", "SearchTables", "index_text", "snippet"]
+__all__ = ["MAX_TERMS", "SearchTables", "like_pattern", "snippet"]
 
 MAX_TERMS = 8
 SNIPPET_BEFORE, SNIPPET_AFTER = 60, 140
 
 
-def index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
-    """Index a new observation's title and text (inside the caller's transaction)."""
-    db.execute("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", (seq, title or "", text or ""))
 
 
-def _like(term: str) -> str:
+def like_pattern(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
@@ -50,6 +47,17 @@ class SearchTables:
 
     connection: sqlite3.Connection
 
+    @staticmethod
+    def _index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
+        """Index a new observation's title and text (inside the caller's transaction)."""
+        db.execute("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)",
+                   (seq, title or "", text or ""))
+
+    @staticmethod
+    def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
+        """Index many observations' ``(seq, title, text)`` at once (a move)."""
+        db.executemany("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", rows)
+
     def search_observations(self, query: str, limit: int) -> list[dict]:
         """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""
         terms = query.split()[:MAX_TERMS]
@@ -64,7 +72,7 @@ class SearchTables:
             if len(term) < 3:
                 clauses.append("(observation_text.title LIKE ? ESCAPE '\\' OR observation_text.text LIKE ? "
                                "ESCAPE '\\')")
-                params += [_like(term), _like(term)]
+                params += [like_pattern(term), like_pattern(term)]
         order = "observation_text.rank, o.seq DESC" if indexed else "o.seq DESC"
         rows = self.connection.execute(
             f"SELECT o.body, observation_text.title, observation_text.text FROM observation_text "

@@ -27,7 +27,7 @@ def count_in(db: sqlite3.Connection, name: str, labels: Sequence[object], by: in
     """Add ``by`` to the counter ``name{labels}`` inside the caller's transaction."""
     if by:
         db.execute("INSERT INTO counters (name, labels, value) VALUES (?, ?, ?) ON CONFLICT (name, labels) "
-                   "DO UPDATE SET value = value + excluded.value",
+                   "DO UPDATE SET value = counters.value + excluded.value",
                    (name, json.dumps([str(label) for label in labels], ensure_ascii=False), int(by)))
 
 
@@ -38,11 +38,15 @@ class WatchTables:
 
     def counters(self) -> dict[str, list[tuple[tuple[str, ...], int]]]:
         """Every counter: ``{name: [(labels, value), …]}``."""
-        found: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        summed: dict[str, dict[tuple[str, ...], int]] = {}
         for name, labels, value in self.connection.execute("SELECT name, labels, value FROM counters "
-                                                           "ORDER BY name, labels"):
-            found.setdefault(name, []).append((tuple(json.loads(labels)), value))
-        return found
+                                                           "ORDER BY name, labels").fetchall():
+            # Summed by the labels read: the rows an upgrade started from (SQLite's json_array, no spaces)
+            # and those counted since (json.dumps) are one series.
+            series = summed.setdefault(name, {})
+            key = tuple(json.loads(labels))
+            series[key] = series.get(key, 0) + value
+        return {name: list(series.items()) for name, series in summed.items()}
 
     def count(self, name: str, labels: Sequence[object], by: int = 1) -> None:
         """Add to a counter in a transaction of its own."""

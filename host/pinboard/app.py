@@ -47,13 +47,13 @@ class Pinboard:
 
     def __init__(self, store_dir: str, *, timezone: str = "UTC", language: str = "en",
                  clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
-        from fold_core.store.file import file_store
+        from fold_core.store.locate import open_store
         from fold_core.words import Words
         from fold_host.pinboard.words import CATALOG
 
         self.store_dir, self.timezone = store_dir, timezone
         self.words = Words(language, timezone).extend(CATALOG)
-        self.store = file_store(store_dir)
+        self.store = open_store(store_dir)
         self._lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(ZoneInfo(timezone)))
         self._boards: OrderedDict = OrderedDict()
@@ -82,11 +82,9 @@ class Pinboard:
 
     def observation(self, observation_id: str) -> dict | None:
         """One observation with its status and dispositions (host.db), or None; never creates host.db."""
-        import os
+        from fold_host.hostdb import host_db_exists, open_host_db
 
-        from fold_host.hostdb import FILE_NAME, open_host_db
-
-        if not os.path.exists(os.path.join(self.store_dir, FILE_NAME)):
+        if not host_db_exists(self.store_dir):
             return None
         with open_host_db(self.store_dir) as db:
             return db.observation_detail(observation_id)

@@ -45,3 +45,11 @@ def test_schema_3_becomes_4_with_deferral_dispositions_and_search(tmp_path):
         db.add_observations([Observation(id="mail:9", source="mail", channel="email", observed_at=NOW,
                                          title="new", text="银行流水 新的")])
         assert len(db.search_observations("银行流水", 10)) == 4
+
+
+def test_counters_started_by_the_upgrade_and_counted_since_are_one_series(tmp_path):
+    """An editor call logged before the upgrade and one after: /metrics must see one series of 2, not two of 1."""
+    old_database(tmp_path / "host.db")
+    with open_host_db(tmp_path) as db:
+        db.log_call(batch_id="b2", attempt=1, backend="openai", at=NOW, outcome="accepted")
+        assert db.counters()["agent_calls"] == [(("openai", "accepted"), 2)]

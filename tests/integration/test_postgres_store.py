@@ -207,13 +207,20 @@ def test_state_on_a_directory_never_imports_psycopg(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "False"
 
 
-def test_a_store_url_where_a_directory_is_needed_is_a_usage_error(url, tmp_path):
-    """The host's commands keep their state beside a store directory: a URL is refused, never a relative path."""
+def test_the_host_commands_take_a_store_url(url, tmp_path):
+    """A URL is a store for the host's commands too: never taken for a relative path, never "empty"."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("FOLD_")}
+
+    def host_command(*args):
+        return subprocess.run([sys.executable, "-m", "fold_host", *args, "--format", "json"], capture_output=True,
+                              text=True, cwd=tmp_path, env={**environment, "FOLD_STORE": url}, timeout=120)
+
     for args in (["--store", url, "inbox"], ["inbox"]):
-        done = subprocess.run([sys.executable, "-m", "fold_host", *args], capture_output=True, text=True,
-                              cwd=tmp_path, env={**environment, "FOLD_STORE": url}, timeout=120)
-        assert done.returncode == 2 and "needs a store directory" in done.stderr, done.stderr
+        done = host_command(*args)
+        assert done.returncode == 3 and "create one with `foldctl init`" in done.stderr, done.stderr
+    assert foldctl(url, "init")[0] == 0
+    done = host_command("inbox")
+    assert done.returncode == 0 and json.loads(done.stdout) == {"observations": []}, done.stderr
     assert os.listdir(tmp_path) == []
 
 

@@ -26,14 +26,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 class Workspace:
     def __init__(self, root: Path, *, sources=("mail",), script=("track",), agent: str | None = None,
-                 host: str = "", extra: str = "") -> None:
+                 host: str = "", extra: str = "", store_url: str | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.store = self.root / "store"
+        self.location = store_url or str(self.store)  # a store in PostgreSQL: its URL
         self.script = self.root / "script.json"
         self.set_script(script)
         agent = agent if agent is not None else 'type = "scripted"\nscript = "script.json"\n'
-        parts = ['[store]\npath = "store"\n', '[[plugins]]\nmodule = "tests.support.host_plugins"\n']
+        store = f'[store]\nurl = "{store_url}"\n' if store_url else '[store]\npath = "store"\n'
+        parts = [store, '[[plugins]]\nmodule = "tests.support.host_plugins"\n']
         if host:
             parts.append("[host]\n" + textwrap.dedent(host))
         if agent:
