@@ -18,7 +18,8 @@ import pytest
 from fold_host.hostdb import open_host_db
 from fold_host.hostlock import HostLock
 from tests.conftest import require_component
-from tests.support.dovecot import PASSWORD, free_port
+from tests.support.dovecot import PASSWORD
+from tests.support.ports import free_port
 from tests.support.host_workspace import Workspace
 from tests.support.llm_servers import LLMServer
 

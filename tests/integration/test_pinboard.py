@@ -27,6 +27,7 @@ from conftest import missing_component, require_component
 from fold_host.pinboard.app import create_app
 from fold_host.pinboard.server import Bind, ServerThread
 from fold_core.store.file import file_store
+from tests.support.ports import free_port
 from tests.support.states import views_and_members
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -511,14 +512,6 @@ def test_feedback_and_a_snooze_reach_the_host_database(server, store, context):
     assert "in the past" in tab.page.locator("#feedback .error").inner_text()
     with sqlite3.connect(store / "host.db") as db:
         assert db.execute("SELECT count(*) FROM reminders").fetchone() == (1,)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_foldctl_run_serve_starts_the_daemon_and_the_pinboard_in_one_process(store, tmp_path):

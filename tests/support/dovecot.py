@@ -20,14 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.ports import free_ports
+
 USER = "test"
 PASSWORD = "secret"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Dovecot:
@@ -42,8 +38,7 @@ class Dovecot:
         # Dovecot's auth process runs as another user: pytest's tmp_path (0700) is out of its reach.
         self.root = Path(tempfile.mkdtemp(prefix="fold-dovecot-"))
         os.chmod(self.root, 0o755)
-        self.plain_port = free_port()
-        self.tls_port = free_port()
+        self.plain_port, self.tls_port = free_ports(2)
         self.cert = self.root / "cert.pem"
         self.process: subprocess.Popen | None = None
 

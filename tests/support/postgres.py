@@ -26,10 +26,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tests.support.ports import free_port
 
 __all__ = ["SECRET_PASSWORD", "SECRET_ROLE", "SUPERUSER", "Cluster", "find_binaries"]
 
@@ -55,12 +56,6 @@ def find_binaries() -> Path | None:
 def _version(path: str) -> tuple:
     part = Path(path).parent.name
     return tuple(int(piece) for piece in part.split(".") if piece.isdigit())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Cluster:
