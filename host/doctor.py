@@ -178,19 +178,23 @@ def _hosts(db) -> list[dict]:
     """Several hosts (PostgreSQL): the daemon check, then one per running host and the last few that stopped."""
     hosts = db.hosts() if db is not None else []
     running = [host for host in hosts if host["alive"]]
-    checks = [_check("daemon", "ok", f"running: {len(running)} host(s)" if running else "not running")]
+    checks = [_check("daemon", "ok", Sentence("running: {count} host(s)", count=len(running)) if running
+                     else Sentence("not running"))]
     for host in running + [host for host in hosts if not host["alive"]][:GONE_SHOWN]:
-        where = f"{host['command']} on {host['hostname']}, pid {host['pid']}, since {host['started_at']}"
+        where = Sentence("{command} on {hostname}, pid {pid}, since {since}", command=host["command"],
+                         hostname=host["hostname"], pid=host["pid"], since=host["started_at"])
         if host["alive"]:
-            checks.append(_check(f"host {host['id']}", "ok", f"{where}; last heartbeat {host['silent_seconds']:g}s "
-                                 f"ago ({host['heartbeat_at']}); {host['windows']} window(s)"))
+            detail, status = Sentence("{where}; last heartbeat {age}s ago ({at}); {windows} window(s)", where=where,
+                                      age=f"{host['silent_seconds']:g}", at=host["heartbeat_at"],
+                                      windows=host["windows"]), "ok"
         elif host["stopped_at"] is not None:
-            checks.append(_check(f"host {host['id']}", "ok", f"{where}; stopped at {host['stopped_at']}"))
+            detail, status = Sentence("{where}; stopped at {at}", where=where, at=host["stopped_at"]), "ok"
         else:
+            detail = Sentence("{where}; silent since {at} (stopped without saying so); {windows} window(s) still "
+                              "held until their lease expires, then another host takes them over", where=where,
+                              at=host["heartbeat_at"], windows=host["windows"])
             status = "warn" if host["windows"] else "ok"
-            checks.append(_check(f"host {host['id']}", status, f"{where}; silent since {host['heartbeat_at']} "
-                                 f"(stopped without saying so); {host['windows']} window(s) still held until their "
-                                 "lease expires, then another host takes them over"))
+        checks.append(_check(f"host {host['id']}", status, detail))
     return checks
 
 

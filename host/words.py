@@ -113,6 +113,15 @@ CATALOG = {"zh": {
     "title: {title}": "标题：{title}", "url: {url}": "链接：{url}", "thread: {thread}": "会话：{thread}",
     "(no text)": "（没有正文）", "status: {status}": "状态：{status}",
     " (first deferred {at}, {times} time(s))": "（首次推迟于 {at}，共 {times} 次）",
+    # doctor, several hosts on PostgreSQL
+    "running: {count} host(s)": "运行中：{count} 个主机", "not running": "未运行",
+    "{command} on {hostname}, pid {pid}, since {since}": "{command}，位于 {hostname}，pid {pid}，始于 {since}",
+    "{where}; last heartbeat {age}s ago ({at}); {windows} window(s)":
+        "{where}；最后一次心跳在 {age} 秒前（{at}）；{windows} 个窗口",
+    "{where}; stopped at {at}": "{where}；已于 {at} 停止",
+    "{where}; silent since {at} (stopped without saying so); {windows} window(s) still held until their lease "
+    "expires, then another host takes them over":
+        "{where}；自 {at} 起没有心跳（未声明就停止了）；它持有的 {windows} 个窗口在租约到期后由其他主机接手",
     # foldctl backup / restore
     "backup of event {event_seq} (revision {revision}) in {out}: {count} files":
         "已备份事件 {event_seq}（修订 {revision}）到 {out}：{count} 个文件",

@@ -90,7 +90,7 @@ def test_a_window_left_by_a_killed_host_is_finished_by_another(url, tmp_path):
 
 def test_the_daemon_on_a_store_url_and_a_second_one_beside_it(url, tmp_path):
     ws = Workspace(tmp_path, sources=("alpha", "beta"), script=["track"] * 10,
-                   host='review_every = "1d"\nlease = "3s"\n', store_url=url)
+                   host='review_every = "1d"\nlease = "3s"\nlanguage = "zh"\n', store_url=url)
     ws.feed("alpha", mail(1))
     ws.feed("beta", mail(2))
     first, second = ws.spawn("run"), ws.spawn("run")
@@ -101,6 +101,8 @@ def test_the_daemon_on_a_store_url_and_a_second_one_beside_it(url, tmp_path):
         assert checks["daemon"]["detail"] == "running: 2 host(s)"
         running = [check for name, check in checks.items() if name.startswith("host ") and name != "host database"]
         assert len(running) == 2 and all("last heartbeat" in check["detail"] for check in running)
+        _, text, _ = ws.run_text("doctor", "--format", "text")  # a person reads the hosts in [host] language
+        assert "运行中：2 个主机" in text and text.count("最后一次心跳在") == 2 and "last heartbeat" not in text
     finally:
         for process in (first, second):
             process.send_signal(signal.SIGTERM)

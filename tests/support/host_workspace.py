@@ -72,13 +72,17 @@ class Workspace:
 
     def run(self, *args: str) -> tuple[int, dict, str]:
         """``foldctl --config … ARGS`` in this process: (exit code, the JSON document, stderr)."""
+        code, text, err = self.run_text(*args, "--format", "json")
+        return code, json.loads(text), err
+
+    def run_text(self, *args: str) -> tuple[int, str, str]:
+        """``foldctl --config … ARGS`` in this process: (exit code, stdout, stderr)."""
         out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(self.args(*args, "--format", "json"))
+            code = main(self.args(*args))
         out.flush()
-        text = out.buffer.getvalue().decode()
         assert "Traceback" not in err.getvalue(), err.getvalue()
-        return code, json.loads(text), err.getvalue()
+        return code, out.buffer.getvalue().decode(), err.getvalue()
 
     def tick(self, now: str) -> dict:
         code, document, err = self.run("tick", "--now", now)
