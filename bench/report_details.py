@@ -125,9 +125,9 @@ def _recovery(rc: dict) -> str:
     for kind, e in rc["workloads"].items():
         text.append(f"**{kind}**: recovery {iqr(e['subject'])} = {rate(e['recover_rate'])}; parse "
                     f"{iqr(e['baseline'])} = {rate(e['parse_rate'])}; rate ratio {e['rate_ratio']:.2f}× "
-                    f"(per-pair {1 / e['pair_ratios']['median']:.2f}×, n={e['subject']['n']}). The reader then "
-                    f"writes the missing snapshot: {iqr(e['snapshot_write'])} more. Profile of one recovery "
-                    f"(own time):\n")
+                    f"(per-pair {1 / e['pair_ratios']['median']:.2f}×, n={e['subject']['n']}). The recovery includes "
+                    f"the snapshot the reader writes when there is none (before it answers); leaving the session "
+                    f"then takes {iqr(e['snapshot_write'])}. Profile of one recovery (own time):\n")
         text.append(markdown_table(["function", "calls", "own", "cumulative"],
                                    [[f"`{r['function']}`", str(r["calls"]), ms(r["own_s"]), ms(r["cum_s"])]
                                     for r in e["profile"]]) + "\n")
