@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotARegularFile", "append_file", "check_regular_target", "directory_problem", "file_kind", "read_tail",
+__all__ = ["NotARegularFile", "append_file", "write_all", "check_regular_target", "directory_problem", "file_kind", "read_tail",
            "replace_file"]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -42,6 +42,13 @@ ORDINARY_UNDER_VIRTUAL = ("/dev/shm",)
 
 class NotARegularFile(OSError):
     """The path names something that is not a regular file; nothing was written or read."""
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def file_kind(mode: int) -> str:
@@ -105,9 +112,7 @@ def append_file(path: str | os.PathLike, data: bytes) -> int:
         if not stat.S_ISREG(info.st_mode):
             raise NotARegularFile(f"{path} is {file_kind(info.st_mode)}, not a regular file; nothing was written")
         os.set_blocking(fd, True)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 
+from fold_core.files import write_all
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import header, part_names
 
@@ -49,7 +50,7 @@ class PartsWriter:
                     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
                     self.fds[kind] = fd
                     header_line = header(gen, kind)
-                    _write_all(fd, header_line)
+                    write_all(fd, header_line)
                     self.sizes[kind] = len(header_line)
                 else:
                     fd = self.fds[kind] = os.open(path, os.O_RDWR | os.O_CLOEXEC)
@@ -79,7 +80,7 @@ class PartsWriter:
         start = self.sizes[kind] - len(data)
         fd = self.fds[kind]
         os.lseek(fd, start, os.SEEK_SET)
-        _write_all(fd, data)
+        write_all(fd, data)
         self.flushed[kind] = self.sizes[kind]
         self.touched.add(kind)
 
@@ -97,12 +98,6 @@ class PartsWriter:
         for fd in self.fds.values():
             os.close(fd)
         self.fds = {}
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _cut_partial_line(fd: int, covered: int) -> int:

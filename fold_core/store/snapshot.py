@@ -34,6 +34,7 @@ import json
 import os
 import re
 
+from fold_core.files import write_all
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.timefmt import instant_key, instant_key_once
@@ -293,9 +294,7 @@ def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = Fa
                 if error is not None:
                     os.write(fd, data[: len(data) // 2])
                     raise error
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
