@@ -50,14 +50,21 @@ def run_mcp(args: argparse.Namespace) -> tuple[dict | None, int]:
     if not args.http and (args.host is not None or args.port is not None):
         raise UsageError("--host and --port belong to --http (over stdio the client starts the server)")
     config = load_config(config_given())
-    store = resolve_store(args.store)
+    store = resolve_store(args.store, url_ok=True)
     now = resolve_now(args.now) if args.now is not None else None
     desk = FoldDesk(store, source=config.mcp.source, timezone=config.host.timezone, now=now,
                     read_only=args.read_only)
     try:
-        return _serve(args, config, store, desk)
+        return _serve(args, config, shown_location(store), desk)
     finally:
         desk.close()
+
+
+def shown_location(store: str) -> str:
+    """The store as messages show it: a password in a store URL masked."""
+    from fold_core.store.location import is_url, parse_url
+
+    return parse_url(store).display if is_url(store) else store
 
 
 def _serve(args: argparse.Namespace, config, store: str, desk) -> tuple[dict | None, int]:

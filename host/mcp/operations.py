@@ -28,6 +28,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from fold_core.errors import FoldError
+from fold_core.store.location import is_url
 from fold_host.mcp import catalogue
 from fold_host.mcp.report import ReportProblem, report_observation, same_report
 from fold_host.mcp.views import filter_state
@@ -56,11 +57,11 @@ class FoldDesk:
 
     def __init__(self, store_dir: str, *, source: str = "agents", timezone: str = "UTC",
                  now: str | None = None, read_only: bool = False) -> None:
-        from fold_core.store.file import file_store
+        from fold_core.store.locate import open_store
 
         self.store_dir, self.source, self.read_only = store_dir, source, read_only
         self._zone, self._now = ZoneInfo(timezone), now
-        self.store = file_store(store_dir)
+        self.store = open_store(store_dir)  # a directory or a postgresql:// store
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -118,7 +119,7 @@ class FoldDesk:
 
     def _guarded(self, operation, arguments: dict) -> tuple[dict, bool]:
         try:
-            if not os.path.exists(os.path.join(self.store_dir, "meta.json")):
+            if not is_url(self.store_dir) and not os.path.exists(os.path.join(self.store_dir, "meta.json")):
                 from fold_core.store.meta import StoreMissing
 
                 raise StoreMissing(f"no store at {self.store_dir} (no meta.json): `foldctl init` or the first "

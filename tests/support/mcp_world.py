@@ -23,8 +23,7 @@ import time
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
-from fold_core.store.file import file_store
-from fold_core.store.meta import create_store
+from fold_core.store.locate import create, open_store
 
 FOLDCTL = str(Path(sys.executable).with_name("foldctl"))
 NOW = "2026-10-09T08:00:00+08:00"
@@ -50,17 +49,20 @@ ITEMS = [
 
 
 class World:
-    def __init__(self, root: Path, *, mcp: str = "", timezone: str = "Asia/Shanghai") -> None:
+    def __init__(self, root: Path, *, mcp: str = "", timezone: str = "Asia/Shanghai",
+                 store_url: str | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.store = self.root / "store"
+        self.location = store_url or str(self.store)  # ``store_url``: the store in PostgreSQL instead
         self.config = self.root / "plugins.toml"
-        text = f'[store]\npath = "store"\n\n[host]\ntimezone = "{timezone}"\n'
+        where = f'url = "{store_url}"' if store_url else 'path = "store"'
+        text = f'[store]\n{where}\n\n[host]\ntimezone = "{timezone}"\n'
         if mcp:
             text += "\n[mcp]\n" + textwrap.dedent(mcp)
         self.config.write_text(text, encoding="utf-8")
-        create_store(str(self.store), 64)
-        store = file_store(str(self.store))
+        create(self.location, 64)
+        store = open_store(self.location)
         for batch in ({"batch_id": "b1", "declarations": ITEMS},
                       {"batch_id": "b2", "declarations": [
                           {"id": "parcels", "relation": "merges:[a1, a2]", "title": "Two parcels", "weight": "low",
