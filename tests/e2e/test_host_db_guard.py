@@ -132,7 +132,10 @@ def test_host_db_deleted_under_the_daemon_stops_its_cycles_and_brings_nothing_ba
         assert daemon.stop() == 0
     daemon = Daemon(ws)  # restarted: a new host.db, every source read from the start
     try:
-        wait_for(lambda: any(o["id"] == "mail:4" and o["status"] == "processed" for o in inbox(ws)))
+        try:
+            wait_for(lambda: any(o["id"] == "mail:4" and o["status"] == "processed" for o in inbox(ws)))
+        except AssertionError as missed:  # say what the daemon did instead
+            raise AssertionError(f"{missed}; inbox {inbox(ws)}; daemon log {daemon.lines[-20:]}") from None
     finally:
         assert daemon.stop() == 0
     events = [e["id"] for request in ws.requests()[asked:] for e in request["input"]["events"]]
