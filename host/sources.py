@@ -200,6 +200,10 @@ class Poller:
             added = db.record_poll(instance.name, poll, now=now_text)
         except ClaimLost as lost:  # another host polls it now: it keeps what it finds
             return PollOutcome(instance.name, "failed", 0, Health.failed("lease", str(lost)))
+        if added:
+            # A poll may land after a cycle learned the store's citations and before it opens its window (the
+            # daemon polls on other threads): what the records cite is settled now, never offered as new.
+            db.settle_cited(now=now_text)
         health = poll.health
         ok = health.status == "ok"
         error = None if ok else {"at": now_text, "class": health.error_class, "message": health.message}

@@ -170,3 +170,26 @@ def inbox(ws: Workspace) -> list[dict]:
 def state_items(ws: Workspace) -> list[dict]:
     document = file_store(ws.store).state_document(now="2026-10-10T08:00:00+08:00", not_active=100).document
     return [{**item, "status": "active"} for item in document["root"]["items"]] + document["not_active"]
+
+
+def test_a_poll_landing_after_the_citations_were_learned_offers_nothing_again(tmp_path):
+    """The daemon polls on other threads: a poll may land after a cycle learned the store's citations and before
+    it opens its window. What the records cite must be settled by then, not offered to the editor again."""
+    from datetime import datetime, timedelta
+
+    from fold_host.citations import settle_cited
+    from fold_host.cycle import Host
+    from fold_host.plugins import load_config
+
+    ws = Workspace(tmp_path, script=["track"])
+    ws.feed("mail", mail(1), mail(2))
+    ws.tick(NOW)
+    for name in ("host.db", "host.db-wal", "host.db-shm"):
+        (ws.store / name).unlink(missing_ok=True)
+    host = Host(load_config(str(ws.config)), str(ws.store))
+    with open_host_db(ws.store) as db:
+        assert settle_cited(host.store, db, NOW) == []  # the cycle learned the citations; nothing polled yet
+        [(instance, adapter)] = host.adapters
+        host.poller.poll_one(db, instance, adapter, datetime.fromisoformat(NOW), NOW, timedelta(0))
+        kept = {row["id"]: row["status"] for row in db.observations(limit=10)}
+    assert kept == {"mail:1": "processed", "mail:2": "processed"}
