@@ -113,6 +113,12 @@ CATALOG = {"zh": {
     "title: {title}": "标题：{title}", "url: {url}": "链接：{url}", "thread: {thread}": "会话：{thread}",
     "(no text)": "（没有正文）", "status: {status}": "状态：{status}",
     " (first deferred {at}, {times} time(s))": "（首次推迟于 {at}，共 {times} 次）",
+    # foldctl sources
+    " (found on {page})": "（发现于 {page}）", "(no sources configured)": "（没有配置信息源）",
+    "{url} is a feed ({type}): {title}, {entries} entries": "{url} 是一个订阅源（{type}）：{title}，{entries} 条",
+    "untitled": "无标题", "{url} names no feed": "{url} 没有指向任何订阅源",
+    "appended [[adapters]] {name} ({feeds} feeds) to {into}": "已把 [[adapters]] {name}（{feeds} 个订阅源）追加到 {into}",
+    "wrote {feeds} feed(s) to {out}": "已把 {feeds} 个订阅源写入 {out}",
     # doctor, several hosts on PostgreSQL
     "running: {count} host(s)": "运行中：{count} 个主机", "not running": "未运行",
     "{command} on {hostname}, pid {pid}, since {since}": "{command}，位于 {hostname}，pid {pid}，始于 {since}",

@@ -42,8 +42,7 @@ def register(commands) -> None:
     export = actions.add_parser("export-opml", help="every configured feed as OPML 2.0")
     _common(export)
     export.add_argument("--out", help="write the OPML to this file (default: stdout)")
-    export.set_defaults(run=run_export, render_text=_text(lambda doc: doc["opml"] if "opml" in doc
-                                                           else f"wrote {doc['feeds']} feed(s) to {doc['out']}\n"))
+    export.set_defaults(run=run_export, render_text=_text(_export_text))
 
     imported = actions.add_parser("import-opml", help="an [[adapters]] block reading an OPML list's feeds")
     _common(imported)
@@ -111,18 +110,25 @@ def _feed_lines(instance, cursor) -> list[dict] | None:
         return [{"status": "failed", "error": {"class": "config", "message": str(error)}}]
 
 
+def _words():
+    """The view words in [host] language (sources' and servers' own words stay as given)."""
+    from fold_host.words import words
+
+    return words()
+
+
 def _list_text(doc: dict) -> str:
-    lines = []
+    w, lines = _words(), []
     for source in doc["sources"]:
         error = f" — {source['error']}" if source.get("error") else ""
-        lines.append(f"{source['source']} ({source['type']}): {source['status']}{error}")
+        lines.append(f"{source['source']} ({source['type']}): {w(source['status'])}{error}")
         for feed in source.get("feeds", []):
             problem = feed.get("error") or {}
             why = f" — {problem.get('class')}: {problem.get('message')}" if feed.get("status") != "ok" and problem \
                 else ""
-            found = f" (found on {feed['discovered_from']})" if feed.get("discovered_from") else ""
-            lines.append(f"  {feed['status']:<7} {feed.get('polled_url') or feed.get('url')}{found}{why}")
-    return "\n".join(lines) + "\n" if lines else "(no sources configured)\n"
+            found = w(" (found on {page})", page=feed["discovered_from"]) if feed.get("discovered_from") else ""
+            lines.append(f"  {w(feed['status']):<7} {feed.get('polled_url') or feed.get('url')}{found}{why}")
+    return "\n".join(lines) + "\n" if lines else w("(no sources configured)") + "\n"
 
 
 # -- discover --------------------------------------------------------------------------
@@ -154,11 +160,13 @@ def run_discover(args: argparse.Namespace) -> tuple[dict, int]:
 
 
 def _discover_text(doc: dict) -> str:
+    w = _words()
     if doc["is_feed"]:
         feed = doc["feeds"][0]
-        return f"{feed['url']} is a feed ({feed['type']}): {feed['title'] or 'untitled'}, {feed['entries']} entries\n"
+        return w("{url} is a feed ({type}): {title}, {entries} entries", url=feed["url"], type=feed["type"],
+                 title=feed["title"] or w("untitled"), entries=feed["entries"]) + "\n"
     if not doc["feeds"]:
-        return f"{doc['answered']} names no feed\n"
+        return w("{url} names no feed", url=doc["answered"]) + "\n"
     return "".join(f"{f['url']}  ({f['type']}){'  ' + f['title'] if f['title'] else ''}\n" for f in doc["feeds"])
 
 
@@ -219,5 +227,14 @@ def run_import(args: argparse.Namespace) -> tuple[dict, int]:
 
 def _import_text(doc: dict) -> str:
     if doc.get("into"):
-        return f"appended [[adapters]] {doc['name']} ({doc['feeds']} feeds) to {doc['into']}\n"
+        w = _words()
+        return w("appended [[adapters]] {name} ({feeds} feeds) to {into}", name=doc["name"], feeds=doc["feeds"],
+                 into=doc["into"]) + "\n"
     return doc["block"]
+
+
+def _export_text(doc: dict) -> str:
+    if "opml" in doc:
+        return doc["opml"]
+    w = _words()
+    return w("wrote {feeds} feed(s) to {out}", feeds=doc["feeds"], out=doc["out"]) + "\n"

@@ -175,6 +175,10 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     assert "2026-10-09 08:00 · 修订 0→1" in out and "新建 t-mail-1 份额" in out
     code, json_out, _ = ws.call("--store", str(ws.store), "history", "--format", "json")
     assert '"at": "2026-10-09T00:00:00Z"' in json_out  # JSON keeps the instant as stored, with its offset
+    code, out, _ = ws.call("sources", "list", "--format", "text")
+    assert out == "mail (fixture-feed): 正常\n"
+    code, out, _ = ws.call("sources", "export-opml", "--out", str(tmp_path / "feeds.opml"), "--format", "text")
+    assert code == 0 and out == f"已把 0 个订阅源写入 {tmp_path / 'feeds.opml'}\n"
     english = Workspace(tmp_path / "en", script=["track"])
     code, out, _ = english.call("--store", str(ws.store), "state", "--now", "2026-10-09T01:00:00Z",
                                 "--format", "text")
