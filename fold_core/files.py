@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["NotARegularFile", "append_file", "write_all", "check_regular_target", "directory_problem", "file_kind", "read_tail",
+__all__ = ["NotARegularFile", "append_file", "fsync_dir", "write_all", "check_regular_target", "directory_problem", "file_kind", "read_tail",
            "replace_file"]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -97,7 +97,7 @@ def replace_file(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
-    _sync_directory(directory)
+    fsync_dir(directory)
 
 
 def append_file(path: str | os.PathLike, data: bytes) -> int:
@@ -117,7 +117,7 @@ def append_file(path: str | os.PathLike, data: bytes) -> int:
     finally:
         os.close(fd)
     if created:
-        _sync_directory(os.path.dirname(os.path.abspath(path)))
+        fsync_dir(os.path.dirname(os.path.abspath(path)))
     return info.st_size
 
 
@@ -158,7 +158,8 @@ def directory_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def _sync_directory(directory: str) -> None:
+def fsync_dir(directory: str) -> None:
+    """Make a directory's entries (a created or replaced file) durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)

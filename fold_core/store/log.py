@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
+from fold_core.files import fsync_dir
 
 __all__ = [
     "Scan",
@@ -287,13 +288,6 @@ def read_records(path: str, start: int, start_seq: int, since: int, end: int) ->
                 yield record
 
 
-def fsync_dir(path: str) -> None:
-    """Make a directory's entries (a created or replaced file) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def repair_tail(log_path: str, torn: Torn) -> None:

@@ -21,13 +21,10 @@ from fold_core.kernel import state_document
 from fold_core.state import replay
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
+from tests.e2e.test_host_process import mail
 from tests.support.host_workspace import Workspace
 
 NOW = "2026-12-01T08:00:00+08:00"
-
-
-def mail(n: int) -> dict:
-    return {"native": str(n), "title": f"mail {n}", "text": f"body {n}"}
 
 
 def foldctl(ws: Workspace, *args: str) -> tuple[int, dict, str]:

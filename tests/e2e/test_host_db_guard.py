@@ -22,6 +22,7 @@ import time
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
 from fold_host.hostdb.guard import problem
+from tests.e2e.test_host_process import wait_for
 from tests.support.host_workspace import Workspace
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -29,16 +30,6 @@ NOW = "2026-10-09T08:00:00+08:00"
 
 def mail(n: int) -> dict:
     return {"native": str(n), "title": f"mail {n}", "text": f"body {n} " + "正文" * 200}
-
-
-def wait_for(condition, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"not reached within {timeout}s: {condition.__doc__ or condition}")
 
 
 class Daemon:

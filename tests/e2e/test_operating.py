@@ -22,22 +22,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import open_host_db
 from fold_host.hostlock import HostLock
+from tests.e2e.test_host_process import mail, wait_for
 from tests.support.ports import free_port
 from tests.support.host_workspace import Workspace
-
-
-def mail(n: int) -> dict:
-    return {"native": str(n), "title": f"mail {n}", "text": f"body {n}"}
-
-
-def wait_for(condition, timeout: float = 60.0, every: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not reached within {timeout}s: {condition.__doc__ or condition}")
 
 
 class Process:
