@@ -66,12 +66,13 @@ class LearningTables:
         by an ``act`` or ``decide`` on the same item), ``acted``; the most counted first, at most ``limit``."""
         unanswered = ("NOT EXISTS (SELECT 1 FROM feedback_learning AS l WHERE l.item = r.item AND l.by = r.by "
                       "AND l.key = r.key AND l.meaning IN ('act', 'decide') AND l.at >= r.at)")
-        rows = self.connection.execute(
-            f"SELECT by, key, SUM(meaning = 'snooze' AND {unanswered}) AS snoozed, "
-            f"SUM(meaning = 'ack' AND {unanswered}) AS acknowledged, "
-            f"SUM(meaning IN ('act', 'decide')) AS acted, MAX(at) AS last "
-            f"FROM feedback_learning AS r WHERE at >= ? GROUP BY by, key "
-            f"HAVING snoozed + acknowledged + acted > 0 "
+        rows = self.connection.execute(  # SQL both engines read (PostgreSQL has no sum of booleans)
+            f"SELECT by, key, snoozed, acknowledged, acted, last FROM (SELECT by, key, "
+            f"sum(CASE WHEN meaning = 'snooze' AND {unanswered} THEN 1 ELSE 0 END) AS snoozed, "
+            f"sum(CASE WHEN meaning = 'ack' AND {unanswered} THEN 1 ELSE 0 END) AS acknowledged, "
+            f"sum(CASE WHEN meaning IN ('act', 'decide') THEN 1 ELSE 0 END) AS acted, max(at) AS last "
+            f"FROM feedback_learning AS r WHERE at >= ? GROUP BY by, key) AS counted "
+            f"WHERE snoozed + acknowledged + acted > 0 "
             f"ORDER BY snoozed + acknowledged + acted DESC, last DESC, by, key LIMIT ?", (since, limit)).fetchall()
         return [{by: key, "snoozed": snoozed, "acknowledged": acknowledged, "acted": acted, "last": last}
                 for by, key, snoozed, acknowledged, acted, last in rows]
