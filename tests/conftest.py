@@ -5,7 +5,8 @@ it is missing the test skips with a message naming the Debian package — except
 under ``CI=true``, where a missing component is a failure, never a skip.
 ``missing_component(what, package)`` does the same for a component that is
 not an executable (a font, a library) once the test has found it missing.
-``postgres_cluster`` is a private PostgreSQL cluster, started once per test
+``dovecot`` is a private Dovecot IMAP server per test module (a module may
+define its own, e.g. with OAuth2). ``postgres_cluster`` is a private PostgreSQL cluster, started once per test
 session (only when a test asks for it) and stopped after the last test.
 """
 
@@ -32,6 +33,20 @@ def missing_component(what: str, package: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def dovecot():
+    """A private Dovecot on 127.0.0.1 for the module's tests (``tests/support/dovecot.py``)."""
+    require_component("dovecot", "dovecot-imapd")
+    require_component("doveadm", "dovecot-imapd")
+    from tests.support.dovecot import Dovecot
+
+    server = Dovecot().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -30,9 +30,6 @@ from collections import Counter
 from datetime import datetime, timezone
 from email.utils import format_datetime
 
-import pytest
-
-from conftest import require_component
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
 from support.feed_server import FeedServer, rss2
@@ -48,18 +45,6 @@ HOSTILE_AT = {2: endless(), 3: trickle_body(0.5), 5: oversized(400 * 1024 ** 2),
               8: endless(), 11: oversized(400 * 1024 ** 2)}
 FINAL = trickle_body(0.5)
 PASSWORD_ENV = "FOLD_TEST_IMAP_PASSWORD"
-
-
-@pytest.fixture(scope="module")
-def dovecot():
-    require_component("doveadm", "dovecot-imapd")
-    from tests.support.dovecot import Dovecot
-
-    server = Dovecot().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def item_for(event_id: str) -> str:

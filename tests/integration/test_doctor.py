@@ -13,11 +13,8 @@ import json
 import os
 import time
 
-import pytest
-
 from fold_host.hostdb import open_host_db
 from fold_host.hostlock import HostLock
-from tests.conftest import require_component
 from tests.support.dovecot import PASSWORD
 from tests.support.ports import free_port
 from tests.support.host_workspace import Workspace
@@ -34,16 +31,6 @@ def workspace(tmp_path, body: str) -> Workspace:
     ws = Workspace(tmp_path, sources=())
     ws.config.write_text(ws.config.read_text() + body, encoding="utf-8")
     return ws
-
-
-@pytest.fixture(scope="module")
-def dovecot():
-    require_component("dovecot", "dovecot-imapd")
-    from tests.support.dovecot import Dovecot
-
-    server = Dovecot().start()
-    yield server
-    server.stop()
 
 
 def test_sources_that_never_succeeded_fail_at_once(tmp_path):

@@ -20,24 +20,11 @@ import pytest
 from fold_adapters.mail import idle
 from fold_adapters.mail.imap import EmailAdapter, EmailSettings
 from fold_core.plugin_api import WatchUnsupported
-from tests.conftest import require_component
 from tests.support.host_workspace import Workspace
 
 PASSWORD_ENV = "FOLD_TEST_IMAP_PASSWORD"
 CEILING = 60.0
 _n = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def dovecot():
-    require_component("dovecot", "dovecot-imapd")
-    from tests.support.dovecot import Dovecot
-
-    server = Dovecot().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(autouse=True)

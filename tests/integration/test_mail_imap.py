@@ -16,25 +16,11 @@ import pytest
 
 from conformance.adapter_suite import AdapterConformance
 from fold_adapters.mail.imap import EmailAdapter, EmailSettings
-from tests.conftest import require_component
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mail"
 NOW = datetime(2026, 10, 20, 8, 0, tzinfo=timezone.utc)
 PASSWORD_ENV = "FOLD_TEST_IMAP_PASSWORD"
 FOLDERS = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def dovecot():
-    require_component("dovecot", "dovecot-imapd")
-    require_component("doveadm", "dovecot-imapd")
-    from tests.support.dovecot import Dovecot
-
-    server = Dovecot().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(autouse=True)
