@@ -61,7 +61,7 @@ class Session(ABC):
 
         By default a filter over ``records``; a recorder with an index may answer from it.
         """
-        return (record for record in self.records(since) if _mentions(record, item))
+        return (record for record in self.records(since) if mentions(record, item))
 
     @abstractmethod
     def append(self, record: dict, state: State) -> None:
@@ -160,7 +160,7 @@ class Store:
             return Answer({"records": selected, "last_event_seq": last})
 
 
-def _mentions(record: Mapping, item: str) -> bool:
+def mentions(record: Mapping, item: str) -> bool:
     """Whether a record holds a post-image of ``item`` or an annotation on it."""
     if record["type"] == "annotation":
         return record["annotation"]["item"] == item

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import State
-from fold_core.store.base import Session
+from fold_core.text import ITEM_ID
+from fold_core.store.base import Session, mentions
 from fold_core.store.cache import lookup, view_state
 from fold_core.store.log import line_start, read_records, unavailable
 
@@ -113,7 +114,7 @@ class FileSession(Session):
             return record
         raise KeyError(event_seq)
 
-    def records(self, since: int = 0) -> Iterator[dict]:
+    def records(self, since: int = 0, only: bytes | None = None) -> Iterator[dict]:
         cache = self.cache
         since = max(since, 0)
         if since >= cache.state.event_seq:
@@ -125,7 +126,19 @@ class FileSession(Session):
             since_read, start = 0, 0
         else:
             since_read = since
-        return read_records(self._recorder.log_path, start, since_read, since, cache.offset)
+        return read_records(self._recorder.log_path, start, since_read, since, cache.offset, only)
+
+    def records_about(self, item: str, since: int = 0) -> Iterator[dict]:
+        """Only the lines holding the item's id as a JSON string are parsed.
+
+        A record names an item by its id, and an id ([a-z0-9-]) is written as
+        itself between quotes, so every line about the item holds those bytes;
+        the few others that do (a parent, a merge target) are parsed and left out.
+        """
+        if ITEM_ID.fullmatch(item) is None:
+            return super().records_about(item, since)
+        return (record for record in self.records(since, b'"' + item.encode("ascii") + b'"')
+                if mentions(record, item))
 
     def append(self, record: dict, state: State) -> None:
         self._recorder._append(self.cache, record, state)

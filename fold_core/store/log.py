@@ -164,12 +164,13 @@ class Scan:
         self.size = size  # file size when the lock was taken
         self.torn: Torn | None = None
 
-    def records(self, loads=None) -> Iterator[tuple[dict, int]]:
+    def records(self, loads=None, only: bytes | None = None) -> Iterator[tuple[dict, int]]:
         """``(record, start offset)`` of each complete record, in order.
 
         Raises ``StoreCorrupt`` at the first complete line that does not parse
         (outside the torn tail rule) or breaks the event_seq order. ``loads``
-        parses a line (default: exactly as ``json.loads``).
+        parses a line (default: exactly as ``json.loads``). With ``only``,
+        a line without those bytes is counted and passed over unparsed.
         """
         loads = _loads if loads is None else loads
         file, size = self._file, self.size
@@ -185,6 +186,12 @@ class Scan:
             if line[-1:] != b"\n":
                 self.torn = Torn(position, end - position, expected, False)
                 return
+            if only is not None and only not in line:
+                self.offset, self.event_seq = end, expected
+                position, expected = end, expected + 1
+                if end >= size:
+                    break
+                continue
             try:
                 record = loads(line)
             except (ValueError, RecursionError):
@@ -278,12 +285,16 @@ def read_line_at(path: str, offset: int) -> dict:
         return _loads(file.readline())
 
 
-def read_records(path: str, start: int, start_seq: int, since: int, end: int) -> Iterator[dict]:
-    """Records with event_seq > ``since`` from the line at ``start`` (after ``start_seq``) up to ``end``."""
+def read_records(path: str, start: int, start_seq: int, since: int, end: int,
+                 only: bytes | None = None) -> Iterator[dict]:
+    """Records with event_seq > ``since`` from the line at ``start`` (after ``start_seq``) up to ``end``.
+
+    With ``only``, just the records whose lines hold those bytes.
+    """
     with open(path, "rb") as log:
         walk = scan(log, start, start_seq)
         walk.size = end
-        for record, _ in walk.records():
+        for record, _ in walk.records(only=only):
             if record["event_seq"] > since:
                 yield record
 

@@ -89,6 +89,21 @@ class ProtocolCases:
         missing = store.annotate(item="ghost", text="?", author="user", now=NOW)
         assert missing.exit_code == 1 and missing.document["errors"][0]["code"] == "item_not_found"
 
+    def test_an_items_history_leaves_out_records_that_only_name_it_elsewhere(self, backend, location):
+        store = backend.store(location)
+        store.commit(batch("b1", "a", "ab", "x-a"), actor="agent", now=NOW)  # ids that contain "a"
+        with_child = {"id": "a", "relation": "supersedes:a", "weight": "normal", "kind": "fyi", "summary": "概要",
+                      "children": [{"id": "kid", "title": "孩子", "weight": "normal", "kind": "fyi"}]}
+        store.commit({"batch_id": "b2", "declarations": [with_child]}, actor="agent", now=NOW)
+        store.annotate(item="ab", text='提到 "a" 的批注', author="user", now=NOW)  # "a" quoted, about "ab"
+        kid = {"id": "kid", "relation": "supersedes:kid", "title": "孩子改", "weight": "normal", "kind": "fyi"}
+        assert store.commit({"batch_id": "b3", "declarations": [kid]}, actor="agent", now=NOW).exit_code == 0
+        assert [r["event_seq"] for r in store.history(item="a").document["records"]] == [1, 2]  # not 3, not 4
+        assert [r["event_seq"] for r in store.history(item="kid").document["records"]] == [2, 4]
+        assert [r["event_seq"] for r in store.history(item="kid", since=2).document["records"]] == [4]
+        assert [r["event_seq"] for r in store.history(item="ab").document["records"]] == [1, 3]
+        assert store.history(item="A").document["records"] == []  # not an id: nothing names it
+
     def test_a_second_recorder_sees_the_same_store(self, backend, location):
         mine, theirs = backend.store(location), backend.store(location)
         mine.commit(batch("b1", "a"), actor="agent", now=NOW)

@@ -169,6 +169,23 @@ MUTATIONS += (
              "        return _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
 )
 
+HISTORY_TESTS = ("tests/integration/test_store_protocol.py::TestFileRecorder::"
+                 "test_an_items_history_leaves_out_records_that_only_name_it_elsewhere",)
+COPY_TESTS = ("tests/unit/test_filecopy.py",)
+# An item's history in a file store parses only the lines holding the id; a backup's copy works in steps.
+MUTATIONS += (
+    Mutation("item-history-keeps-every-hit", "fold_core/store/file_session.py",
+             "                if mentions(record, item))", "                if True)", HISTORY_TESTS),
+    Mutation("skipped-line-not-counted", "fold_core/store/log.py",
+             "                self.offset, self.event_seq = end, expected\n                position, expected = end, "
+             "expected + 1\n                if end >= size:\n                    break\n                continue",
+             "                self.offset = end\n                position = end\n                if end >= size:\n"
+             "                    break\n                continue", HISTORY_TESTS),
+    Mutation("copy-step-restarts-at-zero", "host/filecopy.py",
+             "done = os.copy_file_range(job.source, target, count, offset)",
+             "done = os.copy_file_range(job.source, target, count, offset % WRITE_BACK)", COPY_TESTS),
+)
+
 
 def _files() -> list[str]:
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
