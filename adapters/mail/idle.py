@@ -8,6 +8,13 @@ server sends. The poll — with its UID cursor in the host database — does
 the reading, so a message is never lost or observed twice whatever happens
 to this connection.
 
+``watch_folders`` watches several folders, one connection each (IDLE
+watches the selected folder only): it says ``connected`` once every folder
+is in IDLE, so the catch-up poll that follows misses nothing, and when one
+connection fails it stops the others and raises that failure, so the daemon
+reconnects them all together. A folder the server does not have is left out
+(``FolderAbsent``; the poll's health names it) unless none is left.
+
 * IDLE is re-issued every ``RENEW_SECONDS`` (24 minutes), before the
   29 minutes after which RFC 2177 lets a server drop an idle client.
 * The socket is looked at every ``CHECK_SECONDS`` so a stop is quick.
@@ -19,13 +26,14 @@ to this connection.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from fold_core.plugin_api import WatchUnsupported
 
-__all__ = ["CHECK_SECONDS", "ConnectionDropped", "RENEW_SECONDS", "watch_folder"]
+__all__ = ["CHECK_SECONDS", "ConnectionDropped", "FolderAbsent", "RENEW_SECONDS", "watch_folder", "watch_folders"]
 
 RENEW_SECONDS = 24 * 60.0
 CHECK_SECONDS = 1.0
@@ -36,12 +44,18 @@ class ConnectionDropped(ConnectionError):
     """The server ended the IDLE connection (BYE, or the socket closed)."""
 
 
+class FolderAbsent(LookupError):
+    """The folder to watch does not exist on the server (the poll's health says so too)."""
+
+
 def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str], None], stopping: Any) -> None:
     """Watch ``folder`` over one connection until ``stopping`` is set; raise when it drops (module docstring)."""
     client = connect()
     try:
         if not client.has_capability("IDLE"):
             raise WatchUnsupported("the server does not offer IDLE; new mail waits for the next poll")
+        if not client.folder_exists(folder):
+            raise FolderAbsent(f"there is no folder {folder!r} to watch")
         client.select_folder(folder, readonly=True)
         client.idle()
         notify("connected")
@@ -68,6 +82,54 @@ def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str]
                 client.shutdown()
             except Exception:
                 pass
+
+
+def watch_folders(connect: Callable[[], Any], folders: list[str], notify: Callable[[str], None],
+                  stopping: Any) -> None:
+    """Watch every folder of ``folders`` over a connection each until ``stopping`` is set (module docstring)."""
+    if len(folders) == 1:
+        watch_folder(connect, folders[0], notify, stopping)
+        return
+    ended, lock, settled, absent, failures = threading.Event(), threading.Lock(), set(), [], []
+
+    def tell(folder: str, why: str) -> None:
+        if why != "connected":
+            notify(why)
+            return
+        with lock:
+            settled.add(folder)
+            everyone = len(settled) == len(folders) and len(absent) < len(folders)
+        if everyone:
+            notify("connected")
+
+    def run(folder: str) -> None:
+        try:
+            watch_folder(connect, folder, lambda why: tell(folder, why), ended)
+        except FolderAbsent as missing:  # the other folders are still watched
+            with lock:
+                absent.append(missing)
+                none_left = len(absent) == len(folders)
+            if none_left:
+                failures.append(missing)
+                ended.set()
+            else:
+                tell(folder, "connected")
+            return
+        except BaseException as failure:  # handed to the caller below
+            failures.append(failure)
+        ended.set()  # one connection ending ends them all: they reconnect together
+
+    threads = [threading.Thread(target=run, args=(folder,), name=f"idle-{folder}", daemon=True)
+               for folder in folders]
+    for thread in threads:
+        thread.start()
+    while not ended.is_set() and not stopping.is_set():
+        ended.wait(CHECK_SECONDS)
+    ended.set()
+    for thread in threads:
+        thread.join()
+    if failures and not stopping.is_set():
+        raise failures[0]
 
 
 def _done(client, notify: Callable[[str], None], folder: str) -> None:

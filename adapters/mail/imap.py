@@ -17,9 +17,11 @@ Invariants:
   observed; a health note says so;
 * the first run follows ``first_run`` (default ``new``) and says so;
 * the login (password or OAuth2) is ``fold_adapters.mail.imap_connect``;
-  under ``foldctl run`` the first folder is watched with IMAP IDLE
-  (``watch``, ``fold_adapters.mail.idle``): news only makes the daemon poll
-  sooner — the poll, with its UID cursor, reads;
+  under ``foldctl run`` the first ``WATCHED_FOLDERS`` folders are watched
+  with IMAP IDLE, a connection each (``watch``, ``fold_adapters.mail.idle``;
+  servers cap a user's connections — Dovecot at 10 per address — and the
+  poll needs one too): news only makes the daemon poll sooner — the poll,
+  with its UID cursor, reads;
 * a poll is all or nothing: any failure returns the cursor it was given,
   no observations, and ``Health.failed`` with an error class — ``auth``,
   ``network``, ``timeout``, ``protocol`` (or ``internal`` for a bug); no
@@ -42,6 +44,7 @@ from fold_core.plugin_api import Adapter
 __all__ = ["EmailAdapter", "EmailSettings", "health_for", "is_loopback"]
 
 BODY_CHUNK = 20  # messages per FETCH of bodies
+WATCHED_FOLDERS = 4  # folders watched with IDLE, one connection each; the others wait for the poll
 REBASELINE_LIMIT = 500  # newest messages compared with the cache after a UIDVALIDITY change
 _HEADER_FIELDS = "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID DATE FROM TO SUBJECT)]"
 
@@ -93,10 +96,10 @@ class EmailAdapter(Adapter):
         return self.settings.idle_delay if self.settings.idle else None
 
     def watch(self, notify, stopping) -> None:
-        """IMAP IDLE on the first folder (``fold_adapters.mail.idle``)."""
-        from fold_adapters.mail.idle import watch_folder
+        """IMAP IDLE on the first ``WATCHED_FOLDERS`` folders, a connection each (``fold_adapters.mail.idle``)."""
+        from fold_adapters.mail.idle import watch_folders
 
-        watch_folder(self._connect, self.settings.folders[0], notify, stopping)
+        watch_folders(self._connect, self.settings.folders[:WATCHED_FOLDERS], notify, stopping)
 
     def _where(self) -> str:
         return f"{self.settings.host}:{self._port()}"

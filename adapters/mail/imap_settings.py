@@ -10,8 +10,8 @@ Besides the keys of every mail source (``fold_adapters.mail.source``):
   ``oauth2_refresh_token_env`` / ``oauth2_refresh_token_file``, at most one of
   ``oauth2_client_secret_env`` / ``oauth2_client_secret_file`` (public
   clients have none), ``oauth2_scope`` (optional);
-* ``idle`` (default true: watch the first folder with IMAP IDLE under
-  ``foldctl run`` when the server offers it) and ``idle_delay`` (default
+* ``idle`` (default true: watch the folders — the first four — with IMAP
+  IDLE under ``foldctl run`` when the server offers it) and ``idle_delay`` (default
   ``"10s"``: how long mail that arrives together is gathered before the poll).
 """
 

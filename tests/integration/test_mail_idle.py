@@ -82,6 +82,39 @@ def test_the_watch_says_connected_then_new_mail_across_renewals(dovecot, monkeyp
     assert watching.next(5) == ("returned", None)  # a stop ends the watch cleanly (DONE, LOGOUT)
 
 
+def test_every_folder_is_watched_and_one_dropping_ends_them_all(dovecot):
+    dovecot.create_folder("Lists")
+    watching = Watching(adapter(dovecot, folders=["INBOX", "Lists"]))
+    try:
+        assert watching.next() == "connected"  # once: both folders are in IDLE
+        dovecot.append(message(f"list {next(_n)}"), folder="Lists")
+        assert watching.next() == "new mail in Lists"
+        dovecot.append(message(f"inbox {next(_n)}"))
+        assert watching.next() == "new mail in INBOX"
+        dovecot.restart()
+        kind, error = watching.next()
+        assert kind == "raised" and not isinstance(error, WatchUnsupported)
+    finally:
+        watching.stop()
+    with pytest.raises(queue.Empty):
+        watching.next(0.5)  # nothing after the error: the other folder's watch ended with it
+
+
+def test_a_folder_the_server_lacks_leaves_the_others_watched(dovecot):
+    dovecot.create_folder("Digests")
+    watching = Watching(adapter(dovecot, folders=["Nowhere", "Digests"]))
+    try:
+        assert watching.next() == "connected"
+        dovecot.append(message(f"list {next(_n)}"), folder="Digests")
+        assert watching.next() == "new mail in Digests"
+    finally:
+        watching.stop()
+    assert watching.next(5) == ("returned", None)  # a stop ends every folder's watch cleanly
+    alone = Watching(adapter(dovecot, folders=["Nowhere", "Gone"]))
+    kind, error = alone.next()
+    assert kind == "raised" and isinstance(error, idle.FolderAbsent)  # nothing to watch: the daemon tries later
+
+
 def test_idle_off_or_missing_means_polling_only(dovecot):
     assert adapter(dovecot, idle=False).watch_delay() is None
     assert adapter(dovecot).watch_delay().total_seconds() == 10  # idle_delay's default
