@@ -25,8 +25,9 @@ Exactly once is impossible: a crash **between** a successful send and the
 write that records it sends that one notification again after the restart
 (at most one duplicate per target). A clean restart sends nothing twice.
 Titles and bodies are in the item's language (Chinese when its title or
-summary holds CJK text, else English) and carry the item's id. Apprise is
-imported only when something is sent.
+summary holds CJK text, else English) and carry the item's id. Apprise runs
+in a child process per notification (``fold_consumers.push_send``), which
+bounds the target's answer in size and time.
 """
 
 from __future__ import annotations
@@ -218,18 +219,9 @@ class _Sender:
 
     def _notify(self, url: str, title: str, body: str) -> str | None:
         """Send one notification to one Apprise URL; None when sent, else the error (never the URL)."""
-        import apprise
+        from fold_consumers.push_send import send
 
-        client = apprise.Apprise()
-        if not client.add(url):
-            return "not a usable Apprise URL (check the scheme and its options)"
-        with apprise.LogCapture(level=apprise.logging.WARNING) as output:
-            result = client.notify(body=body, title=title, timeout=self.consumer.settings.timeout)
-        if result:
-            return None
-        lines = [line for line in output.getvalue().splitlines() if line.strip()]
-        message = lines[-1].split(" - ", 2)[-1] if lines else "the notification was not delivered"
-        return message.replace(url, "<url>")[:300]
+        return send(url, title, body, self.consumer.settings.timeout)
 
     def _single(self, entry: dict) -> tuple[str, str]:
         text, lines = TEXT[entry["language"]], []

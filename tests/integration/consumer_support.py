@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -59,21 +60,33 @@ class Receiver:
 
     def __init__(self) -> None:
         self.bodies: list[dict] = []
+        self.answer = "ok"  # or "flood" (50 MiB of answer) or "trickle" (a byte every 0.2 s until the client goes)
         self.port = 0
         self.server = None
         self.thread = None
         self.start()
 
     def start(self) -> None:
-        received = self.bodies
+        received, receiver = self.bodies, self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 received.append(json.loads(self.rfile.read(length)))
                 self.send_response(200)
-                self.send_header("Content-Length", "0")
+                if receiver.answer == "ok":
+                    self.send_header("Content-Length", "0")
                 self.end_headers()
+                try:
+                    if receiver.answer == "flood":
+                        for _ in range(800):
+                            self.wfile.write(b" " * 65536)
+                    while receiver.answer == "trickle":
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:  # the client went away
+                    pass
 
             def log_message(self, *args):
                 pass

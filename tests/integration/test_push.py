@@ -1,6 +1,7 @@
 """Push through Apprise to a real local HTTP receiver (json://): thresholds, material changes only,
 no duplicates across a clean restart, at most one after a crash between send and record, quiet
-hours then one digest, a receiver that is down then up (retried, recorded, nothing lost)."""
+hours then one digest, a receiver that is down then up (retried, recorded, nothing lost), and one
+that answers with a flood or a trickle (that send fails, bounded in size and time; nothing lost)."""
 
 from __future__ import annotations
 
@@ -198,3 +199,24 @@ def test_receiver_down_then_up_retried_recorded_nothing_lost(env):
     row = {r["name"]: r for r in env.db.consumer_rows()}["phone"]
     assert (row["failures"], row["next_try_at"]) == (0, None)
     assert env.db.memory("phone")["push"]["outbox"] == []
+
+
+@pytest.mark.parametrize("answer", ["flood", "trickle"])
+def test_a_target_answering_a_flood_or_a_trickle_fails_that_send_alone(env, monkeypatch, answer):
+    from fold_consumers import push_send
+
+    monkeypatch.setattr(push_send, "START_SECONDS", 3.0)
+    push = phone(env, timeout=1)
+    register_new(env.db, str(env.store), [push], now=T0)
+    commit(env.store, {"batch_id": "f1", "declarations": [item("visa", "Visa papers", "critical", "needs-you")]}, T0)
+    env.receiver.answer = answer
+    try:
+        result = run(env, push)
+    finally:
+        env.receiver.answer = "ok"
+    assert result["status"] == "failed"
+    assert ("larger than 1,048,576 bytes" if answer == "flood" else "did not answer within 4s") in result["error"]
+    assert "127.0.0.1:" not in result["error"]  # never the URL
+    assert [e["item"] for e in env.db.memory("phone")["push"]["outbox"]] == ["visa"]  # kept for the retry
+    assert run(env, push, now="2026-10-09T10:05:00+08:00")["status"] == "ok"
+    assert env.receiver.titles()[-1] == "New: Visa papers"
