@@ -28,6 +28,8 @@ __all__ = ["MAX_ANSWER_BYTES", "START_SECONDS", "send"]
 MAX_ANSWER_BYTES = 1 << 20  # a push service answers with a few hundred bytes of JSON
 START_SECONDS = 15.0  # the child's start and Apprise's import, on a busy machine
 ERROR_CHARS = 300
+TOO_LARGE = "the answer is larger than"
+CAPPED = f"Socket Exception: {TOO_LARGE}"
 
 
 def send(url: str, title: str, body: str, timeout: float) -> str | None:
@@ -60,7 +62,7 @@ def _cap_answers(limit: int) -> None:
             seen += len(chunk)
             if seen > limit:
                 self.close()
-                raise requests.exceptions.ContentDecodingError(f"the answer is larger than {limit:,} bytes")
+                raise requests.exceptions.ContentDecodingError(f"{TOO_LARGE} {limit:,} bytes")
             yield chunk
 
     requests.models.Response.iter_content = capped
@@ -78,10 +80,11 @@ def _notify(request: dict) -> str | None:
         return None
     said = [line.split(" - ", 2)[1:] for line in output.getvalue().splitlines() if line.count(" - ") >= 2]
     warned = [text for level, text in said if level in ("WARNING", "ERROR")]
-    # Apprise tells what went wrong on the wire (a refused answer, a reset) only at DEBUG level.
-    cause = [text for level, text in said if level == "DEBUG" and text.startswith("Socket Exception: ")]
+    # Apprise names the cause on the wire only at DEBUG level, where requests' messages can hold a URL's
+    # path (a Telegram bot token is one): only the cap's own words are taken from there.
+    capped = [text for level, text in said if level == "DEBUG" and text.startswith(CAPPED)]
     error = warned[-1] if warned else "the notification was not delivered"
-    return f"{error} ({cause[-1].removeprefix('Socket Exception: ')})" if cause else error
+    return f"{error} ({capped[-1].removeprefix('Socket Exception: ')})" if capped else error
 
 
 def main() -> int:
