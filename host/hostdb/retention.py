@@ -36,8 +36,8 @@ class RetentionTables:
             for start in range(0, len(seqs), CHUNK):
                 chunk = seqs[start:start + CHUNK]
                 marks = ",".join("?" * len(chunk))
-                db.execute("UPDATE observations SET body = json_set(body, '$.text', '', '$.title', NULL, "
-                           f"'$.from', NULL, '$.meta.text_dropped_at', ?) WHERE seq IN ({marks})", (now, *chunk))
-                db.execute(f"UPDATE observation_text SET title = '', text = '' WHERE rowid IN ({marks})", chunk)
+                self._reindexed(db, chunk, lambda: db.execute(
+                    "UPDATE observations SET body = json_set(body, '$.text', '', '$.title', NULL, '$.from', NULL, "
+                    f"'$.meta.text_dropped_at', ?) WHERE seq IN ({marks})", (now, *chunk)))
             db.execute("DELETE FROM polls WHERE julianday(at) < julianday(?)", (before,))
         return len(seqs)

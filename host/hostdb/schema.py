@@ -206,6 +206,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE cited (event TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (event, item)) WITHOUT ROWID;
     """,
+    # 8: the search index reads the observations' own title and text (an external-content FTS5 table over a
+    # view of their bodies) instead of keeping a second copy of both; the old table's pages are reused.
+    """
+    DROP TABLE observation_text;
+    CREATE VIEW observation_fields AS
+        SELECT seq, coalesce(json_extract(body, '$.title'), '') AS title,
+               coalesce(json_extract(body, '$.text'), '') AS text
+        FROM observations;
+    CREATE VIRTUAL TABLE observation_text USING fts5(title, text, tokenize = 'trigram',
+        content = 'observation_fields', content_rowid = 'seq');
+    INSERT INTO observation_text (observation_text) VALUES ('rebuild');
+    """,
 )
 
 

@@ -3,7 +3,13 @@
 An FTS5 table with the trigram tokenizer, so a search finds substrings in any
 language (Chinese has no spaces between words; the default tokenizer would
 take a whole clause for one word). Its rowid is the observation's ``seq``;
-``_index_text`` adds a row in the same transaction as the observation.
+``_index_text`` adds a row in the same transaction as the observation. The
+table keeps only the index: its title and text are read from the
+observation's body (``observation_fields``, a view), so the text is stored
+once. Such an index must be told what it held when a body changes:
+``_reindexed`` takes the rows out with the values the view still shows
+(SQLite's FTS5 "delete" command: any other value would leave the index
+wrong), changes the bodies, and indexes what they hold then.
 
 A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
 must occur (case-insensitively). Terms of three characters or more go through
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 
 __all__ = ["MAX_TERMS", "SearchTables", "like_pattern", "snippet"]
 
@@ -57,6 +64,15 @@ class SearchTables:
     def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
         """Index many observations' ``(seq, title, text)`` at once (a move)."""
         db.executemany("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", rows)
+
+    @staticmethod
+    def _reindexed(db, seqs: list[int], change: Callable[[], None]) -> None:
+        """Run ``change`` on these observations' bodies (in the caller's transaction) and keep the index right."""
+        rows = f"FROM observation_fields WHERE seq IN ({','.join('?' * len(seqs))})"
+        db.execute(f"INSERT INTO observation_text (observation_text, rowid, title, text) SELECT 'delete', seq, title, "
+                   f"text {rows}", seqs)
+        change()
+        db.execute(f"INSERT INTO observation_text (rowid, title, text) SELECT seq, title, text {rows}", seqs)
 
     def search_observations(self, query: str, limit: int) -> list[dict]:
         """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""
