@@ -172,7 +172,8 @@ MUTATIONS += (
 HISTORY_TESTS = ("tests/integration/test_store_protocol.py::TestFileRecorder::"
                  "test_an_items_history_leaves_out_records_that_only_name_it_elsewhere",)
 COPY_TESTS = ("tests/unit/test_filecopy.py",)
-# An item's history in a file store parses only the lines holding the id; a backup's copy works in steps.
+# An item's history in a file store parses only the lines holding the id; the search index is told what it
+# held before a body changes; a backup's copy works in steps.
 MUTATIONS += (
     Mutation("item-history-keeps-every-hit", "fold_core/store/file_session.py",
              "                if mentions(record, item))", "                if True)", HISTORY_TESTS),
@@ -181,6 +182,9 @@ MUTATIONS += (
              "expected + 1\n                if end >= size:\n                    break\n                continue",
              "                self.offset = end\n                position = end\n                if end >= size:\n"
              "                    break\n                continue", HISTORY_TESTS),
+    Mutation("reindex-without-delete", "host/hostdb/search.py",
+             "        db.execute(f\"INSERT INTO observation_text (observation_text, rowid, title, text) SELECT 'delete', "
+             "seq, title, \"\n                   f\"text {rows}\", seqs)\n", "", ("tests/integration/test_hostdb_search.py",)),
     Mutation("copy-step-restarts-at-zero", "host/filecopy.py",
              "done = os.copy_file_range(job.source, target, count, offset)",
              "done = os.copy_file_range(job.source, target, count, offset % WRITE_BACK)", COPY_TESTS),
