@@ -49,6 +49,9 @@ def snippet(title: str, text: str, terms: list[str]) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
+_INDEX_ONE = "INSERT INTO observation_text (rowid, title, text) SELECT seq, title, text FROM observation_fields WHERE seq = ?"
+
+
 class SearchTables:
     """``search_observations``: the editor's ``fold_search_observations`` tool."""
 
@@ -56,14 +59,18 @@ class SearchTables:
 
     @staticmethod
     def _index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
-        """Index a new observation's title and text (inside the caller's transaction)."""
-        db.execute("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)",
-                   (seq, title or "", text or ""))
+        """Index a new observation (inside the caller's transaction).
+
+        The title and text are read back from its stored body, not taken from
+        the arguments, so the index holds exactly what the view will name when
+        they are taken out again.
+        """
+        db.execute(_INDEX_ONE, (seq,))
 
     @staticmethod
     def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
-        """Index many observations' ``(seq, title, text)`` at once (a move)."""
-        db.executemany("INSERT INTO observation_text (rowid, title, text) VALUES (?, ?, ?)", rows)
+        """Index many observations at once (a move), from their stored bodies as ``_index_text`` does."""
+        db.executemany(_INDEX_ONE, [(row[0],) for row in rows])
 
     @staticmethod
     def _reindexed(db, seqs: list[int], change: Callable[[], None]) -> None:
