@@ -247,24 +247,18 @@ def section(result: dict) -> str:
             (f"`foldctl backup` ({backup['files']} files, {backup['bytes'] / 2**20:.0f} MiB)",
              figure(backup["subject"]), f"`cp -a`: {figure(backup['baseline'])}",
              f"{backup['ratio']:.2f}×", "≤ 2×", "meets" if backup["ratio"] <= 2 else "**misses**"),
-            ("the same backup", figure(backup["subject"]),
-             f"`cp -a`, then `sync` of the copied files and their directory (durable too): "
-             f"{figure(backup['synced']['baseline'])}", f"{backup['synced']['ratio']:.2f}×", "—", "—"),
-            ("the same backup", figure(backup["subject"]),
-             f"`cp -a`, `sync` of the files, then their sha256 in a new Python process (the same guarantees, "
-             f"by hand): {figure(backup['by_hand']['baseline'])}", f"{backup['by_hand']['ratio']:.2f}×", "—", "—"),
-            ("the same backup", figure(backup["subject"]),
-             f"sha256 of the same files in a new Python process: {figure(backup['hashed']['baseline'])}",
-             f"{backup['hashed']['ratio']:.2f}×", "—", "—"),
-            ("the same backup", figure(backup["subject"]),
-             f"sha256 of the largest file alone ({backup['largest']['name']}), in a new Python process: "
-             f"{figure(backup['largest']['baseline'])}", f"{backup['largest']['ratio']:.2f}×", "—", "—"),
-            ("the same backup", figure(backup["subject"]),
-             f"the same backup with every fsync a no-op (a probe, not an option: what is left when the disk costs "
-             f"nothing): {figure(backup['no_sync']['baseline'])}", f"{backup['no_sync']['ratio']:.2f}×", "—", "—"),
-            ("the same backup", figure(backup["subject"]),
-             f"the same backup without its copying and hashing (a probe: start-up, the lock, the pin, the "
-             f"manifest): {figure(backup['no_copy']['baseline'])}", f"{backup['no_copy']['ratio']:.2f}×", "—", "—")]
+            *(("the same backup", figure(backup["subject"]), f"{what}: {figure(backup[key]['baseline'])}",
+               f"{backup[key]['ratio']:.2f}×", "—", "—") for key, what in (
+                ("synced", "`cp -a`, then `sync` of the copied files and their directory (durable too)"),
+                ("by_hand", "`cp -a`, `sync` of the files, then their sha256 in a new Python process (the same "
+                            "guarantees, by hand)"),
+                ("hashed", "sha256 of the same files in a new Python process"),
+                ("largest", f"sha256 of the largest file alone ({backup['largest']['name']}), in a new Python "
+                            "process"),
+                ("no_sync", "the same backup with every fsync a no-op (a probe, not an option: what is left when "
+                            "the disk costs nothing)"),
+                ("no_copy", "the same backup without its copying and hashing (a probe: start-up, the lock, the "
+                            "pin, the manifest)")))]
     table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
     load = " / ".join(f"{value:.2f}" for value in result["machine"]["loadavg"])
     cpu, copy = backup["cpu"], backup["baseline"]["median"]
