@@ -36,8 +36,8 @@ class RetentionTables:
             for start in range(0, len(seqs), CHUNK):
                 chunk = seqs[start:start + CHUNK]
                 marks = ",".join("?" * len(chunk))
-                self._reindexed(db, chunk, lambda: db.execute(
-                    "UPDATE observations SET body = json_set(body, '$.text', '', '$.title', NULL, '$.from', NULL, "
-                    f"'$.meta.text_dropped_at', ?) WHERE seq IN ({marks})", (now, *chunk)))
+                # A trigger takes the old text out of the search index (host.db migration 8).
+                db.execute("UPDATE observations SET body = json_set(body, '$.text', '', '$.title', NULL, "
+                           f"'$.from', NULL, '$.meta.text_dropped_at', ?) WHERE seq IN ({marks})", (now, *chunk))
             db.execute("DELETE FROM polls WHERE julianday(at) < julianday(?)", (before,))
         return len(seqs)

@@ -6,6 +6,8 @@ database from version N-1 to N.
 
 from __future__ import annotations
 
+import sqlite3
+
 __all__ = ["FILE_NAME", "MIGRATIONS", "OPEN_TIMEOUT", "statements"]
 
 FILE_NAME = "host.db"
@@ -208,6 +210,8 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 8: the search index reads the observations' own title and text (an external-content FTS5 table over a
     # view of their bodies) instead of keeping a second copy of both; the old table's pages are reused.
+    # Triggers keep it in step with every insert, change of body and delete: such an index must be told
+    # the exact values it held, which only the old row knows.
     """
     DROP TABLE observation_text;
     CREATE VIEW observation_fields AS
@@ -217,10 +221,34 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE VIRTUAL TABLE observation_text USING fts5(title, text, tokenize = 'trigram',
         content = 'observation_fields', content_rowid = 'seq');
     INSERT INTO observation_text (observation_text) VALUES ('rebuild');
+    CREATE TRIGGER observation_indexed AFTER INSERT ON observations BEGIN
+        INSERT INTO observation_text (rowid, title, text) VALUES (new.seq,
+            coalesce(json_extract(new.body, '$.title'), ''), coalesce(json_extract(new.body, '$.text'), ''));
+    END;
+    CREATE TRIGGER observation_unindexed AFTER DELETE ON observations BEGIN
+        INSERT INTO observation_text (observation_text, rowid, title, text) VALUES ('delete', old.seq,
+            coalesce(json_extract(old.body, '$.title'), ''), coalesce(json_extract(old.body, '$.text'), ''));
+    END;
+    CREATE TRIGGER observation_reindexed AFTER UPDATE OF body ON observations BEGIN
+        INSERT INTO observation_text (observation_text, rowid, title, text) VALUES ('delete', old.seq,
+            coalesce(json_extract(old.body, '$.title'), ''), coalesce(json_extract(old.body, '$.text'), ''));
+        INSERT INTO observation_text (rowid, title, text) VALUES (new.seq,
+            coalesce(json_extract(new.body, '$.title'), ''), coalesce(json_extract(new.body, '$.text'), ''));
+    END;
     """,
 )
 
 
 def statements(script: str) -> list[str]:
-    """The statements of one migration script."""
-    return [part.strip() for part in script.split(";") if part.strip()]
+    """The statements of one migration script; a trigger, whose body holds semicolons of its own, stays whole."""
+    found, pending = [], ""
+    for part in script.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            statement = pending.strip().removesuffix(";").strip()
+            if statement:
+                found.append(statement)
+            pending = ""
+    if pending.strip().removesuffix(";").strip():
+        found.append(pending.strip().removesuffix(";").strip())
+    return found

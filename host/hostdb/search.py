@@ -3,13 +3,14 @@
 An FTS5 table with the trigram tokenizer, so a search finds substrings in any
 language (Chinese has no spaces between words; the default tokenizer would
 take a whole clause for one word). Its rowid is the observation's ``seq``;
-``_index_text`` adds a row in the same transaction as the observation. The
-table keeps only the index: its title and text are read from the
+the table keeps only the index: its title and text are read from the
 observation's body (``observation_fields``, a view), so the text is stored
-once. Such an index must be told what it held when a body changes:
-``_reindexed`` takes the rows out with the values the view still shows
-(SQLite's FTS5 "delete" command: any other value would leave the index
-wrong), changes the bodies, and indexes what they hold then.
+once. Such an index must be told the exact values it held whenever a body
+changes or goes (SQLite's FTS5 "delete" command: any other value leaves the
+index wrong), so SQL triggers on ``observations`` (host.db migration 8)
+index every insert and re-index every change of body or delete, whatever
+code makes it, in the same transaction. PostgreSQL keeps its own table
+(``pg_dialect``).
 
 A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
 must occur (case-insensitively). Terms of three characters or more go through
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
 
 __all__ = ["MAX_TERMS", "SearchTables", "like_pattern", "snippet"]
 
@@ -49,9 +49,6 @@ def snippet(title: str, text: str, terms: list[str]) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-_INDEX_ONE = "INSERT INTO observation_text (rowid, title, text) SELECT seq, title, text FROM observation_fields WHERE seq = ?"
-
-
 class SearchTables:
     """``search_observations``: the editor's ``fold_search_observations`` tool."""
 
@@ -59,27 +56,11 @@ class SearchTables:
 
     @staticmethod
     def _index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
-        """Index a new observation (inside the caller's transaction).
-
-        The title and text are read back from its stored body, not taken from
-        the arguments, so the index holds exactly what the view will name when
-        they are taken out again.
-        """
-        db.execute(_INDEX_ONE, (seq,))
+        """Nothing to do: a trigger indexes each observation as it is inserted (host.db migration 8)."""
 
     @staticmethod
     def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
-        """Index many observations at once (a move), from their stored bodies as ``_index_text`` does."""
-        db.executemany(_INDEX_ONE, [(row[0],) for row in rows])
-
-    @staticmethod
-    def _reindexed(db, seqs: list[int], change: Callable[[], None]) -> None:
-        """Run ``change`` on these observations' bodies (in the caller's transaction) and keep the index right."""
-        rows = f"FROM observation_fields WHERE seq IN ({','.join('?' * len(seqs))})"
-        db.execute(f"INSERT INTO observation_text (observation_text, rowid, title, text) SELECT 'delete', seq, title, "
-                   f"text {rows}", seqs)
-        change()
-        db.execute(f"INSERT INTO observation_text (rowid, title, text) SELECT seq, title, text {rows}", seqs)
+        """Nothing to do: the rows a move inserts are indexed by the same trigger."""
 
     def search_observations(self, query: str, limit: int) -> list[dict]:
         """Observations whose title or text holds every term of ``query``: ``{id, source, at, title, snippet}``."""

@@ -1,10 +1,10 @@
 """host.db's search index, with real SQLite: the text is kept once, and the index stays right.
 
 The index reads each observation's title and text from its body, so it must
-be told what it held whenever a body changes: retention, a move between
-databases, the upgrade from a host.db that kept a second copy. After each,
-SQLite's own check of the index against the bodies passes and a search
-answers what a user would expect.
+be told what it held whenever a body changes (triggers do it): retention, a
+change made by other code, a move between databases, the upgrade from a
+host.db that kept a second copy. After each, SQLite's own check of the index
+against the bodies passes and a search answers what a user would expect.
 """
 
 from __future__ import annotations
@@ -94,3 +94,15 @@ def test_a_host_db_that_kept_a_second_copy_is_upgraded_with_its_search(tmp_path)
         tables = {row[0] for row in db.connection.execute("SELECT name FROM sqlite_master")}
         assert "observation_text_content" not in tables  # the second copy is gone
     index_is_right(path)
+
+
+def test_any_change_of_a_body_by_any_code_keeps_the_index_right(tmp_path):
+    with open_host_db(tmp_path) as db:
+        db.add_observations([observation(n) for n in range(3)])
+    with sqlite3.connect(tmp_path / "host.db") as connection:  # not through HostDB: what later code might do
+        connection.execute("UPDATE observations SET body = json_set(body, '$.text', '改写后的正文内容') WHERE id = 'mail:1'")
+        connection.execute("DELETE FROM observations WHERE id = 'mail:2'")
+    index_is_right(tmp_path / "host.db")
+    with open_host_db(tmp_path) as db:
+        assert found(db, "银行流水") == ["mail:0"]
+        assert found(db, "改写后") == ["mail:1"]

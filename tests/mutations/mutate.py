@@ -182,9 +182,13 @@ MUTATIONS += (
              "expected + 1\n                if end >= size:\n                    break\n                continue",
              "                self.offset = end\n                position = end\n                if end >= size:\n"
              "                    break\n                continue", HISTORY_TESTS),
-    Mutation("reindex-without-delete", "host/hostdb/search.py",
-             "        db.execute(f\"INSERT INTO observation_text (observation_text, rowid, title, text) SELECT 'delete', "
-             "seq, title, \"\n                   f\"text {rows}\", seqs)\n", "", ("tests/integration/test_hostdb_search.py",)),
+    Mutation("reindex-without-delete", "host/hostdb/schema.py",
+             "ON observations BEGIN\n        INSERT INTO observation_text (observation_text, rowid, title, text) "
+             "VALUES ('delete', old.seq,\n            coalesce(json_extract(old.body, '$.title'), ''), "
+             "coalesce(json_extract(old.body, '$.text'), ''));\n        INSERT INTO observation_text (rowid, title, "
+             "text) VALUES (new.seq,",
+             "ON observations BEGIN\n        INSERT INTO observation_text (rowid, title, text) VALUES (new.seq,",
+             ("tests/integration/test_hostdb_search.py",)),
     Mutation("copy-step-restarts-at-zero", "host/filecopy.py",
              "done = os.copy_file_range(job.source, target, count, offset)",
              "done = os.copy_file_range(job.source, target, count, offset % WRITE_BACK)", COPY_TESTS),
