@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from fold_host.hostdb.search import MAX_TERMS, like_pattern, snippet
+from fold_host.hostdb.search import MAX_TERMS, hits, like_pattern
 
 __all__ = ["PgDialect"]
 
@@ -119,9 +119,4 @@ class PgDialect:
             f"SELECT o.body, t.title, t.text FROM observation_text AS t JOIN observations AS o ON o.seq = t.seq "
             f"WHERE {' AND '.join(clauses)} ORDER BY ({' AND '.join(in_title)}) DESC, o.seq DESC LIMIT ?",
             (*params, *[like_pattern(term) for term in terms], limit)).fetchall()
-        hits = []
-        for body, title, text in rows:
-            observation = json.loads(body)
-            hits.append({"id": observation["id"], "source": observation["source"], "at": observation.get("at"),
-                         "title": observation.get("title"), "snippet": snippet(title, text, terms)})
-        return hits
+        return hits(rows, terms)

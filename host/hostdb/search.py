@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-__all__ = ["MAX_TERMS", "SearchTables", "like_pattern", "snippet"]
+__all__ = ["MAX_TERMS", "SearchTables", "hits", "like_pattern", "snippet"]
 
 MAX_TERMS = 8
 SNIPPET_BEFORE, SNIPPET_AFTER = 60, 140
@@ -36,6 +36,16 @@ SNIPPET_BEFORE, SNIPPET_AFTER = 60, 140
 def like_pattern(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def hits(rows, terms: list[str]) -> list[dict]:
+    """A search's answer from its ``(body, title, text)`` rows: ``{id, source, at, title, snippet}`` each."""
+    found = []
+    for body, title, text in rows:
+        observation = json.loads(body)
+        found.append({"id": observation["id"], "source": observation["source"], "at": observation.get("at"),
+                      "title": observation.get("title"), "snippet": snippet(title, text, terms)})
+    return found
 
 
 def snippet(title: str, text: str, terms: list[str]) -> str:
@@ -82,9 +92,4 @@ class SearchTables:
             f"SELECT o.body, observation_text.title, observation_text.text FROM observation_text "
             f"JOIN observations AS o ON o.seq = observation_text.rowid WHERE {' AND '.join(clauses)} "
             f"ORDER BY {order} LIMIT ?", (*params, limit)).fetchall()
-        hits = []
-        for body, title, text in rows:
-            observation = json.loads(body)
-            hits.append({"id": observation["id"], "source": observation["source"], "at": observation.get("at"),
-                         "title": observation.get("title"), "snippet": snippet(title, text, terms)})
-        return hits
+        return hits(rows, terms)
