@@ -17,7 +17,7 @@ import pytest
 
 from fold_core.store.locate import open_store
 from fold_host.hostdb import open_host_db
-from tests.e2e.test_host_process import mail, wait_for
+from tests.e2e.test_host_process import killed_after_commit, mail, wait_for
 from tests.support.host_workspace import Workspace
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -59,15 +59,7 @@ def test_ticks_on_a_store_url_keep_no_file(url, tmp_path):
 def test_a_window_left_by_a_killed_host_is_finished_by_another(url, tmp_path):
     ws = Workspace(tmp_path, script=["track", "noise"], host='lease = "3s"\n', store_url=url)
     ws.feed("mail", mail(1), mail(2))
-    process = ws.spawn("tick", "--now", NOW, env={"FOLD_HOST_PAUSE": "after_commit",
-                                                  "FOLD_HOST_PAUSE_DIR": str(tmp_path)})
-    try:
-        wait_for(lambda: (tmp_path / "paused.after_commit").exists())
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        process.kill()
-        process.communicate()
+    killed_after_commit(ws, NOW, pause_dir=tmp_path)
     [record] = commits(ws)
     assert inbox(ws) == {"mail:1": "pending", "mail:2": "pending"}
     # Until the killed host's lease expires its window is its own: another host finds nothing to do.

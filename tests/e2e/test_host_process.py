@@ -6,6 +6,7 @@ import json
 import signal
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
@@ -28,6 +29,26 @@ def wait_for(condition, timeout: float = 60.0, every: float = 0.1):
     raise AssertionError(f"not reached within {timeout}s: {condition.__doc__ or condition}")
 
 
+def killed_after_commit(ws: Workspace, now: str, pause_dir=None) -> None:
+    """``foldctl tick`` at ``now``, SIGKILLed while it waits between the store's commit and host.db's marks.
+
+    ``pause_dir`` is where the paused host leaves its marker (the store's directory unless given: a store
+    URL has none).
+    """
+    env = {"FOLD_HOST_PAUSE": "after_commit"}
+    if pause_dir is not None:
+        env["FOLD_HOST_PAUSE_DIR"] = str(pause_dir)
+    marker = Path(pause_dir if pause_dir is not None else ws.store) / "paused.after_commit"
+    process = ws.spawn("tick", "--now", now, env=env)
+    try:
+        wait_for(marker.exists)
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        process.kill()
+        process.communicate()
+
+
 def inbox(ws: Workspace) -> list[dict]:
     with open_host_db(ws.store) as db:
         return db.observations(limit=100_000)
@@ -40,14 +61,7 @@ def commits(ws: Workspace) -> list[dict]:
 def test_a_host_killed_after_the_commit_and_before_marking_gets_its_receipt_replayed(tmp_path):
     ws = Workspace(tmp_path, script=["track", "noise"])
     ws.feed("mail", mail(1), mail(2))
-    process = ws.spawn("tick", "--now", NOW, env={"FOLD_HOST_PAUSE": "after_commit"})
-    try:
-        wait_for(lambda: (ws.store / "paused.after_commit").exists())
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        process.kill()
-        process.communicate()
+    killed_after_commit(ws, NOW)
     [record] = commits(ws)
     assert {o["id"]: o["status"] for o in inbox(ws)} == {"mail:1": "pending", "mail:2": "pending"}
     code, out, err = ws.call("tick", "--now", "2026-10-09T08:05:00+08:00")
@@ -66,14 +80,7 @@ def test_a_deferred_observation_offered_again_is_marked_once_across_a_kill_after
     ws.feed("mail", mail(1), mail(2))
     assert ws.tick(NOW)["outcome"] == "committed"
     ws.feed("mail", mail(3))
-    process = ws.spawn("tick", "--now", "2026-10-09T09:00:00+08:00", env={"FOLD_HOST_PAUSE": "after_commit"})
-    try:
-        wait_for(lambda: (ws.store / "paused.after_commit").exists())
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        process.kill()
-        process.communicate()
+    killed_after_commit(ws, "2026-10-09T09:00:00+08:00")
     assert [o["status"] for o in inbox(ws) if o["id"] in ("mail:1", "mail:3")] == ["pending", "deferred"]
     code, out, _ = ws.call("tick", "--now", "2026-10-09T09:05:00+08:00")
     report = json.loads(out)

@@ -19,7 +19,7 @@ import sqlite3
 import pytest
 
 from fold_host.hostlock import host_running
-from tests.e2e.test_host_process import mail, wait_for
+from tests.e2e.test_host_process import killed_after_commit, mail, wait_for
 from tests.support.host_workspace import Workspace
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -40,14 +40,7 @@ def host_with_history(tmp_path) -> Workspace:
                   "--now", NOW)[0] == 0
     ws.feed("mail", mail(3))
     assert ws.tick("2026-10-09T08:30:00+08:00")["outcome"] == "failed"  # the editor was out of reach
-    process = ws.spawn("tick", "--now", "2026-10-09T09:00:00+08:00", env={"FOLD_HOST_PAUSE": "after_commit"})
-    try:
-        wait_for(lambda: (ws.store / "paused.after_commit").exists())
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        process.kill()
-        process.communicate()
+    killed_after_commit(ws, "2026-10-09T09:00:00+08:00")
     (ws.store / "paused.after_commit").unlink()
     return ws
 
