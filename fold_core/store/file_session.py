@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import State
-from fold_core.text import ITEM_ID
 from fold_core.store.base import Session, mentions
 from fold_core.store.cache import lookup, view_state
 from fold_core.store.log import line_start, read_records, unavailable
+from fold_core.text import ITEM_ID
 
 if TYPE_CHECKING:
     from fold_core.store.file import FileRecorder

@@ -187,31 +187,29 @@ class Scan:
                 self.torn = Torn(position, end - position, expected, False)
                 return
             if only is not None and only not in line:
-                self.offset, self.event_seq = end, expected
-                position, expected = end, expected + 1
-                if end >= size:
-                    break
-                continue
-            try:
-                record = loads(line)
-            except (ValueError, RecursionError):
-                if end == size and b"\0" in line:
-                    self.torn = Torn(position, end - position, expected, True)
-                    return
-                raise StoreCorrupt(
-                    f"events.jsonl line {expected}: a complete line that is not valid JSON"
-                    " (the log is the truth: it is never skipped)",
-                    line=expected,
-                ) from None
-            if type(record) is not dict or record.get("event_seq") != expected:
-                found = record.get("event_seq") if type(record) is dict else type(record).__name__
-                raise StoreCorrupt(
-                    f"events.jsonl line {expected}: expected a record with event_seq {expected},"
-                    f" found {found!r}",
-                    line=expected,
-                )
+                record = None  # counted, not parsed
+            else:
+                try:
+                    record = loads(line)
+                except (ValueError, RecursionError):
+                    if end == size and b"\0" in line:
+                        self.torn = Torn(position, end - position, expected, True)
+                        return
+                    raise StoreCorrupt(
+                        f"events.jsonl line {expected}: a complete line that is not valid JSON"
+                        " (the log is the truth: it is never skipped)",
+                        line=expected,
+                    ) from None
+                if type(record) is not dict or record.get("event_seq") != expected:
+                    found = record.get("event_seq") if type(record) is dict else type(record).__name__
+                    raise StoreCorrupt(
+                        f"events.jsonl line {expected}: expected a record with event_seq {expected},"
+                        f" found {found!r}",
+                        line=expected,
+                    )
             self.offset, self.event_seq = end, expected  # before yielding: a consumer
-            yield record, position  # that fails on this record finds its line here
+            if record is not None:
+                yield record, position  # that fails on this record finds its line here
             position, expected = end, expected + 1
             if end >= size:
                 break

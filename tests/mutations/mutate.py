@@ -178,10 +178,10 @@ MUTATIONS += (
     Mutation("item-history-keeps-every-hit", "fold_core/store/file_session.py",
              "                if mentions(record, item))", "                if True)", HISTORY_TESTS),
     Mutation("skipped-line-not-counted", "fold_core/store/log.py",
-             "                self.offset, self.event_seq = end, expected\n                position, expected = end, "
-             "expected + 1\n                if end >= size:\n                    break\n                continue",
-             "                self.offset = end\n                position = end\n                if end >= size:\n"
-             "                    break\n                continue", HISTORY_TESTS),
+             "            position, expected = end, expected + 1\n            if end >= size:\n                break\n\n\n"
+             "def scan(",
+             "            position = end\n            if record is not None:\n                expected += 1\n"
+             "            if end >= size:\n                break\n\n\ndef scan(", HISTORY_TESTS),
     Mutation("reindex-without-delete", "host/hostdb/schema.py",
              "ON observations BEGIN\n        INSERT INTO observation_text (observation_text, rowid, title, text) "
              "VALUES ('delete', old.seq,\n            coalesce(json_extract(old.body, '$.title'), ''), "
