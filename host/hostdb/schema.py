@@ -241,14 +241,11 @@ MIGRATIONS: tuple[str, ...] = (
 
 def statements(script: str) -> list[str]:
     """The statements of one migration script; a trigger, whose body holds semicolons of its own, stays whole."""
-    found, pending = [], ""
+    pieces, pending = [], ""
     for part in script.split(";"):
         pending += part + ";"
         if sqlite3.complete_statement(pending):
-            statement = pending.strip().removesuffix(";").strip()
-            if statement:
-                found.append(statement)
+            pieces.append(pending)
             pending = ""
-    if pending.strip().removesuffix(";").strip():
-        found.append(pending.strip().removesuffix(";").strip())
-    return found
+    pieces.append(pending)  # an unfinished statement fails when it runs, it never vanishes
+    return [text for text in (piece.strip().removesuffix(";").strip() for piece in pieces) if text]
