@@ -205,11 +205,10 @@ def time_backup(path: str, repeats: int) -> dict:
     sizes = {name: os.path.getsize(os.path.join(path, name)) for name in manifest["files"]}
     shutil.rmtree(scratch, ignore_errors=True)
     subject = rounds["backup"]
-    return {**pair_result(subject, rounds["cp"]), "synced": pair_result(subject, rounds["synced"]),
-            "hashed": pair_result(subject, rounds["hashed"]), "by_hand": pair_result(subject, rounds["by_hand"]),
-            "largest": {**pair_result(subject, rounds["largest"]), "name": largest},
-            "no_sync": pair_result(subject, rounds["no_sync"]),
-            "no_copy": pair_result(subject, rounds["no_copy"]), "bare": pair_result(subject, rounds["bare"]),
+    compared = {label: pair_result(subject, values) for label, values in rounds.items()
+                if label not in ("backup", "cp")}
+    compared["largest"]["name"] = largest
+    return {**pair_result(subject, rounds["cp"]), **compared,
             "cpu": {label: statistics.median(values[1:]) for label, values in cpu.items()},
             "files": len(sizes), "bytes": sum(sizes.values()),
             "host_db_bytes": sizes.get("host.db", 0), "log_bytes": sizes.get("events.jsonl", 0),
