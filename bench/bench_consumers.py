@@ -1,6 +1,6 @@
 """Benchmark: handing 10,000 records to the three built-in consumers vs reading them from the log.
 
-What: ``fold_host.delivery.deliver_all`` with the built-ins briefing
+What: ``fold_host.cycle.delivery.deliver_all`` with the built-ins briefing
 (Markdown file, rewritten after each batch), log (Markdown change log, one
 entry per record) and push (thresholds ``min_weight = "high"``,
 ``kinds = ["needs-you"]``, sending to a local HTTP receiver through Apprise's
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from consumer_support import Receiver, instance  # noqa: E402
 
-from fold_host.delivery import deliver_all  # noqa: E402
+from fold_host.cycle.delivery import deliver_all  # noqa: E402
 from fold_core import kernel  # noqa: E402
 from fold_core.plugin_api import ConsumerContext, StateView  # noqa: E402
 from fold_core.state import empty_state, replay  # noqa: E402

@@ -36,9 +36,9 @@ from doc_sections import replace_section  # noqa: E402
 
 from fold_core.observation import Observation  # noqa: E402
 from fold_core.store.file import file_store  # noqa: E402
-from fold_host.context import build_input  # noqa: E402
+from fold_host.cycle.context import build_input  # noqa: E402
 from fold_host.hostdb import open_host_db  # noqa: E402
-from fold_host.signal import decide_signal  # noqa: E402
+from fold_host.cycle.signal import decide_signal  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_EVENTS = 50

@@ -38,8 +38,8 @@ from doc_sections import replace_block
 from fold_adapters.mail.mailbox import MaildirAdapter, MaildirSettings
 from fold_adapters.mail.mime import mail_observations, read_mail
 from fold_core.store.memory import memory_store
-from fold_host.agents.baseline import propose_baseline
-from fold_host.context import EVENT_TEXT_LIMIT
+from fold_agents.baseline.editor import propose_baseline
+from fold_host.cycle.context import EVENT_TEXT_LIMIT
 
 BEGIN, END = "<!-- editor benchmark: begin -->", "<!-- editor benchmark: end -->"
 NOW = datetime(2026, 10, 13, 8, 0, tzinfo=timezone.utc)

@@ -18,7 +18,7 @@ audited (every observation disposed once, in exactly one record of its
 batch, the change log complete and without repeats, ``verify`` ok): a run
 that is not clean fails the benchmark.
 
-Section 21 — moving. ``foldctl migrate``'s work (``fold_host.moving.move``)
+Section 21 — moving. ``foldctl migrate``'s work (``fold_host.ops.moving.move``)
 on the N-record history of benchmark 10 (``bench/history.py``) with a host
 database beside it (synthetic: observations and their dispositions, polls,
 calls), to PostgreSQL and back to a new directory; each hop checks the
@@ -136,7 +136,7 @@ def moving(url: str, records: int, observations: int, root: str) -> dict:
     from run_flat import history_store
 
     from fold_core.store.location import compose
-    from fold_host.moving import move
+    from fold_host.ops.moving import move
 
     history, facts = history_store(records)
     source = os.path.join(root, "source")
@@ -216,7 +216,7 @@ def sections(result: dict) -> tuple[str | None, str | None]:
             "",
             "Method. The history store of benchmark 10 (`bench/history.py`) copied to a new directory, a host"
             " database written beside it through `HostDB` (the observations polled, disposed in windows of ten,"
-            " one call logged per window, a consumer), then `fold_host.moving.move` — the work of `foldctl"
+            " one call logged per window, a consumer), then `fold_host.ops.moving.move` — the work of `foldctl"
             " migrate` — to a new store of the database and from there to a new directory, each hop timed whole:"
             " the copy and the checks it makes before it reports. The store part is `migrate_store` (section 16);"
             f" the host part copies in one transaction and reads both sides again to compare. {machine}.",

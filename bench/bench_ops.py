@@ -53,11 +53,11 @@ FORMAT = 1  # bump when the generated host.db changes
 HASH_ONLY = ("import hashlib, sys\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as file:\n"
              "        hashlib.file_digest(file, 'sha256')")
 # The same backup with every fsync a no-op: what it costs when the disk costs nothing (a benchmark's probe only).
-NO_SYNC = ("import os, sys\nos.fsync = lambda descriptor: None\nimport fold_host.filecopy as copy\n"
+NO_SYNC = ("import os, sys\nos.fsync = lambda descriptor: None\nimport fold_host.ops.filecopy as copy\n"
            "copy._start_write_back = lambda *args: None\nfrom fold_host.cli import main\n"
            "sys.argv[0] = 'foldctl'\nsys.exit(main())")
 # The same backup without its copying and hashing: what comes before the first byte is copied, and the manifest.
-NO_COPY = ("import sys\nimport fold_host.backup as backup\nbackup.copy_files = lambda jobs, directory: {}\n"
+NO_COPY = ("import sys\nimport fold_host.ops.backup as backup\nbackup.copy_files = lambda jobs, directory: {}\n"
            "from fold_host.cli import main\nsys.argv[0] = 'foldctl'\nsys.exit(main())")
 NOW = "2026-03-22T08:00:00+08:00"
 
@@ -121,8 +121,8 @@ def time_metrics(path: str, repeats: int, warmups: int) -> dict:
     from starlette.routing import Route
 
     from fold_host.pinboard.app import create_app
-    from fold_host.pinboard.security import Guard
-    from fold_host.pinboard.server import Bind, ServerThread
+    from fold_host.web.security import Guard
+    from fold_host.web.server import Bind, ServerThread
 
     copy: dict = {}
     static = Guard(Starlette(routes=[Route("/static-copy", lambda request: Response(

@@ -38,10 +38,10 @@ from common import bench_dir, paired, process, summarize  # noqa: E402
 from timing import finish  # noqa: E402
 from doc_sections import replace_block  # noqa: E402
 
-from fold_consumers.overview import layout  # noqa: E402
-from fold_consumers.overview.browser import Browser  # noqa: E402
-from fold_consumers.overview.render import render_overview  # noqa: E402
-from fold_consumers.overview.page import PAGE_MARGIN, page_width  # noqa: E402
+from fold_host.overview import layout  # noqa: E402
+from fold_host.overview.browser import Browser  # noqa: E402
+from fold_host.overview.render import render_overview  # noqa: E402
+from fold_host.overview.page import PAGE_MARGIN, page_width  # noqa: E402
 from fold_core.store.file import file_store  # noqa: E402
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     cli = process([python, "-m", "fold_host", "--store", store, "overview", "--out", out, "--now", LATER])
     launch = process([python, "-c", (
         "from playwright.sync_api import sync_playwright\n"
-        "from fold_consumers.overview.browser import LAUNCH_ARGS, chromium_path\n"
+        "from fold_host.overview.browser import LAUNCH_ARGS, chromium_path\n"
         "with sync_playwright() as p:\n"
         "    b = p.chromium.launch(executable_path=chromium_path(), headless=True, args=LAUNCH_ARGS)\n"
         f"    page = b.new_page(viewport={{'width': {width}, 'height': 800}})\n"

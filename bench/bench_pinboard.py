@@ -180,8 +180,8 @@ def measure(path: str, repeats: int, warmups: int) -> dict:
     from starlette.routing import Route
 
     from fold_host.pinboard.app import create_app
-    from fold_host.pinboard.security import Guard
-    from fold_host.pinboard.server import Bind, ServerThread
+    from fold_host.web.security import Guard
+    from fold_host.web.server import Bind, ServerThread
 
     result: dict = {"state": state_facts(path)}
     copy: dict = {}

@@ -64,7 +64,7 @@ def commits(url: str, count: int, warmups: int) -> dict:
 
     from fold_core.store.base import Store
     from fold_core.store.location import compose, parse_url
-    from fold_core.store.postgres import PostgresRecorder
+    from fold_core.store.pg.recorder import PostgresRecorder
 
     name = f"bench-{os.getpid()}-{time.time_ns()}"
     recorder = PostgresRecorder(compose(url, name=name))

@@ -37,10 +37,10 @@ from doc_sections import replace_section  # noqa: E402
 from fold_core.editor_tools import ToolBox  # noqa: E402
 from fold_core.store.file import file_store  # noqa: E402
 from fold_core.timefmt import parse_instant  # noqa: E402
-from fold_host.agents.tools import HostTools  # noqa: E402
-from fold_host.context import build_input  # noqa: E402
+from fold_host.cycle.tools import HostTools  # noqa: E402
+from fold_host.cycle.context import build_input  # noqa: E402
 from fold_host.hostdb import open_host_db  # noqa: E402
-from fold_host.signal import decide_signal  # noqa: E402
+from fold_host.cycle.signal import decide_signal  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTION = "tools"

@@ -152,7 +152,7 @@ def _case_store(database: str, case: Case) -> str:
 
 def _drop(url: str) -> None:
     from fold_core.errors import StoreUnavailable
-    from fold_core.store.postgres import drop_pg_store
+    from fold_core.store.pg.recorder import drop_pg_store
 
     try:
         drop_pg_store(url)

@@ -1,8 +1,6 @@
 """Fold's built-in consumers (contract §12, §13): plugins that read accepted records.
 
 ``briefing``, ``push`` and ``changelog`` are consumer types (with ``items``
-and ``briefing_render`` for what they show); ``overview`` is the visual
-overview's renderer (layout, treemap, card text, the page, the browser). A
-module here imports only ``fold_core`` and this package; the engine that
-delivers records to consumers is the host's (``fold_host.delivery``).
+and ``briefing_render`` for what they show). A module here imports only ``fold_core`` and this package; the engine that
+delivers records to consumers is the host's (``fold_host.cycle.delivery``).
 """

@@ -32,11 +32,13 @@ __all__ = [
     "Poll",
     "TEXT_LIMIT",
     "bound_text",
+    "sender_key",
 ]
 
 TEXT_LIMIT = 4000
 TITLE_LIMIT = 1000
 CHANNEL_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+KEY_LIMIT = 320  # a longer sender or thread is not a key worth keeping
 TRUNCATION_MARK = "…[truncated: {dropped} more characters]"
 
 
@@ -169,3 +171,15 @@ class Poll(BaseModel):
         except (TypeError, ValueError) as error:
             raise ValueError(f"cursor must be plain JSON ({error})") from None
         return value
+
+
+def sender_key(sender: Any) -> str | None:
+    """The address in a ``from`` ("Li Na <li.na@example.com>" → "li.na@example.com"), lower-cased; the whole
+    ``from`` when it names no address; None when empty."""
+    if not isinstance(sender, str):
+        return None
+    text = sender.strip()
+    if "<" in text and text.rstrip().endswith(">"):
+        text = text.rsplit("<", 1)[1].rstrip(" >")
+    text = " ".join(text.lower().split())
+    return text[:KEY_LIMIT] or None

@@ -16,7 +16,7 @@ __all__ = ["BUILTIN_PLUGINS", "RESERVED_NAMES", "load_config", "plugin_manager"]
 
 #: The built-in plugin modules: one per adapter family, consumer and the editors.
 BUILTIN_PLUGINS: tuple[str, ...] = (
-    "fold_host.agents.plugin",
+    "fold_agents.plugin",
     "fold_consumers.briefing",
     "fold_consumers.changelog",
     "fold_consumers.push",

@@ -19,7 +19,7 @@ __all__ = ["create", "describe", "is_url", "open_store", "verify"]
 def open_store(location: str | os.PathLike, budget: int | None = None) -> Store:
     """The ``Store`` at ``location`` (``budget`` only matters when a write creates it)."""
     if is_url(location):
-        from fold_core.store.postgres import postgres_store
+        from fold_core.store.pg.recorder import postgres_store
 
         return postgres_store(location, budget)
     from fold_core.store.file import file_store
@@ -30,7 +30,7 @@ def open_store(location: str | os.PathLike, budget: int | None = None) -> Store:
 def create(location: str | os.PathLike, budget: int) -> tuple[dict, bool]:
     """``init``: ``(meta, created)`` — the store's identity, and whether this call created it."""
     if is_url(location):
-        from fold_core.store.postgres import create_pg_store
+        from fold_core.store.pg.recorder import create_pg_store
 
         return create_pg_store(location, budget)
     from fold_core.store.meta import create_store
@@ -41,7 +41,7 @@ def create(location: str | os.PathLike, budget: int) -> tuple[dict, bool]:
 def verify(location: str | os.PathLike) -> dict:
     """``foldctl verify``: the report of a clean store; raises ``StoreCorrupt`` at the first problem."""
     if is_url(location):
-        from fold_core.store.pg_verify import verify_pg_store
+        from fold_core.store.pg.verify import verify_pg_store
 
         return verify_pg_store(location)
     from fold_core.store.verify import verify_store

@@ -41,7 +41,7 @@ def migrate_store(source: str, target: str) -> dict:
         count = session.state.event_seq
         lines = record_lines(source, session)
         if is_url(target):
-            from fold_core.store.pg_bulk import load_records
+            from fold_core.store.pg.bulk import load_records
 
             load_records(target, meta["budget"], meta["created_at"], lines)
         else:

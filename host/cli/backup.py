@@ -1,6 +1,6 @@
 """``foldctl backup`` and ``foldctl restore`` (contract §11.2): an online copy of a store, and back.
 
-``backup --out DIR`` works while the daemon runs (see ``fold_host.backup``);
+``backup --out DIR`` works while the daemon runs (see ``fold_host.ops.backup``);
 ``restore BACKUP --store NEWDIR`` refuses a non-empty target (exit 2),
 checks every file's digest (exit 4 on a damaged backup) and verifies the
 restored store.
@@ -49,7 +49,7 @@ def _now() -> str:
 
 
 def run_backup(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_host.backup import backup
+    from fold_host.ops.backup import backup
 
     manifest = backup(resolve_store(args.store), args.out, now=_now())
     return {"ok": True, "out": args.out, **manifest}, 0
@@ -57,7 +57,7 @@ def run_backup(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_restore(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.errors import UsageError
-    from fold_host.backup import restore
+    from fold_host.ops.backup import restore
 
     if not args.store:
         raise UsageError("restore needs --store NEWDIR: the new store's directory (it must not hold anything)")

@@ -54,7 +54,7 @@ def run_brief(args: argparse.Namespace) -> tuple[dict, int]:
     store_dir = resolve_store(args.store, url_ok=True)
     store = open_store(store_dir)
     document = store.state_document(now=now).document
-    from fold_host.fallback import editor_status
+    from fold_host.cycle.fallback import editor_status
     from fold_host.hostdb import open_host_db
 
     with open_host_db(store_dir) as db:

@@ -82,9 +82,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
-    from fold_host.cycle import Host, tick
-    from fold_host.presence import presence
-    from fold_host.retention import retain
+    from fold_host.cycle.pipeline import Host, tick
+    from fold_host.daemon.presence import presence
+    from fold_host.daemon.retention import retain
 
     config = load_config(config_given())
     location = resolve_store(args.store, url_ok=True)
@@ -108,14 +108,14 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.plugins import load_config
-    from fold_host.service import run
+    from fold_host.daemon.service import run
 
     given = config_given()
     config = load_config(given)
     store_dir = resolve_store(args.store, url_ok=True)
     if not args.serve:
         return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
-    from fold_host.pinboard.server import ServerThread, from_config
+    from fold_host.web.server import ServerThread, from_config
 
     with ServerThread(*from_config(config, store_dir)) as pinboard:
         explain(f"foldctl run: the Pinboard at {pinboard.url}")
@@ -143,14 +143,14 @@ def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.cli.common import resolve_now
-    from fold_host.feedback import save_feedback
+    from fold_host.cycle.feedback import save_feedback
 
     return save_feedback(resolve_store(args.store, url_ok=True), args.item, args.meaning, args.value, args.until,
                          resolve_now(args.now))
 
 
 def run_doctor(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_host.doctor import diagnose
+    from fold_host.ops.doctor import diagnose
 
     document = diagnose(config_given(), args.store, now=args.now, probe=args.probe)
     return document, 0 if document["ok"] else 1

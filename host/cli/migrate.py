@@ -1,6 +1,6 @@
 """``foldctl migrate --from A --to B [--name N]``: move a store and its host state (contract §7, §11.2).
 
-Argparse only here; the work is ``fold_host.moving``.
+Argparse only here; the work is ``fold_host.ops.moving``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def run_migrate(args) -> tuple[dict, int]:
     import os
 
     from fold_core.cli.common import store_location
-    from fold_host.moving import move, with_name
+    from fold_host.ops.moving import move, with_name
 
     source = store_location(os.path.expanduser(args.source), "--from")
     target = store_location(os.path.expanduser(args.target), "--to")

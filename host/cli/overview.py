@@ -3,7 +3,7 @@
 Capture once, under the store's shared lock: the state at the current
 event_seq c, the baseline state at ``--diff-from`` b (a replay of the log up to
 b), the revision, and ``now``. The lock is released before anything is drawn;
-the picture is made from that immutable capture (``fold_consumers.overview.layout``),
+the picture is made from that immutable capture (``fold_host.overview.layout``),
 so a commit during the screenshot cannot leak into it, and the picture says
 which event it shows.
 
@@ -70,7 +70,7 @@ def _words(values: list[str] | None) -> tuple[str, ...] | None:
 
 
 def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_consumers.overview import layout
+    from fold_host.overview import layout
 
     now = resolve_now(args.now)
     path = resolve_store(args.store, url_ok=True)
@@ -96,7 +96,7 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
     shot = layout.capture(state, now=now, baseline=baseline)
     drawn = layout.layout(shot, query)
 
-    from fold_consumers.overview.render import render_overview
+    from fold_host.overview.render import render_overview
 
     return render_overview(drawn, args.out, executable=args.chromium, html=args.html), 0
 
@@ -120,7 +120,7 @@ def _capture(path: str, diff_from: int | None):
 
 def _explain(out: str, error: dict, message: str) -> None:
     """A failure before any rendering still leaves its explanation under --out (never an old image)."""
-    from fold_consumers.overview.render import explain_failure
+    from fold_host.overview.render import explain_failure
 
     try:
         where = explain_failure(out, error, message)

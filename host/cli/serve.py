@@ -34,7 +34,7 @@ def register(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_host.pinboard.server import from_config, listen, serve_socket
+    from fold_host.web.server import from_config, listen, serve_socket
     from fold_host.plugins import load_config
 
     from fold_core.store.locate import describe

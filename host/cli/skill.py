@@ -4,7 +4,7 @@ The editor's instructions. Text (the Markdown itself) is the default whatever
 stdout is, since the instructions are meant to be read or piped into another
 editor; ``--format json`` gives ``{"lang", "skill", "output_schema"}``.
 ``--format agent-skill --out DIR`` writes the same text as an Agent Skill
-folder (``fold_host.skill.agent_skill``: ``SKILL.md`` with its front matter,
+folder (``fold_host.cli.agent_skill``: ``SKILL.md`` with its front matter,
 references of the MCP tools and of the commands), named after ``DIR``, and
 answers ``{"ok", "out", "name", "lang", "files"}``. Light to import: the
 skill package is loaded only when the command runs.
@@ -52,7 +52,7 @@ def _write_agent_skill(out: str, lang: str) -> dict:
     import os
 
     from fold_core.errors import UsageError
-    from fold_host.skill.agent_skill import NAME_RULE, skill_files
+    from fold_host.cli.agent_skill import NAME_RULE, skill_files
 
     folder = os.path.abspath(os.path.expanduser(out))
     name = os.path.basename(folder)

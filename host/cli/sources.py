@@ -209,7 +209,7 @@ def run_import(args: argparse.Namespace) -> tuple[dict, int]:
 
     from fold_adapters.feeds.opml import OpmlError, read_opml_file
     from fold_core.errors import UsageError
-    from fold_host.opml_import import adapter_block, append_checked
+    from fold_host.ops.opml_import import adapter_block, append_checked
 
     try:
         refs, notes = read_opml_file(Path(args.file))

@@ -36,9 +36,9 @@ def skill_digest(lang: str) -> str:
 
 def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
     """One scenario in a fresh temporary store; never raises for the editor's failures."""
-    from fold_host.cycle import OUTCOMES, Host
-    from fold_host.editor import ask_editor
-    from fold_host.windows import open_window
+    from fold_host.cycle.pipeline import OUTCOMES, Host
+    from fold_host.cycle.editor import ask_editor
+    from fold_host.cycle.windows import open_window
 
     with tempfile.TemporaryDirectory(prefix="fold-eval-") as folder:
         store_dir = str(Path(folder) / "store")

@@ -38,7 +38,7 @@ __all__ = ["FILE_NAME", "MIGRATIONS", "ClaimLost", "ConsumerMemory", "HostDB", "
            "retry_pause"]
 
 _LAZY = {"ConsumerMemory": "database", "HostDB": "database", "host_db_exists": "database",
-         "open_host_db": "database", "retry_pause": "database", "ClaimLost": "pg_shared"}
+         "open_host_db": "database", "retry_pause": "database", "ClaimLost": "pg.shared"}
 
 
 def __getattr__(name: str):

@@ -36,7 +36,7 @@ def open_host_db(store_dir: str | os.PathLike, *, create: bool = True):
     ``create=False``: only an existing host.db (``StoreUnavailable`` when there is none).
     """
     if is_url(store_dir):
-        from fold_host.hostdb.pg import open_pg_host_db
+        from fold_host.hostdb.pg.database import open_pg_host_db
 
         return open_pg_host_db(store_dir)
     if create:
@@ -47,7 +47,7 @@ def open_host_db(store_dir: str | os.PathLike, *, create: bool = True):
 def host_db_exists(location: str | os.PathLike) -> bool:
     """Whether the store at ``location`` has a host database yet (nothing is created)."""
     if is_url(location):
-        from fold_host.hostdb.pg import pg_host_db_exists
+        from fold_host.hostdb.pg.database import pg_host_db_exists
 
         return pg_host_db_exists(location)
     return os.path.exists(os.path.join(location, FILE_NAME))

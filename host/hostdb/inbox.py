@@ -16,7 +16,7 @@ from typing import Any
 
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import instant_key, parse_instant
-from fold_host.bounded import backoff
+from fold_core.bounded import backoff
 from fold_host.hostdb.watch import count_in
 
 __all__ = ["InboxTables", "retry_pause"]

@@ -4,7 +4,7 @@ One host works on a store directory (``hostlock``), so there is at most one
 open window: it and its commit intent are two ``host_meta`` facts, and every
 lease is granted at once, every consumer's turn is this host's. The PostgreSQL host database, shared by several
 hosts, keeps one claimed row per window and real leases instead
-(``pg_shared``); ``fold_host.windows``, the poller and the delivery use the
+(``pg_shared``); ``fold_host.cycle.windows``, the poller and the delivery use the
 same methods on both.
 """
 

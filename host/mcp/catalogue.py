@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fold_core.shares import KINDS, WEIGHTS
-from fold_host.feedback import MEANINGS
+from fold_host.cycle.feedback import MEANINGS
 
 __all__ = ["HISTORY_LIMIT", "RESOURCES", "RESOURCE_TEMPLATES", "TOOLS", "Resource", "Tool", "tool"]
 

@@ -25,8 +25,8 @@ import json
 import os
 
 from fold_core.errors import UsageError
-from fold_host.pinboard.security import is_loopback
-from fold_host.pinboard.server import Bind, listen, serve_socket
+from fold_host.web.security import is_loopback
+from fold_host.web.server import Bind, listen, serve_socket
 
 __all__ = ["ENDPOINT", "BearerGuard", "http_app", "read_token", "resolve_bind", "serve"]
 

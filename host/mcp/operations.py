@@ -4,7 +4,7 @@
 documents as the ``foldctl`` commands whose paths the tools take —
 ``fold_state`` / ``fold_item`` the §8 state document (``Store.state_document``),
 ``fold_history`` ``Store.history``, ``fold_annotate`` ``Store.annotate``,
-``fold_feedback`` ``fold_host.feedback.save_feedback``, ``fold_observation``
+``fold_feedback`` ``fold_host.cycle.feedback.save_feedback``, ``fold_observation``
 ``foldctl inbox show``'s reading of host.db, ``fold_report`` the inbox. A failure is never an exception:
 arguments against the tool's schema, a kernel rejection, an unknown item or
 observation, a read-only server, a store that is missing, busy or corrupt —
@@ -187,7 +187,7 @@ class FoldDesk:
         return answer.document, answer.exit_code == 0
 
     def _fold_feedback(self, arguments: dict) -> tuple[dict, bool]:
-        from fold_host.feedback import save_feedback
+        from fold_host.cycle.feedback import save_feedback
 
         document, code = save_feedback(self.store_dir, arguments["item"], arguments["meaning"],
                                        arguments.get("value"), arguments.get("until"), self.now(), via="mcp")

@@ -35,7 +35,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from fold_host.pinboard.board import BoardQuery, board
-from fold_host.pinboard.security import Guard
+from fold_host.web.security import Guard
 
 __all__ = ["Pinboard", "create_app"]
 
@@ -75,7 +75,7 @@ class Pinboard:
             return self.store.annotate(item=item, text=text, author="user", now=now)
 
     def feedback(self, item: str, meaning: str, value: str | None, until: str | None, now: str):
-        from fold_host.feedback import save_feedback
+        from fold_host.cycle.feedback import save_feedback
 
         with self._lock:  # save_feedback reads the store through its own lock: not beside ours
             return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
@@ -148,7 +148,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
 def _environment(words):
     import jinja2
 
-    from fold_consumers.overview.page import TEMPLATES, _px
+    from fold_host.overview.page import TEMPLATES, _px
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
@@ -165,7 +165,7 @@ def card_line(words):
     """A card's line in the page's language: the weight and kind of its head, the words of its times."""
     import re
 
-    from fold_consumers.overview.layout import KINDS, WEIGHTS
+    from fold_host.overview.layout import KINDS, WEIGHTS
 
     global _TIMES
     if _TIMES is None:
@@ -194,7 +194,7 @@ def card_line(words):
 
 
 def _stylesheet() -> str:
-    from fold_consumers.overview.page import stylesheet
+    from fold_host.overview.page import stylesheet
 
     return stylesheet(960) + "\n" + (HERE / "static" / "pinboard.css").read_text(encoding="utf-8")
 

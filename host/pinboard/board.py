@@ -1,7 +1,7 @@
 """The board: every layer as its budget rectangle, for two screen sizes (contract §12, §13).
 
 ``board(state, now, query)`` lays the captured state out twice with the
-overview's pure geometry (``fold_consumers.overview.layout``): once on a wide canvas
+overview's pure geometry (``fold_host.overview.layout``): once on a wide canvas
 and once on a narrow one. The page shows one of them by a CSS media query
 (a phone gets rectangles whose cards are big enough for a line of text,
 instead of the wide picture shrunk), with the same card area = share/budget,
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from fold_consumers.overview.cardtext import fits
-from fold_consumers.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
+from fold_host.overview.cardtext import fits
+from fold_host.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
 
 __all__ = ["CANVASES", "Board", "BoardQuery", "board", "fold_lines"]
 

@@ -32,8 +32,8 @@ import threading
 from dataclasses import fields
 from operator import attrgetter
 
-from fold_consumers.overview.cardtext import CARD_FIELDS, card_facts
-from fold_consumers.overview.layout import Box
+from fold_host.overview.cardtext import CARD_FIELDS, card_facts
+from fold_host.overview.layout import Box
 
 __all__ = ["Fragments"]
 

@@ -2,7 +2,7 @@
 
 Each form goes through the same code path as its command — an annotation is
 ``Store.annotate`` (what ``foldctl annotate`` calls), feedback is
-``fold_host.feedback.save_feedback`` (what ``foldctl feedback`` calls) — and
+``fold_host.cycle.feedback.save_feedback`` (what ``foldctl feedback`` calls) — and
 nothing else: the Pinboard never writes an item field. The page then says
 what happens next (``annotation_notice``, ``feedback_notice``) or shows the
 refusal beside the form (``refusal``: the kernel's or the feedback check's

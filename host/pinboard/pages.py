@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, urlsplit
 
-from fold_consumers.overview.layout import Query, capture, layout
+from fold_host.overview.layout import Query, capture, layout
 from fold_host.pinboard.board import fold_lines
 
 __all__ = ["HISTORY_FIELDS", "changes", "item_history", "item_page", "observation_link", "source_link"]

@@ -16,14 +16,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from fold_consumers.overview.layout import KINDS, WEIGHTS
+from fold_host.overview.layout import KINDS, WEIGHTS
 from fold_core.errors import StoreError, UsageError
 from fold_core.timefmt import parse_instant
 from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
 from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
-from fold_host.pinboard.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
+from fold_host.web.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
 
 __all__ = ["Pages"]
 

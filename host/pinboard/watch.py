@@ -2,9 +2,9 @@
 
 ``/healthz`` answers ``{"ok": true, "checks": {...}}`` with 200 when the store
 reads and the daemon is well, and the same shape with ``"ok": false`` and
-503 otherwise (``fold_host.health``): what Uptime Kuma, a load balancer or a
+503 otherwise (``fold_host.daemon.health``): what Uptime Kuma, a load balancer or a
 container's health check wants. ``/metrics`` is the Prometheus text format
-(``fold_host.metrics``), read at scrape time; ``prometheus_client`` is
+(``fold_host.ops.metrics``), read at scrape time; ``prometheus_client`` is
 imported on the first scrape.
 """
 
@@ -26,7 +26,7 @@ class Watch:
         self._lock = threading.Lock()
 
     def healthz(self, request) -> Response:
-        from fold_host.health import health
+        from fold_host.daemon.health import health
 
         pinboard = self.pinboard
         ok, checks = health(pinboard.store_dir, pinboard.state, pinboard.now())
@@ -39,7 +39,7 @@ class Watch:
 
         with self._lock:
             if self._registry is None:
-                from fold_host.metrics import registry_for
+                from fold_host.ops.metrics import registry_for
 
                 self._registry = registry_for(self.pinboard.store_dir, self.pinboard.state)
             try:

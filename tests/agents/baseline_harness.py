@@ -8,7 +8,7 @@ check its answers the way the contract says the host must (§9).
 from __future__ import annotations
 
 from fold_core.plugin_api import AgentRequest, Correction
-from fold_host.agents.baseline import BaselineBackend
+from fold_agents.baseline.editor import BaselineBackend
 from fold_host.skill import load_skill
 
 DISPOSITIONS = {"noise", "duplicate", "used", "deferred"}

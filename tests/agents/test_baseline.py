@@ -9,8 +9,8 @@ import random
 import pytest
 
 from fold_core.store.memory import memory_store
-from fold_host.agents.baseline import propose_baseline
-from fold_host.agents.baseline_rules import summary_line, thread_item_id, title_line
+from fold_agents.baseline.editor import propose_baseline
+from fold_agents.baseline.rules import summary_line, thread_item_id, title_line
 from tests.agents.baseline_harness import Editor, agent_input, disposition_errors
 
 NOW = "2026-10-09T08:00:00+08:00"

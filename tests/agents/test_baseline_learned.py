@@ -3,7 +3,7 @@ lower, one the user acts on one step higher; the thread's counts come first; noi
 
 from __future__ import annotations
 
-from fold_host.agents.baseline import propose_baseline
+from fold_agents.baseline.editor import propose_baseline
 
 NOW = "2026-10-09T08:00:00+08:00"
 

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fold_host.agents.baseline_dates import cn_number, find_dates
-from fold_host.agents.baseline_mail import judge, plain_claims, read_message
-from fold_host.agents.baseline_match import matter_of, news_in, resent, same_matter
+from fold_agents.baseline.dates import cn_number, find_dates
+from fold_agents.baseline.mail import judge, plain_claims, read_message
+from fold_agents.baseline.match import matter_of, news_in, resent, same_matter
 
 CST = timezone(timedelta(hours=8))
 FRIDAY = datetime(2026, 10, 9, 8, 0, tzinfo=CST)  # a Friday morning

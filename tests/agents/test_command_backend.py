@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction
-from fold_host.agents.command import CommandBackend
+from fold_agents.command import CommandBackend
 
 EDITOR = str(Path(__file__).parents[1] / "fixtures" / "command_editor.py")
 INPUT = {"now": "2026-10-09T08:00:00+08:00", "batch_id": "b-1",

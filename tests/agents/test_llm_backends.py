@@ -7,8 +7,8 @@ import json
 import pytest
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction
-from fold_host.agents.anthropic import AnthropicBackend
-from fold_host.agents.openai import OpenAIBackend
+from fold_agents.llm.anthropic import AnthropicBackend
+from fold_agents.llm.openai import OpenAIBackend
 from fold_host.skill import load_skill
 from tests.support.llm_servers import LLMServer, delay, refused_url, respond, status, text
 

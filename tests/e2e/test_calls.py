@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fold_host.editor import skill_digest
+from fold_host.cycle.editor import skill_digest
 from fold_host.skill import load_skill
 from tests.support.host_workspace import Workspace
 from tests.support.llm_servers import LLMServer, status, text

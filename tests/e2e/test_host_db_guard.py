@@ -168,8 +168,8 @@ def test_a_poll_landing_after_the_citations_were_learned_offers_nothing_again(tm
     it opens its window. What the records cite must be settled by then, not offered to the editor again."""
     from datetime import datetime, timedelta
 
-    from fold_host.citations import settle_cited
-    from fold_host.cycle import Host
+    from fold_host.cycle.citations import settle_cited
+    from fold_host.cycle.pipeline import Host
     from fold_host.plugins import load_config
 
     ws = Workspace(tmp_path, script=["track"])

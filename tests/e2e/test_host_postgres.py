@@ -112,7 +112,7 @@ def test_the_pinboard_on_a_store_url(url, tmp_path):
     import httpx
 
     from fold_host.pinboard.app import create_app
-    from fold_host.pinboard.server import Bind, ServerThread
+    from fold_host.web.server import Bind, ServerThread
 
     ws = Workspace(tmp_path, script=["track"], store_url=url)
     ws.feed("mail", mail(1))

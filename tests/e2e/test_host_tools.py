@@ -195,8 +195,8 @@ def test_a_server_that_refuses_tools_is_asked_without_them(tmp_path, server):
 
 def test_the_backend_remembers_a_refusal_and_other_errors_do_not_turn_tools_off(tmp_path, server):
     from fold_core.plugin_api import AgentRequest, AgentUnavailable
-    from fold_host.agents.openai import OpenAIBackend, OpenAISettings
-    from fold_host.agents.tools import HostTools
+    from fold_agents.llm.openai import OpenAIBackend, OpenAISettings
+    from fold_host.cycle.tools import HostTools
 
     request = AgentRequest({"events": []}, "skill", tools=HostTools(tmp_path, NOW))
     keeps = OpenAIBackend(OpenAISettings(model="m", base_url=server.openai_url))

@@ -18,7 +18,7 @@ import sqlite3
 
 import pytest
 
-from fold_host.hostlock import host_running
+from fold_host.daemon.hostlock import host_running
 from tests.e2e.test_host_process import killed_after_commit, mail, wait_for
 from tests.support.host_workspace import Workspace
 

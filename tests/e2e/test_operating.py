@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import open_host_db
-from fold_host.hostlock import HostLock
+from fold_host.daemon.hostlock import HostLock
 from tests.e2e.test_host_process import mail, wait_for
 from tests.support.ports import free_port
 from tests.support.host_workspace import Workspace

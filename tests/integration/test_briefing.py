@@ -13,7 +13,7 @@ import pytest
 
 from fold_consumers.briefing import build_briefing
 from fold_consumers.briefing_render import render
-from fold_host.delivery import deliver_all
+from fold_host.cycle.delivery import deliver_all
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
 

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from fold_host.delivery import deliver_all, register_new
+from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.hostdb import open_host_db
 
 from consumer_support import annotate, commit, instance

@@ -88,7 +88,7 @@ def test_a_secret_may_be_a_file_only_its_owner_can_read(tmp_path):
 
 
 def test_the_pinboard_takes_its_token_from_a_file(tmp_path):
-    from fold_host.pinboard.server import resolve_bind
+    from fold_host.web.server import resolve_bind
 
     token = tmp_path / "token"
     token.write_text("a-long-random-token-for-tests\n")
@@ -128,7 +128,7 @@ def sentence_templates() -> set[str]:
 def page_templates() -> set[str]:
     found = set()
     for path in [*sorted((ROOT / "host/pinboard/templates").glob("*.j2")),
-                 ROOT / "consumers/overview/templates/boxes.html.j2"]:
+                 ROOT / "host/overview/templates/boxes.html.j2"]:
         found |= set(TEMPLATE_CALL.findall(path.read_text(encoding="utf-8")))
     return found
 
@@ -216,7 +216,7 @@ def test_one_language_and_zone_for_every_view_a_person_reads(tmp_path):
     """Text views, the briefing and the Pinboard: [host] language else English, [host] timezone else UTC."""
     from starlette.testclient import TestClient
 
-    from fold_host.pinboard.server import from_config
+    from fold_host.web.server import from_config
     from fold_host.plugins import load_config
     from tests.support.host_workspace import Workspace
 

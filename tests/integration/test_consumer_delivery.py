@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from fold_host.delivery import deliver_all, register_new
+from fold_host.cycle.delivery import deliver_all, register_new
 from fold_core.plugin_api import Consumer, StateView
 from fold_core.store.base import Recorder, Session, Store
 from fold_host.hostdb import open_host_db

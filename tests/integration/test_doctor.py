@@ -14,7 +14,7 @@ import os
 import time
 
 from fold_host.hostdb import open_host_db
-from fold_host.hostlock import HostLock
+from fold_host.daemon.hostlock import HostLock
 from tests.support.dovecot import PASSWORD
 from tests.support.ports import free_port
 from tests.support.host_workspace import Workspace

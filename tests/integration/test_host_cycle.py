@@ -243,7 +243,7 @@ def test_backoff_doubles_up_to_the_cap_and_never_gives_up():
     from datetime import timedelta
 
     from fold_core.observation import Health
-    from fold_host.sources import next_delay
+    from fold_host.cycle.sources import next_delay
 
     every, failed = timedelta(minutes=5), Health.failed("network", "down")
     delays = [next_delay(every, n, failed) for n in range(0, 8)]

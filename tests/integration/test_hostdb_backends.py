@@ -152,7 +152,7 @@ def test_reminders_and_meta(location):
 
 
 def test_the_open_window_and_its_intent(location):
-    from fold_host.hostdb.pg import open_pg_host_db
+    from fold_host.hostdb.pg.database import open_pg_host_db
 
     def opened():
         if location.startswith("postgresql"):
@@ -174,7 +174,7 @@ def test_the_open_window_and_its_intent(location):
 
 
 def test_what_feedback_teaches(location):
-    from fold_host.learning import learned_for, learning_for
+    from fold_host.cycle.learning import learned_for, learning_for
 
     with open_host_db(location) as db:
         mail = Observation(id="mail:1", source="mail", channel="email", sender="Boss <boss@example.org>",
@@ -208,7 +208,7 @@ def test_both_schemas_and_the_move_know_every_table_and_column(tmp_path, postgre
 
     from fold_core.store.location import parse_url
     from fold_host.hostdb.move import HOST_TABLES
-    from fold_host.hostdb.pg_schema import schema_name
+    from fold_host.hostdb.pg.schema import schema_name
 
     open_host_db(tmp_path).close()
     lite = sqlite3.connect(tmp_path / "host.db")

@@ -16,7 +16,7 @@ import pytest
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import ClaimLost
-from fold_host.hostdb.pg import open_pg_host_db
+from fold_host.hostdb.pg.database import open_pg_host_db
 
 NOW = "2026-10-09T08:00:00+08:00"
 SHORT = 0.3  # seconds: a lease that a test waits out

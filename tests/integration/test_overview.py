@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from conftest import missing_component, require_component
-from fold_consumers.overview import layout
-from fold_consumers.overview.render import render_overview
+from fold_host.overview import layout
+from fold_host.overview.render import render_overview
 from fold_core.store.file import file_store
 from tests.support.states import views_and_members
 
@@ -88,7 +88,7 @@ def shares_of(path: Path) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def browser():
-    from fold_consumers.overview.browser import Browser
+    from fold_host.overview.browser import Browser
 
     require_component(CHROMIUM, "chromium")
     fonts = subprocess.run(["fc-list", ":family=Noto Sans CJK SC"], capture_output=True, text=True).stdout

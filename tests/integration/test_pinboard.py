@@ -25,7 +25,7 @@ import pytest
 
 from conftest import missing_component, require_component
 from fold_host.pinboard.app import create_app
-from fold_host.pinboard.server import Bind, ServerThread
+from fold_host.web.server import Bind, ServerThread
 from fold_core.store.file import file_store
 from tests.support.ports import free_port
 from tests.support.states import views_and_members

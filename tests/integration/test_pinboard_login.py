@@ -16,8 +16,8 @@ import pytest
 
 from fold_core.store.file import create_store
 from fold_host.pinboard.app import create_app
-from fold_host.pinboard.security import LoginThrottle
-from fold_host.pinboard.server import Bind, ServerThread
+from fold_host.web.security import LoginThrottle
+from fold_host.web.server import Bind, ServerThread
 
 SECRET = "a-long-test-token-0123456789"
 

@@ -20,7 +20,7 @@ from fold_core.observation import Observation
 from fold_core.store.file import file_store
 from fold_host.hostdb import open_host_db
 from fold_host.pinboard.app import create_app
-from fold_host.pinboard.server import Bind, ServerThread
+from fold_host.web.server import Bind, ServerThread
 
 NOW = "2026-10-09T08:00:00+08:00"
 CLOCK = datetime(2026, 10, 9, 9, 0, tzinfo=ZoneInfo("Asia/Shanghai"))

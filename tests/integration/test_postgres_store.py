@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from fold_core.store.location import parse_url
-from fold_core.store.postgres import PostgresRecorder, postgres_store
+from fold_core.store.pg.recorder import PostgresRecorder, postgres_store
 from tests.support.postgres import SECRET_PASSWORD, SECRET_ROLE
 from tests.support.stores import foldctl
 

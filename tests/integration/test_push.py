@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fold_host.delivery import deliver_all, register_new
+from fold_host.cycle.delivery import deliver_all, register_new
 from fold_consumers.push import in_quiet_hours
 from fold_host.hostdb import open_host_db
 
@@ -129,7 +129,7 @@ def test_at_most_one_duplicate_after_a_crash_between_send_and_record(env):
         import sys
         sys.path.insert(0, {str(REPO / 'tests' / 'integration')!r})
         from consumer_support import instance
-        from fold_host.delivery import deliver_all
+        from fold_host.cycle.delivery import deliver_all
         from fold_host.hostdb import open_host_db
         push = instance("phone", "push", {str(env.tmp)!r}, urls_env="FOLD_TEST_PUSH_URLS", min_weight="high")
         with open_host_db({str(env.store)!r}) as db:

@@ -164,7 +164,7 @@ MUTATIONS += (
     Mutation("direct-parse-takes-multipart", "adapters/mail/policy.py",
              'if message.get_content_maintype() in ("multipart", "message"):',
              'if message.get_content_maintype() in ("message",):', MAIL_PARSE_TESTS),
-    Mutation("card-facts-without-due", "consumers/overview/cardtext.py",
+    Mutation("card-facts-without-due", "host/overview/cardtext.py",
              "        return _FACTS(view)  # a §8 item view has them all",
              "        return _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
 )
@@ -189,7 +189,7 @@ MUTATIONS += (
              "text) VALUES (new.seq,",
              "ON observations BEGIN\n        INSERT INTO observation_text (rowid, title, text) VALUES (new.seq,",
              ("tests/integration/test_hostdb_search.py",)),
-    Mutation("copy-step-restarts-at-zero", "host/filecopy.py",
+    Mutation("copy-step-restarts-at-zero", "host/ops/filecopy.py",
              "done = os.copy_file_range(job.source, target, count, offset)",
              "done = os.copy_file_range(job.source, target, count, offset % WRITE_BACK)", COPY_TESTS),
 )

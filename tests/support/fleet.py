@@ -201,7 +201,7 @@ class Fleet:
 
         from fold_core.store.locate import open_store, verify
         from fold_core.store.location import parse_url
-        from fold_host.hostdb.pg_schema import schema_name
+        from fold_host.hostdb.pg.schema import schema_name
 
         location = parse_url(self.url)
         with psycopg.connect(location.conninfo, autocommit=True) as conn:

@@ -129,12 +129,12 @@ class PostgresBackend(Backend):
         return self.cluster.url(store=f"t{os.getpid()}-{next(_NAMES)}")
 
     def recorder(self, location: str, budget: int | None = None):
-        from fold_core.store.postgres import PostgresRecorder
+        from fold_core.store.pg.recorder import PostgresRecorder
 
         return PostgresRecorder(location, budget)
 
     def create(self, location: str, budget: int = 64) -> None:
-        from fold_core.store.postgres import create_pg_store
+        from fold_core.store.pg.recorder import create_pg_store
 
         create_pg_store(location, budget)
 

@@ -1,4 +1,4 @@
-"""``fold_host.filecopy``: the bytes a backup or a restore writes, and the digests it answers, on real files.
+"""``fold_host.ops.filecopy``: the bytes a backup or a restore writes, and the digests it answers, on real files.
 
 Large files go through their own copying and hashing threads in steps (with
 the disk asked to write each step as it is copied); small ones are done on
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fold_core.errors import StoreCorrupt
-from fold_host.filecopy import SMALL, WRITE_BACK, Produced, Range, copy_files
+from fold_host.ops.filecopy import SMALL, WRITE_BACK, Produced, Range, copy_files
 
 
 def source(path: Path, size: int) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from fold_host.health import STALE_AFTER, daemon_check
+from fold_host.daemon.health import STALE_AFTER, daemon_check
 
 NOW = datetime(2026, 10, 9, 8, 0, tzinfo=timezone(timedelta(hours=8)))
 

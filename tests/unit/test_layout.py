@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from fold_consumers.overview import layout
-from fold_consumers.overview.cardtext import card_lines, fits
-from fold_consumers.overview.treemap import aspect, layer_tiles, squarify, strip
+from fold_host.overview import layout
+from fold_host.overview.cardtext import card_lines, fits
+from fold_host.overview.treemap import aspect, layer_tiles, squarify, strip
 from fold_core.store import memory_store
 
 NOW = "2026-10-09T08:00:00+08:00"
@@ -241,12 +241,12 @@ def test_fit_estimate():
 
 def test_layout_and_state_reads_do_not_import_the_browser():
     code = (
-        "import sys, fold_consumers.overview.layout\n"
+        "import sys, fold_host.overview.layout\n"
         "from fold_host.cli import build_parser\n"
         "build_parser()\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('playwright', 'jinja2', 'greenlet'))\n"
         "assert not heavy, heavy\n"
-        "assert 'fold_consumers.overview.render' not in sys.modules\n"
+        "assert 'fold_host.overview.render' not in sys.modules\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

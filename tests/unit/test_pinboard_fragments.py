@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from starlette.testclient import TestClient
 
-from fold_consumers.overview import cardtext, layout, treemap
-from fold_consumers.overview.cardtext import CARD_FIELDS, FIELDS, card_text
-from fold_consumers.overview.layout import Box
+from fold_host.overview import cardtext, layout, treemap
+from fold_host.overview.cardtext import CARD_FIELDS, FIELDS, card_text
+from fold_host.overview.layout import Box
 from fold_core import timefmt
 from fold_core.kernel import state_document
 from fold_core.store.file import file_store

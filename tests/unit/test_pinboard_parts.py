@@ -14,8 +14,8 @@ import pytest
 from fold_host.pinboard.board import BoardQuery, board
 from fold_host.pinboard.inputs import parse_form, resolve_until, text_field
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
-from fold_host.pinboard.security import Csrf, is_loopback
-from fold_host.pinboard.server import resolve_bind
+from fold_host.web.security import Csrf, is_loopback
+from fold_host.web.server import resolve_bind
 from fold_core.errors import UsageError
 from fold_core.store import memory_store
 

@@ -1,0 +1,178 @@
+"""The baseline editor's answers to the user and to time: feedback, reminders, annotations, reviews.
+
+``Attention`` is the part of the baseline planner that does not read mail:
+
+* feedback — ``ack`` follows the feedback policy ("kept by value": no change;
+  "notification centre": trace; none given: one step down, the assumption
+  said in the reason); ``snooze`` lowers to low and keeps the due date;
+  ``decide`` / ``input`` / ``act`` write the user's words into the summary;
+  ``decide`` and ``input`` end the wait for the user, ``act`` covers only what
+  it names (a request stays needs-you when the user says only part is done);
+* a reminder raises its target to at least high (restoring it if withdrawn);
+* a pending annotation is acknowledged only when the batch adjusts its item
+  to it: raised or lowered by its words, marked as the user's plan, or its text
+  written into the summary;
+* every round, items the batch leaves alone are judged against time: a stale
+  basis or a past due date is rewritten once as "last known …, to be
+  verified" (never withdrawn or lowered for it), and a request due within two
+  days is raised to high. Zero events decide nothing in advance: without such
+  items the batch is empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from fold_core.timefmt import parse_instant
+from fold_agents.baseline.terms import AUTOPAY, words
+from fold_agents.baseline.plan import BUNDLE_IDS
+from fold_agents.baseline.rules import heavier, lighter_by_one, line
+
+__all__ = ["Attention", "clean_sources", "merge_sources"]
+
+_MAX_SOURCES = 32
+_KEEP = words("保留", "按价值", "仍", "keep", "kept", "retain", "stays", "remain")
+_DROP = words("不再占位", "通知中心", "撤下", "不再显示", "notification centre", "notification center", "dismiss",
+              "remove", "no longer")
+_PARTLY = words("部分", "其中", "还差", "还剩", "剩下", "还没", "只", "先", "一份", "一张", "partly", "part of", "some of",
+                "one of", "still", "remaining", "except", "but not", "only")
+_RAISE = words("重要", "优先", "紧急", "置顶", "关注", "别忘", "urgent", "important", "priority", "asap", "don't forget")
+_LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "别管", "不急", "以后再说", "不用再提醒", "别再提醒", "不用提醒",
+               "无需提醒", "不要再提醒", "not important", "ignore", "don't care", "not needed", "no rush", "later",
+               "don't remind", "no need to remind", "stop reminding")
+_MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
+
+
+class Attention:
+    """Feedback, reminders, annotations and the time review of the baseline planner (a mixin)."""
+
+    # -- feedback and reminders ------------------------------------------------------------
+
+    def feedback(self, event: Mapping[str, Any]) -> None:
+        feedback = event["feedback"]
+        target = self.resolve(feedback.get("target"), restore=False)
+        if target is None:
+            self._dispose(event["id"], "deferred", self.words("target_gone", item=feedback.get("target")), [])
+            return
+        item_id = target[0]
+        meaning = feedback.get("meaning")
+        current = self.changes.get(item_id)
+        weight = current.weight if current else self.known.active[item_id]["weight"]
+        lowered, why = self._lowered(meaning, weight, feedback.get("until"))
+        value = line(feedback.get("value"), 60)
+        if (meaning in ("ack", "snooze") and lowered == weight) or meaning not in ("ack", "snooze", "decide",
+                                                                                    "input", "act"):
+            self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+            return  # nothing to change: the user already sees it at the lowest useful weight
+        change = self.change(item_id, "patch")
+        if lowered is not None:
+            change.weight, change.lowered_reason = lowered, why
+        else:
+            if value:
+                change.summary = self.words(meaning, limit=60, value=value)
+            partly = meaning == "act" and bool(_PARTLY.search(value.lower()))
+            if change.kind == "needs-you" and not partly:
+                change.kind = "in-progress"
+            change.reason = self.words("feedback_reason", meaning=meaning)
+        self.cite(change, event, with_quote=False)
+        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+
+    def _lowered(self, meaning: str, weight: str, until: Any) -> tuple[str | None, str | None]:
+        if meaning == "snooze":
+            lowered = "low" if weight in ("critical", "high", "normal") else weight
+            return lowered, self.words("snooze", until=f" ({until})" if until else "")
+        if meaning != "ack":
+            return None, None
+        policy = " ".join(str(self.user.get(k) or "") for k in ("feedback_policy", "purpose")).lower()
+        if _DROP.search(policy) and not _KEEP.search(str(self.user.get("feedback_policy") or "").lower()):
+            return "trace", self.words("ack_drop")
+        if _KEEP.search(policy):
+            return weight, self.words("ack_keep")
+        return lighter_by_one(weight, "low"), self.words("ack")
+
+    def reminder(self, event: Mapping[str, Any]) -> None:
+        reminder = event["reminder"]
+        target = self.resolve(reminder.get("target"), restore=True)
+        if target is None:
+            self._dispose(event["id"], "deferred", self.words("target_gone", item=reminder.get("target")), [])
+            return
+        change = self.change(*target)
+        change.weight = "high" if change.weight is None else heavier(change.weight, "high")
+        change.kind = change.kind or "needs-you"
+        change.reason = self.words("reminder")
+        self.cite(change, event, with_quote=False)
+        self._dispose(event["id"], "used", self.words("used", item=target[0]), [target[0]])
+
+    # -- annotations ---------------------------------------------------------------------------
+
+    def annotate(self) -> None:
+        """Adjust each pending annotation's item to it, and acknowledge it (only then)."""
+        for note in self.pending:
+            target = self.resolve(note.get("resolved_item") or note.get("item"), restore=True)
+            text = str(note.get("text") or "")
+            if target is None or not text.strip():
+                continue
+            change = self.change(*target)
+            if change.weight is None:  # a restored item: its stored weight is not visible
+                change.weight, change.kind = "normal", "fyi"
+            if _LOWER.search(text.lower()) or AUTOPAY.search(text.lower()):
+                change.weight = heavier("low", lighter_by_one(change.weight, "low"))
+                change.lowered_reason = self.words("annotation_reason", text=text)
+                if change.kind == "needs-you" and AUTOPAY.search(text.lower()):
+                    change.kind = "in-progress"  # paid automatically now: nothing left for the user to do
+            elif _RAISE.search(text.lower()):
+                change.weight = heavier(change.weight, "high")
+            if not change.new_sources and change.summary is None or change.mode == "restore":
+                change.summary = self.words("annotation", limit=60, text=text)
+            change.reason = self.words("annotation_reason", text=text)
+            self.annotations.append(note["id"])
+
+    # -- time ----------------------------------------------------------------------------------
+
+    def review(self) -> None:
+        """Stale and past-due items rewritten once as "last known"; requests due within two days raised."""
+        if self.moment is None:
+            return
+        for item_id, view in self.known.active.items():
+            if item_id in self.changes or item_id in BUNDLE_IDS:
+                continue
+            summary = str(view.get("summary") or view.get("title") or "")
+            stale = parse_instant(view.get("stale_after"))
+            due = parse_instant(view.get("due_at"))
+            if _MARKED.match(summary):
+                continue
+            if stale is not None and stale <= self.moment:
+                change = self.change(item_id, "patch")
+                change.summary = self.words("stale", limit=60, summary=summary)
+                change.reason = self.words("stale_reason")
+            elif due is not None and due <= self.moment and view["kind"] in ("needs-you", "in-progress"):
+                change = self.change(item_id, "patch")
+                change.summary = self.words("overdue", limit=60, due=self.words.when(due, self.moment),
+                                            summary=summary)
+                change.reason = self.words("overdue_reason")
+            elif (due is not None and view["kind"] == "needs-you" and due - self.moment <= timedelta(days=2)
+                  and view["weight"] in ("normal", "low", "trace") and not view.get("share_override")):
+                change = self.change(item_id, "patch")
+                change.weight = "high"
+                change.reason = self.words("approaching", left=self.words.left(due, self.moment))
+
+
+def clean_sources(sources: Any) -> list[dict]:
+    """An item view's sources as declaration sources (null optional keys left out)."""
+    kept = []
+    for source in sources or ():
+        if isinstance(source, Mapping) and source.get("channel") and source.get("ref"):
+            kept.append({k: source[k] for k in ("channel", "ref", "quote", "observed_at") if source.get(k) is not None})
+    return kept
+
+
+def merge_sources(old: list[dict], new: list[dict]) -> list[dict]:
+    """Old then new, duplicates by (channel, ref) dropped; the oldest go first beyond 32."""
+    seen: dict[tuple[str, str], dict] = {}
+    for source in old + new:
+        seen.setdefault((source["channel"], source["ref"]), source)
+    merged = list(seen.values())
+    return merged[-_MAX_SOURCES:]

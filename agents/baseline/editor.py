@@ -1,0 +1,368 @@
+"""The ``baseline`` editor: deterministic rules, no LLM (contract §9; the default editor).
+
+For the same input (and the same earlier receipts) it always answers the same
+object; it reads no clock and does no I/O (``now`` and the state come in the
+input). What it does:
+
+* each message is read as mail (``baseline_mail``): promotions, phishing and
+  bulk mail are ``noise``; the rest is weighed by what it asks of the user and
+  by when (``due_at`` from its dates, read relative to its own date in the
+  offset of ``now``);
+* one item per new thread (id from the source and the thread key,
+  ``baseline_rules.thread_item_id``); a later message of the thread, or a
+  message about the same matter without a thread (``baseline_match``),
+  updates that item: news (a new kind, a higher weight, a new due date) patches
+  it, a confirmation only is ``used`` without a rewrite, a forward or re-send
+  without new facts is ``duplicate``, a message older than the item's last
+  update never overrides it; a withdrawn item is restored under its old id, a
+  merged one followed to its successor;
+* feedback, reminders, annotations and reviews: ``baseline_attention``; the
+  user's habits with a sender or thread (``user.learned``) move a message one
+  step (``baseline_learned``), said in the reason;
+* every layer it touches fits its budget (``baseline_plan.fit_budget``):
+  finished and fyi items give way first, new items that do not fit share a
+  bundle parent (and a bundle inside it when that is full), a needs-you item
+  due within 7 days stays at high or above;
+* on a receipt: ``item_exists`` (an id older than the not-active window)
+  becomes a restore, ``item_merged`` follows ``merged_into``; any other error,
+  or the same error again, gives the safe minimal batch (no declarations,
+  every event deferred, pending annotations acknowledged).
+
+Every event gets exactly one disposition, and every event cited by a source
+``event:<id>`` is ``used`` (§9).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
+from fold_core.timefmt import parse_instant
+from fold_agents.baseline.attention import Attention, clean_sources
+from fold_agents.baseline.learned import Learned
+from fold_agents.baseline.output import Output
+from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
+from fold_agents.baseline.match import matter_of, news_in, resent, same_matter
+from fold_agents.baseline.plan import BUNDLE_IDS, Change, Known, fit_budget
+from fold_agents.baseline.rules import heavier, line, quote, summary_line, thread_item_id, title_line
+from fold_agents.baseline.words import Words
+from fold_agents.llm.conversation import Clock, skill_language
+
+__all__ = ["BaselineBackend", "propose_baseline"]
+
+_REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
+
+
+class BaselineBackend(AgentBackend):
+    """Deterministic rules; no model, no network."""
+
+    type_name = "baseline"
+    uses_llm = False
+
+    def describe(self) -> str:
+        return "baseline (deterministic rules, no LLM)"
+
+    def propose(self, request: AgentRequest) -> Reply:
+        clock = Clock()
+        output = propose_baseline(request.input, skill_language(request.skill),
+                                  [c.receipt for c in request.corrections])
+        return Reply(output=output, raw=json.dumps(output, ensure_ascii=False), latency_ms=clock.ms,
+                     model="baseline")
+
+
+def propose_baseline(document: Mapping[str, Any], lang: str = "zh", receipts: list | tuple = ()) -> dict:
+    """The baseline's §9 output for one input document and the receipts of its earlier attempts."""
+    return _Planner(document, Words(lang), receipts).answer()
+
+
+class _Planner(Attention, Output):
+    def __init__(self, document: Mapping[str, Any], words: Words, receipts) -> None:
+        self.words = words
+        self.now = str(document.get("now") or "")
+        self.moment = parse_instant(self.now)
+        self.user = document.get("user") if isinstance(document.get("user"), Mapping) else {}
+        state = document.get("state") or {}
+        self.known = Known(state)
+        self.events = [e for e in document.get("events") or () if isinstance(e, Mapping) and "id" in e]
+        pending = document.get("pending_annotations")
+        pending = state.get("pending_annotations") if pending is None else pending
+        self.pending = [a for a in pending or () if isinstance(a, Mapping) and "id" in a]
+        self.annotations: list[str] = []  # acknowledged by this batch
+        self.exists: set[str] = set()  # ids the kernel says exist beyond the visible not-active window
+        self.merged: dict[str, str] = {}  # id -> merged_into, from item_merged errors
+        self.refused: list[str] = []  # codes of the last receipt the baseline cannot fix by itself
+        for number, receipt in enumerate(receipts, 1):
+            for error in _errors(receipt) or [{"code": "unknown"}]:
+                code, item = str(error.get("code")), error.get("item")
+                if code == "item_exists" and item and item not in self.exists:
+                    self.exists.add(item)
+                elif code == "item_merged" and item and error.get("merged_into") and item not in self.merged:
+                    self.merged[item] = error["merged_into"]
+                elif number == len(receipts):  # unfixable, or the same error again: give up on the rules
+                    self.refused.append(code)
+                if code == "annotation_not_found":
+                    self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
+        self.learned = Learned(self.user.get("learned"))
+        self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
+        self.changes: dict[str, Change] = {}
+        self.dispositions: dict[str, dict] = {}
+        self._matters: dict[str, Any] | None = None
+
+    # -- the answer -----------------------------------------------------------------
+
+    def answer(self) -> dict:
+        if self.refused:
+            return self._minimal(sorted(set(self.refused)))
+        for event in self.events:
+            if event["id"] in self.dispositions:
+                continue  # a repeated event id: the host reports it; keep one disposition
+            if isinstance(event.get("reminder"), Mapping):
+                self.reminder(event)
+            elif isinstance(event.get("feedback"), Mapping):
+                self.feedback(event)
+            else:
+                self._message(event)
+        self.annotate()
+        self.review()
+        fit = fit_budget(self.known, self.changes, self.now, self._bundle)
+        for item_id in fit.demoted:
+            self.changes[item_id].lowered_reason = self.words("demote_budget")
+        for item_id in fit.dropped:
+            for event_id, disposition in self.dispositions.items():
+                if item_id in disposition["related"] and disposition["disposition"] == "used":
+                    self._dispose(event_id, "deferred", self.words("budget_deferred"), [])
+        self._name_bundles(fit.withdrawn)
+        declarations = self._declarations(fit.withdrawn)
+        dispositions = [self.dispositions[e["id"]] for e in self.events if e["id"] in self.dispositions]
+        return {"dispositions": _unique(dispositions),
+                "batch": {"declarations": declarations, "acknowledges": list(dict.fromkeys(self.annotations))}}
+
+    def _minimal(self, codes: list[str]) -> dict:
+        why = self.words("fallback", codes=", ".join(codes))
+        ids = list(dict.fromkeys(e["id"] for e in self.events))
+        return {"dispositions": [{"event": i, "disposition": "deferred", "why": why, "related": []} for i in ids],
+                "batch": {"declarations": [], "acknowledges": list(dict.fromkeys(a["id"] for a in self.pending))}}
+
+    def _dispose(self, event_id: str, disposition: str, why: str, related: list[str]) -> None:
+        self.dispositions[event_id] = {"event": event_id, "disposition": disposition, "why": why,
+                                       "related": related}
+
+    # -- targets --------------------------------------------------------------------
+
+    def resolve(self, item_id: Any, *, restore: bool) -> tuple[str, str] | None:
+        """(id, "patch" | "restore") for an item the batch may touch, following merges; else None."""
+        for _ in range(16):
+            if not isinstance(item_id, str):
+                return None
+            if item_id in self.merged:
+                item_id = self.merged[item_id]
+                continue
+            if item_id in self.known.active:
+                return item_id, "patch"
+            entry = self.known.not_active.get(item_id)
+            if entry is None:
+                return (item_id, "restore") if restore and item_id in self.exists else None
+            if entry.get("status") == "merged" and entry.get("merged_into"):
+                item_id = entry["merged_into"]
+                continue
+            parent = entry.get("parent")  # a restored child needs an active parent with a summary (§3.5)
+            usable = entry.get("status") == "withdrawn" and (
+                parent is None or bool((self.known.active.get(parent) or {}).get("summary")))
+            return (item_id, "restore") if restore and usable else None
+        return None
+
+    def change(self, item_id: str, mode: str) -> Change:
+        if item_id in self.changes:
+            return self.changes[item_id]
+        if mode == "patch":
+            view = self.known.active[item_id]
+            change = Change(item_id, "patch", self.known.parent[item_id], view["weight"], view["kind"],
+                            base_weight=view["weight"],
+                            share_override=view["share"] if view.get("share_override") else None,
+                            due_at=view.get("due_at"), base_sources=clean_sources(view.get("sources")),
+                            updated_at=view.get("updated_at"))
+        elif mode == "restore":
+            parent = (self.known.not_active.get(item_id) or {}).get("parent")
+            change = Change(item_id, "restore", parent, None, None)
+        else:
+            change = Change(item_id, "new", None, None, None)
+        self.changes[item_id] = change
+        return change
+
+    def cite(self, change: Change, event: Mapping[str, Any], with_quote: bool = True) -> None:
+        change.events.append(event["id"])
+        if change.mode == "restore":
+            return  # sources of a withdrawn item are not visible: giving a list would replace them
+        source = {"channel": line(event.get("channel"), 64) or "unknown", "ref": f"event:{event['id']}"}
+        text = quote(own_words(str(event.get("text") or "")) or event.get("title")) if with_quote else None
+        if text:
+            source["quote"] = text
+        at = event.get("at")
+        if isinstance(at, str) and parse_instant(at) is not None:
+            source["observed_at"] = at
+        change.new_sources.append(source)
+        url = event.get("url")
+        if isinstance(url, str) and 0 < len(url) <= 512 and url == line(url, 512) and " " not in url:
+            change.new_sources.append({"channel": source["channel"], "ref": url})
+
+    def _same_matter(self, event: Mapping[str, Any]) -> tuple[str, str] | None:
+        """An item about the same matter as an event outside its threads: active, withdrawn, or new in this
+        batch (a forward read in the same window as its original)."""
+        if self._matters is None:
+            self._matters = {}
+            for item_id, view in self.known.active.items():
+                if item_id not in BUNDLE_IDS:
+                    quotes = " ".join(str(s.get("quote") or "") for s in view.get("sources") or ())
+                    self._matters[item_id] = (matter_of(view.get("title")), matter_of(view.get("summary"), quotes))
+            for item_id, entry in self.known.not_active.items():
+                self._matters.setdefault(item_id, (matter_of(entry.get("title")), matter_of(None)))
+        found = matter_of(event.get("title"), own_words(str(event.get("text") or ""))[:300])
+        heading = matter_of(_REPLY_OR_FORWARD.sub("", str(event.get("title") or ""))) if event.get("title") else None
+        for item_id, (title, more) in self._matters.items():
+            whole = type(title)(title.keys | more.keys, title.topic, title.amounts | more.amounts)
+            if (found.keys & whole.keys or found.amounts & whole.amounts or found.topic & whole.topic) and \
+                    same_matter(found, whole, heading):
+                target = self.resolve(item_id, restore=True)
+                if target is not None:
+                    return target
+        # An item of this batch: only by a shared identifier or the same subject (a forward, a re-send).
+        subject = title_line(event.get("title"), 24)
+        for change in self.changes.values():
+            if change.mode == "new" and change.bundle is None and (
+                    subject and subject == change.title
+                    or found.keys and found.keys & matter_of(change.title, change.summary, *(
+                        str(s.get("quote") or "") for s in change.new_sources)).keys):
+                return change.id, "new"
+        return None
+
+    # -- messages -------------------------------------------------------------------------
+
+    def _message(self, event: Mapping[str, Any]) -> None:
+        verdict = judge(read_message(event, now=self.now, user=self.user))
+        lean = None if verdict.noise else self.learned.lean(event)
+        if lean is not None and lean.apply(verdict.weight) != verdict.weight:
+            verdict = replace(verdict, weight=lean.apply(verdict.weight))
+            self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
+        thread_id = thread_item_id(dict(event))
+        target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
+            self.resolve(thread_id, restore=True)
+        if verdict.noise:
+            related = [target[0]] if target and target[1] == "patch" else []
+            self._dispose(event["id"], "noise", self.words("noise", rule=self.words.rule(verdict.rule)), related)
+            return
+        by_thread = target is not None
+        target = target or self._same_matter(event)
+        if target is None:
+            self._new(event, verdict, thread_id)
+            return
+        item_id, mode = target
+        if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
+            return
+        self._update(event, verdict, item_id, mode)
+
+    def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
+        """Dispose of an event that changes nothing on its item (duplicate, late); True when done.
+
+        The item is an active one (its stored view and what this batch plans for it) or one this batch
+        creates."""
+        view = self.known.active.get(item_id, {})
+        change = self.changes.get(item_id)
+        sources = clean_sources(view.get("sources")) + (change.new_sources if change else [])
+        kind = change.kind if change and change.kind else view.get("kind")
+        ref = f"event:{event['id']}"
+        if any(s["ref"] == ref for s in clean_sources(view.get("sources"))):
+            self._dispose(event["id"], "duplicate", self.words("duplicate"), [item_id])
+            return True
+        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary"), view.get("due_at")]
+                        + ([change.title, change.summary, change.due_at] if change else [])
+                        + [s.get("quote") for s in sources[-8:]])  # the latest sources say what is known now
+        own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
+        if not by_thread and not news_in(own, said) and resent(str(event.get("title") or ""), own, said) and (
+                not verdict.explicit_kind or verdict.kind == kind):
+            self._dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
+            return True
+        seen = [parse_instant(s.get("observed_at")) for s in sources]
+        seen = [t for t in seen if t is not None]
+        sent, basis = parse_instant(event.get("at")), max(seen) if seen else parse_instant(view.get("updated_at"))
+        if sent is not None and basis is not None and sent < basis and verdict.kind != kind:
+            self._dispose(event["id"], "used", self.words("late", item=item_id), [item_id])
+            return True
+        return False
+
+    def _new(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
+        change = self.change(item_id, "new")
+        change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
+        change.judged = "critical" if verdict.pressing else verdict.weight
+        change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
+                        or line(event.get("from"), 24) or self.words("untitled"))
+        change.summary = summary_line(own_words(str(event.get("text") or "")), 60) or None
+        if verdict.kind in ("in-progress", "needs-you"):
+            change.title = line(plain_claims(change.title), 24) or change.title
+            change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
+        change.reason = self._reason("new", verdict, event)
+        self.cite(change, event)
+        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+
+    def _update(self, event: Mapping[str, Any], verdict, item_id: str, mode: str) -> None:
+        current = self.changes.get(item_id)
+        view = self.known.active.get(item_id, {})
+        weight = current.weight if current else view.get("weight")
+        kind = current.kind if current else view.get("kind")
+        due = current.due_at if current else view.get("due_at")
+        moved_on = verdict.explicit_kind and kind is not None and verdict.kind != kind
+        stronger = weight is None or heavier(weight, verdict.weight) == verdict.weight and weight != verdict.weight
+        new_due = verdict.due_at is not None and verdict.kind == "needs-you" and verdict.due_at != due
+        if mode != "restore" and not (moved_on or stronger or new_due):
+            self._dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
+            return
+        change = self.change(item_id, mode)
+        if moved_on or stronger or change.weight is None:
+            change.weight = verdict.weight
+            change.judged = "critical" if verdict.pressing else verdict.weight
+        change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
+        if verdict.due_at is not None and verdict.kind == "needs-you":
+            change.due_at = verdict.due_at
+        summary = summary_line(own_words(str(event.get("text") or "")), 60) or line(event.get("title"), 60)
+        if summary and change.kind in ("in-progress", "needs-you"):
+            summary = line(plain_claims(summary), 60)
+        if summary:
+            change.summary = summary
+        if moved_on and mode in ("patch", "new") and event.get("title"):  # the old title no longer says where it stands
+            change.title = title_line(event.get("title"), 24) or None
+            if change.title and change.kind in ("in-progress", "needs-you"):
+                change.title = line(plain_claims(change.title), 24) or change.title
+        key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
+        change.reason = self._reason(key, verdict, event)
+        if moved_on:
+            change.lowered_reason = change.reason
+        self.cite(change, event)
+        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+
+    def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
+        rule = self.words.rule(verdict.rule)
+        due = parse_instant(verdict.due_at) if verdict.due_at else None
+        if due is not None and self.moment is not None and key in ("new", "update"):
+            said = self.words(f"{key}_due", rule=rule, due=self.words.when(due, self.moment),
+                              left=self.words.left(due, self.moment))
+        else:
+            said = self.words(key, rule=rule)
+        habit = self.habits.get(event["id"])
+        return line(f"{said} {habit}", 200) if habit else said
+
+
+def _errors(receipt: Any) -> list[dict]:
+    errors = receipt.get("errors") if isinstance(receipt, Mapping) else None
+    return [e for e in errors or () if isinstance(e, Mapping)]
+
+
+def _unique(dispositions: list[dict]) -> list[dict]:
+    seen, kept = set(), []
+    for disposition in dispositions:
+        if disposition["event"] not in seen:
+            seen.add(disposition["event"])
+            kept.append(disposition)
+    return kept

@@ -1,0 +1,76 @@
+"""The ``anthropic`` editor backend: the Messages API through the official SDK (contract §9, §11.1).
+
+Same conversation as every chat backend (``fold_agents.llm.conversation``):
+the skill as ``system``, the §9 input as the first user message, each earlier
+attempt and its receipt after it. The Messages API has no JSON mode; the
+answer is parsed robustly (code fences, leading prose). The SDK is imported
+only when a call is made, and its own retries are off (the host owns retries).
+With ``request.tools`` the model may call the editor's tools (``tool_loop``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
+from fold_core.settings import EnvName, ToolSettings
+from fold_agents.llm.conversation import Clock, SdkBackend, messages, read_answer, unavailable
+from fold_agents.llm.tool_loop import anthropic_reply, tool_box
+
+__all__ = ["AnthropicBackend"]
+
+
+
+class AnthropicSettings(ToolSettings):
+    """``[agent] type = "anthropic"``."""
+
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key_env: EnvName | None = None
+    max_tokens: int = Field(default=8192, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=1)
+
+
+class AnthropicBackend(SdkBackend):
+    """One Messages call per attempt."""
+
+    type_name = "anthropic"
+    Settings = AnthropicSettings
+
+    default_host = "api.anthropic.com"
+
+    @staticmethod
+    def sdk_client():
+        import anthropic  # heavy: only when the editor is really called
+
+        return anthropic.Anthropic
+
+    def propose(self, request: AgentRequest) -> Reply:
+        client = self._connect()
+        arguments: dict[str, Any] = {"model": self.settings.model, "max_tokens": self.settings.max_tokens,
+                                     "system": request.skill, "messages": messages(request)}
+        if self.settings.temperature is not None:
+            arguments["temperature"] = self.settings.temperature
+        clock, deadline = Clock(), self.deadline()
+        box = tool_box(request, self.settings)
+        try:
+            if box is not None:
+                return anthropic_reply(lambda call: self.call(lambda: client.messages.create(**call), deadline), arguments,
+                                       box, clock, self.settings.model)
+            response = self.call(lambda: client.messages.create(**arguments), deadline)
+        except AgentUnavailable:
+            raise
+        except Exception as error:  # the SDK's transport and status errors
+            raise unavailable(error, clock, "anthropic") from None
+        text = "".join(getattr(block, "text", "") for block in (response.content or [])
+                       if getattr(block, "type", None) == "text")
+        usage = getattr(response, "usage", None)
+        return read_answer(
+            text,
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+            latency_ms=clock.ms,
+            model=getattr(response, "model", None) or self.settings.model,
+        )

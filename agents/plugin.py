@@ -1,0 +1,21 @@
+"""Built-in editor backends as a plugin (contract §11): openai, anthropic, command, baseline.
+
+Light to import: the backend classes load only pydantic settings; each SDK is
+imported inside its backend when a call is made.
+"""
+
+from __future__ import annotations
+
+from fold_core import hookimpl
+
+__all__ = ["fold_agent_types"]
+
+
+@hookimpl
+def fold_agent_types():
+    from fold_agents.llm.anthropic import AnthropicBackend
+    from fold_agents.baseline.editor import BaselineBackend
+    from fold_agents.command import CommandBackend
+    from fold_agents.llm.openai import OpenAIBackend
+
+    return [OpenAIBackend, AnthropicBackend, CommandBackend, BaselineBackend]

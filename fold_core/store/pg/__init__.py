@@ -1,0 +1,1 @@
+"""The store in a PostgreSQL database (``recorder.PostgresRecorder``): its schema, sessions, state, bulk writes and verify."""

@@ -1,1 +1,0 @@
-"""Editor (agent) backends: ordinary plugins registered through ``fold_core.plugins``."""

@@ -1,0 +1,101 @@
+"""The bounded agent input of contract §9.
+
+Its size depends on the budget and ``max_events``, never on the age of the
+store or the length of the inbox backlog:
+
+* ``state`` — the §8 document at ``now``: the whole active state with the
+  time projection (bounded by the budget of every layer), but only the
+  ``RECENT`` most recent not-active entries plus the **referenced** ones
+  (``not_active_total`` still counts them all);
+* a not-active entry is referenced when an event of this input points at it:
+  a feedback or reminder target, or an item that an earlier observation of the
+  same thread was related to (so the editor restores it rather than creating
+  a new item), or a pending annotation's item;
+* ``user`` — the configured background, purpose and feedback policy, and
+  ``learned`` (at most ``MAX_LEARNED`` entries, only when there are some):
+  what the user's feedback says about senders and threads
+  (``fold_host.cycle.learning``);
+* ``pending_annotations`` — as in the state document;
+* ``events`` — the window's observations (at most ``max_events``); one the
+  editor deferred earlier carries ``"deferred": {"at": first deferral,
+  "times": N}``;
+* long texts are cut with a mark that says how much was left out: event texts
+  at ``EVENT_TEXT_LIMIT``, annotation texts at ``ANNOTATION_TEXT_LIMIT``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fold_core.observation import Observation, bound_text
+from fold_host.cycle.learning import learned_for
+
+__all__ = ["ANNOTATION_TEXT_LIMIT", "EVENT_TEXT_LIMIT", "RECENT", "build_input"]
+
+RECENT = 20
+EVENT_TEXT_LIMIT = 2000
+ANNOTATION_TEXT_LIMIT = 1000
+THREAD_LOOKBACK = 200  # earlier observations of the same threads consulted for related items
+
+
+def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Sequence[Observation],
+                signal: dict) -> dict:
+    """The §9 input document for one editor call."""
+    state = store.state_document(now=now, not_active=RECENT).document
+    referenced = _referenced(db, events, state)
+    listed = {entry["id"] for entry in state["not_active"]}
+    if referenced - listed:
+        everything = store.state_document(now=now, not_active=None).document["not_active"]
+        state["not_active"] = [entry for entry in everything if entry["id"] in listed or entry["id"] in referenced]
+    _cut_annotations(state)
+    user = dict(user)
+    learned = learned_for(db, now)
+    if learned:
+        user["learned"] = learned
+    return {
+        "now": now,
+        "batch_id": batch_id,
+        "user": user,
+        "state": state,
+        "pending_annotations": state["pending_annotations"],
+        "events": _events(db, events),
+        "signal": signal,
+    }
+
+
+def _events(db, events: Sequence[Observation]) -> list[dict]:
+    """The events as the editor reads them; one offered again carries ``deferred: {at, times}``."""
+    marks = db.deferral_marks([event.id for event in events])
+    listed = []
+    for event in events:
+        entry = event.to_event(EVENT_TEXT_LIMIT)
+        if event.id in marks:
+            entry["deferred"] = marks[event.id]
+        listed.append(entry)
+    return listed
+
+
+def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:
+    """Item ids that this input points at (only the not-active ones matter to the caller)."""
+    found = {note["resolved_item"] for note in state["pending_annotations"]}
+    threads = set()
+    for event in events:
+        for link in (event.feedback, event.reminder):
+            if link and isinstance(link.get("target"), str):
+                found.add(link["target"])
+        if event.thread:
+            threads.add(event.thread)
+    return found | db.related_in_threads(threads, THREAD_LOOKBACK)
+
+
+def _cut_annotations(state: dict) -> None:
+    for note in state["pending_annotations"]:
+        note["text"] = bound_text(note["text"], ANNOTATION_TEXT_LIMIT)
+    stack = list(state.get("root", {}).get("items", ()))
+    while stack:
+        item = stack.pop()
+        for note in item.get("annotations", ()):
+            note["text"] = bound_text(note["text"], ANNOTATION_TEXT_LIMIT)
+        children = item.get("children")
+        if children:
+            stack.extend(children.get("items", ()))
