@@ -5,7 +5,7 @@ open window: it and its commit intent are two ``host_meta`` facts, and every
 lease is granted at once, every consumer's turn is this host's, no table of
 hosts is kept. The PostgreSQL host database, shared by several
 hosts, keeps one claimed row per window and real leases instead
-(``pg_shared``); ``fold_host.cycle.windows``, the poller and the delivery use the
+(``pg.shared``); ``fold_host.cycle.windows``, the poller and the delivery use the
 same methods on both.
 """
 

@@ -10,7 +10,7 @@ changes or goes (SQLite's FTS5 "delete" command: any other value leaves the
 index wrong), so SQL triggers on ``observations`` (host.db migration 8)
 index every insert and re-index every change of body or delete, whatever
 code makes it, in the same transaction. PostgreSQL keeps its own table
-(``pg_dialect``).
+(``pg.dialect``).
 
 A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
 must occur (case-insensitively). Terms of three characters or more go through

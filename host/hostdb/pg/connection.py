@@ -30,8 +30,8 @@ from psycopg import sql as pg_sql
 
 from fold_core.errors import StoreUnavailable
 from fold_host.hostdb.part import TablePart
-from fold_host.hostdb.protocol import Link, Rows
 from fold_host.hostdb.pg.schema import MIGRATIONS, migration_lock, schema_name
+from fold_host.hostdb.protocol import Link, Rows
 from fold_host.hostdb.schema import OPEN_TIMEOUT, statements
 
 __all__ = ["PgConnection", "PgLink", "PgPart", "host_schema_version", "translate"]
@@ -304,7 +304,7 @@ class PgConnection(PgPart):
 
     @contextmanager
     def replayable(self) -> Iterator[PgLink]:
-        """A transaction that commits without waiting for its WAL flush (see ``pg_shared``: what may do so)."""
+        """A transaction that commits without waiting for its WAL flush (see ``pg.shared``: what may do so)."""
         with self.transaction() as db:
             db.run("SET LOCAL synchronous_commit = off")
             yield db
