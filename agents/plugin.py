@@ -6,16 +6,16 @@ imported inside its backend when a call is made.
 
 from __future__ import annotations
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
+from fold_core.plugin_api import AgentBackend
+from fold_agents.baseline.editor import BaselineBackend
+from fold_agents.command import CommandBackend
+from fold_agents.llm.anthropic import AnthropicBackend
+from fold_agents.llm.openai import OpenAIBackend
 
 __all__ = ["fold_agent_types"]
 
 
 @hookimpl
-def fold_agent_types():
-    from fold_agents.llm.anthropic import AnthropicBackend
-    from fold_agents.baseline.editor import BaselineBackend
-    from fold_agents.command import CommandBackend
-    from fold_agents.llm.openai import OpenAIBackend
-
+def fold_agent_types() -> list[type[AgentBackend]]:
     return [OpenAIBackend, AnthropicBackend, CommandBackend, BaselineBackend]

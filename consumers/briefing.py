@@ -32,7 +32,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings

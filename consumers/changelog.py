@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.files import append_file, check_regular_target, read_tail
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings

@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConsumerSettings, EnvName, env_value
 from fold_core.store.faults import crash_at

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fold_adapters.feeds.feed import parse_first_run, user_agent
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Poll
 from fold_core.plugin_api import Adapter
 from fold_core.settings import AdapterSettings, ConfigPath, Duration

@@ -37,7 +37,7 @@ from urllib.parse import quote
 from fold_adapters.mail.imap_connect import connect, health_for, port_of
 from fold_adapters.mail.imap_settings import EmailSettings, is_loopback
 from fold_adapters.mail.source import FirstRun, SeenCache, Tally, observe
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
 

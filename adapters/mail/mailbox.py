@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from typing import Any, ClassVar
 
 from fold_adapters.mail.source import FirstRun, MailSettings, SeenCache, Tally, observe
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
 from fold_core.settings import ConfigPath
