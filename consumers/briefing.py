@@ -37,6 +37,7 @@ from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
+from fold_consumers.briefing_render import render
 from fold_consumers.items import declared_reasons, record_changes, walk_items
 
 __all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "fold_consumer_types", "write_atomically"]
@@ -212,8 +213,6 @@ class BriefingConsumer(Consumer):
         return {".json": "json", ".txt": "text"}.get(suffix, "md")
 
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
-        from fold_consumers.briefing_render import render
-
         since = records[0]["event_seq"] - 1 if records else context.state.event_seq
         brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
                                editor=context.editor,

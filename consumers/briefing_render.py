@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from fold_core.cli.textview import width
 from fold_core.words import Words
 
 __all__ = ["LABELS", "clean", "md_escape", "render"]
@@ -113,8 +114,6 @@ class _Renderer:
         if self.md:
             self.lines.append("#" * level + " " + text)
         else:
-            from fold_core.cli.textview import width
-
             self.lines += [text, ("=" if level == 1 else "-") * max(width(text), 4)]
 
     def when(self, instant: str | None) -> str:

@@ -45,6 +45,7 @@ from fold_core.settings import ConsumerSettings, EnvName, env_value
 from fold_core.store.faults import crash_at
 
 from fold_consumers.items import ItemFacts, fact_diff, text_language, weight_rank
+from fold_consumers.push_send import send
 
 __all__ = ["PushConsumer", "PushFailed", "PushSettings", "fold_consumer_types", "in_quiet_hours", "material"]
 
@@ -219,8 +220,6 @@ class _Sender:
 
     def _notify(self, url: str, title: str, body: str) -> str | None:
         """Send one notification to one Apprise URL; None when sent, else the error (never the URL)."""
-        from fold_consumers.push_send import send
-
         return send(url, title, body, self.consumer.settings.timeout)
 
     def _single(self, entry: dict) -> tuple[str, str]:

@@ -26,7 +26,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from fold_adapters.feeds.entries import Entry, ParsedFeed, make_entry, markup_text, unique_entries
+from fold_adapters.feeds.parsed import Entry, ParsedFeed, make_entry, markup_text, unique_entries
 from fold_adapters.text.clean import cut_line
 
 __all__ = ["VERSIONS", "parse_json_feed"]

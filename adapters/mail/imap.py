@@ -36,7 +36,9 @@ from urllib.parse import quote
 
 from fold_adapters.mail.imap_connect import connect, health_for, port_of
 from fold_adapters.mail.imap_settings import EmailSettings, is_loopback
-from fold_adapters.mail.source import FirstRun, SeenCache, Tally, observe
+from fold_adapters.mail.idle import watch_folders
+from fold_adapters.mail.oauth import TokenSource, token_source
+from fold_adapters.mail.source import FirstRun, SeenCache, Tally, fingerprint, observe
 from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
@@ -58,7 +60,7 @@ class EmailAdapter(Adapter):
 
     def __init__(self, name: str, settings: EmailSettings) -> None:
         super().__init__(name, settings)
-        self._tokens = None  # the OAuth2 token source, shared by the polls and the IDLE watch
+        self._tokens: TokenSource | None = None  # the OAuth2 token source, shared by the polls and the IDLE watch
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         state = _cursor(cursor)
@@ -97,8 +99,6 @@ class EmailAdapter(Adapter):
 
     def watch(self, notify, stopping) -> None:
         """IMAP IDLE on the first ``WATCHED_FOLDERS`` folders, a connection each (``fold_adapters.mail.idle``)."""
-        from fold_adapters.mail.idle import watch_folders
-
         watch_folders(self._connect, self.settings.folders[:WATCHED_FOLDERS], notify, stopping)
 
     def _where(self) -> str:
@@ -109,8 +109,6 @@ class EmailAdapter(Adapter):
 
     def _connect(self, read_timeout: float | None = None):
         if self.settings.auth == "oauth2" and self._tokens is None:
-            from fold_adapters.mail.oauth import token_source
-
             self._tokens = token_source(self.settings)
         seconds = self.settings.poll_timeout.total_seconds() if read_timeout is None else read_timeout
         return connect(self.settings, self._tokens, read_timeout=seconds)
@@ -261,10 +259,8 @@ def _instant(value: Any) -> str | None:
 
 
 def _header_fingerprint(item: dict) -> str:
-    from fold_adapters.mail.mime import read_mail
-
     raw = next((v for k, v in item.items() if k.startswith(b"BODY[HEADER")), b"")
-    return read_mail(raw if isinstance(raw, bytes) else b"").fingerprint
+    return fingerprint(raw if isinstance(raw, bytes) else b"")
 
 
 @hookimpl

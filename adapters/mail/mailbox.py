@@ -35,8 +35,9 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
+from fold_adapters.mail.mbox import MboxFile
 from fold_adapters.mail.source import FirstRun, MailSettings, SeenCache, Tally, observe
 from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
@@ -206,9 +207,7 @@ class MboxAdapter(Adapter):
         except OSError as error:
             return Poll(cursor=cursor, health=_io_failure(path, error))
 
-    def _poll(self, file, path: str, cursor: Any, now: datetime) -> Poll:
-        from fold_adapters.mail.mbox import MboxFile
-
+    def _poll(self, file: BinaryIO, path: str, cursor: Any, now: datetime) -> Poll:
         mbox = MboxFile(file, path)
         try:
             return self._read(mbox, path, cursor, now)
