@@ -128,9 +128,9 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
     groups: dict[str, list] = {"created": [], "updated": [], "restored": [], "withdrawn": [], "merged": []}
     merged: dict[str, list[str]] = {}
     for item, image in last.items():
-        status = image.get("status")
-        if status == "merged":
-            merged.setdefault(image.get("merged_into"), []).append(item)
+        into = image.get("merged_into")
+        if image.get("status") == "merged" and isinstance(into, str):
+            merged.setdefault(into, []).append(item)
     for item, image in last.items():
         status, op = image.get("status"), first_op[item]
         entry = {"id": item, "title": image.get("title"), "weight": image.get("weight"), "kind": image.get("kind"),
@@ -161,9 +161,9 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
     return {"after_event_seq": since, "to_event_seq": max(to, since), **groups}
 
 
-def _annotations(document: Mapping[str, Any]) -> dict[str, dict]:
+def _annotations(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Annotation id → {id, item, text} for every annotation the document shows."""
-    found: dict[str, dict] = {}
+    found: dict[str, Mapping[str, Any]] = {}
     for view, _ in walk_items(document):
         for note in view.get("annotations") or ():
             found[note["id"]] = {"id": note["id"], "item": view["id"], "text": note["text"]}
@@ -204,7 +204,8 @@ class BriefingConsumer(Consumer):
 
     type_name: ClassVar[str] = "briefing"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = BriefingSettings
+    Settings: ClassVar[type[BriefingSettings]] = BriefingSettings
+    settings: BriefingSettings
 
     def output_format(self) -> str:
         if self.settings.format is not None:

@@ -87,7 +87,7 @@ def md_escape(text: object) -> str:
 class _Renderer:
     def __init__(self, brief: Mapping[str, Any], *, markdown: bool) -> None:
         self.brief, self.md = brief, markdown
-        self.labels = LABELS.get(brief.get("language"), LABELS["en"])
+        self.labels = LABELS.get(brief.get("language") or "en", LABELS["en"])
         self.words = Words(brief.get("language") or "en")  # weights and kinds in the same language
         self.zone = _zone(brief.get("timezone") or "UTC")
         self.lines: list[str] = []

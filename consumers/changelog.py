@@ -134,7 +134,8 @@ class ChangeLogConsumer(Consumer):
 
     type_name: ClassVar[str] = "log"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = ChangeLogSettings
+    Settings: ClassVar[type[ChangeLogSettings]] = ChangeLogSettings
+    settings: ChangeLogSettings
 
     @property
     def jsonl(self) -> bool:

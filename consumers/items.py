@@ -28,7 +28,7 @@ __all__ = ["Change", "ItemFacts", "WEIGHTS", "declared_reasons", "fact_diff", "f
            "text_language", "walk_items", "weight_rank"]
 
 WEIGHTS = ("trace", "low", "normal", "high", "critical")
-_RANK = {weight: index for index, weight in enumerate(WEIGHTS)}
+_RANK: dict[str | None, int] = {weight: index for index, weight in enumerate(WEIGHTS)}
 FACT_FIELDS = ("title", "summary", "weight", "kind", "share", "due_at", "stale_after", "parent", "sources")
 
 

@@ -122,7 +122,8 @@ class PushConsumer(Consumer):
 
     type_name: ClassVar[str] = "push"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = PushSettings
+    Settings: ClassVar[type[PushSettings]] = PushSettings
+    settings: PushSettings
     idle_calls: ClassVar[bool] = True
 
     def eligible(self, image: Mapping[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import version
@@ -229,7 +230,7 @@ class FeedPoller:
                            text=bound_text(entry.text), url=entry.url, thread=entry.url or entry.key[:1024],
                            meta=meta)
 
-    def gone(self, url: str, notes: list[str] = ()) -> Health:
+    def gone(self, url: str, notes: Sequence[str] = ()) -> Health:
         where = f"source {self.source!r} is disabled" if not self.prefix else "it is no longer polled"
         return Health(status="failed", error_class="gone", disabled=True, notes=tuple(notes),
                       message=f"the feed {url} is gone (HTTP 410): {where}; "

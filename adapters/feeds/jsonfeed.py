@@ -118,7 +118,7 @@ def _attachments(found: Any, base: str) -> list[dict]:
         link = _absolute(attachment.get("url"), base)
         if not link:
             continue
-        entry = {"url": cut_line(link, 2000)}
+        entry: dict[str, str | int] = {"url": cut_line(link, 2000)}
         if isinstance(attachment.get("mime_type"), str):
             entry["type"] = cut_line(attachment["mime_type"], 100)
         if isinstance(attachment.get("title"), str):

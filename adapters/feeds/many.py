@@ -31,7 +31,7 @@ from fold_adapters.feeds.feed import FeedPoller, FeedResult, load_state
 from fold_adapters.feeds.opml import FeedRef, OpmlError, read_opml_file
 from fold_adapters.feeds.settings import RssSettings
 from fold_core.bounded_http import bounded_client
-from fold_core.observation import Health, Poll
+from fold_core.observation import Health, Observation, Poll
 from fold_core.timefmt import parse_instant
 
 __all__ = ["CURSOR_VERSION", "feed_health", "feed_key", "feed_refs", "poll_many"]
@@ -52,14 +52,15 @@ def feed_refs(settings: RssSettings) -> tuple[list[FeedRef], list[str]]:
     """The feeds an rss instance reads now (``FeedRef``) and notes on what was skipped; ``OpmlError`` for a bad list."""
     if settings.url is not None:
         return [FeedRef(settings.url)], []
-    if settings.feeds is not None:
-        seen, refs = set(), []
-        for item in settings.feeds:
-            if item.url not in seen:
-                seen.add(item.url)
-                refs.append(FeedRef(item.url, item.title, item.folder))
-        return refs, []
-    return read_opml_file(Path(settings.opml))
+    if settings.opml is not None:
+        return read_opml_file(Path(settings.opml))
+    seen: set[str] = set()
+    refs: list[FeedRef] = []
+    for item in settings.feeds or ():  # the settings name exactly one of url, opml and feeds
+        if item.url not in seen:
+            seen.add(item.url)
+            refs.append(FeedRef(item.url, item.title, item.folder))
+    return refs, []
 
 
 def _states(cursor: Any) -> dict[str, dict]:
@@ -91,7 +92,10 @@ def poll_many(source: str, settings: RssSettings, cursor: Any, now: datetime) ->
     due = [(key, ref, state) for key, ref, state in feeds if _due(state, now, slack)]
     due.sort(key=lambda item: item[2].get("polled_at") or "")
     answers = _fetch_all(source, settings, due, now, deadline_at)
-    observations, kept, failing, first_runs = [], {}, [], 0
+    observations: list[Observation] = []
+    kept: dict[str, dict] = {}
+    failing: list[dict] = []
+    first_runs = 0
     late = len({item[0] for item in due} - set(answers))
     for key, ref, state in feeds:
         answer = answers.get(key)
@@ -190,7 +194,7 @@ def _health(total: int, failing: list[dict], notes: list[str]) -> Health:
 def feed_health(settings: RssSettings, cursor: Any) -> list[dict]:
     """Each feed's health line from a saved cursor: what ``foldctl sources list`` shows."""
     refs, _ = feed_refs(settings)
-    states = _states(cursor) if settings.many else {feed_key(settings.url): cursor}
+    states = {feed_key(settings.url): cursor} if settings.url is not None else _states(cursor)
     lines = []
     for ref in refs:
         key = feed_key(ref.url)

@@ -72,11 +72,11 @@ def unique_entries(entries: list[Entry]) -> tuple[list[Entry], int]:
 def make_entry(*, entry_id: Any, title: str, text: str, link: Any, at: str | None, author: Any,
                meta: dict) -> Entry:
     """An ``Entry`` from already read parts (bounded, the link checked, the key and digest made)."""
-    title = cut_line(title, TITLE_CHARS) or None
-    digest = hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:16]
+    shown = cut_line(title, TITLE_CHARS) or None
+    digest = hashlib.sha256(f"{shown or ''}\x1f{text}".encode()).hexdigest()[:16]
     safe_link = _safe_url(link, meta)
     key = _key(entry_id, safe_link or link, digest)
-    return Entry(key=key, title=title, text=text, digest=digest, url=safe_link, at=at,
+    return Entry(key=key, title=shown, text=text, digest=digest, url=safe_link, at=at,
                  author=cut_line(author, 200) or None, meta=meta)
 
 

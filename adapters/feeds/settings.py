@@ -1,4 +1,4 @@
-"""The ``rss`` adapter's settings (``[[adapters]] type = "rss"``; the keys are described in ``fold_adapters.feeds.rss``).
+"""The ``rss`` adapter's settings (``[[adapters]] type = "rss"``; its keys: ``fold_adapters.feeds.rss``).
 
 Apart from the adapter so that the modules that poll can name the settings'
 type while the adapter, which the host loads to register the type, loads

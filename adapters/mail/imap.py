@@ -57,6 +57,7 @@ class EmailAdapter(Adapter):
     type_name: ClassVar[str] = "email"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[EmailSettings]] = EmailSettings
+    settings: EmailSettings
 
     def __init__(self, name: str, settings: EmailSettings) -> None:
         super().__init__(name, settings)
@@ -160,7 +161,7 @@ class _Run:
     def _first_run(self, name: str, validity: int, info: dict) -> dict:
         policy: FirstRun = self.settings.first_run_policy
         all_uids = sorted(self.client.search(["ALL"]))
-        state = {"uidvalidity": validity, "last_uid": 0, "watermark": None}
+        state: dict[str, Any] = {"uidvalidity": validity, "last_uid": 0, "watermark": None}
         if policy.kind == "new":
             state["last_uid"] = all_uids[-1] if all_uids else max(int(info.get(b"UIDNEXT", 1)) - 1, 0)
             if all_uids:  # the newest message's date and fingerprint anchor a later re-baseline
@@ -174,8 +175,8 @@ class _Run:
             state["last_uid"] = all_uids[-len(kept) - 1] if len(all_uids) > len(kept) else 0
             taken = len(kept)
         else:
-            state["since"] = policy.since.isoformat()
-            taken = len(self.client.search(["SINCE", policy.since]))
+            state["since"] = policy.since_date.isoformat()
+            taken = len(self.client.search(["SINCE", policy.since_date]))
         self._notes.append(policy.describe(name, len(all_uids), taken))
         return state
 

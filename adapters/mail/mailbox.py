@@ -83,6 +83,7 @@ class MaildirAdapter(Adapter):
     type_name: ClassVar[str] = "maildir"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[MaildirSettings]] = MaildirSettings
+    settings: MaildirSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         root = str(self.settings.path)
@@ -198,6 +199,7 @@ class MboxAdapter(Adapter):
     type_name: ClassVar[str] = "mbox"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[MboxSettings]] = MboxSettings
+    settings: MboxSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         path = str(self.settings.path)

@@ -45,7 +45,7 @@ class FirstRun:
 
     kind: str
     since: date | None = None
-    last: int | None = None
+    last: int = 0  # messages taken by a ``last`` policy
 
     @classmethod
     def parse(cls, value: str) -> "FirstRun":
@@ -59,8 +59,16 @@ class FirstRun:
         return cls("new")
 
     @property
-    def since_instant(self) -> datetime | None:
-        return datetime.combine(self.since, time(0), tzinfo=timezone.utc) if self.since else None
+    def since_date(self) -> date:
+        """The date of a ``since`` policy (ValueError for the others)."""
+        if self.since is None:
+            raise ValueError(f"first_run = {self.kind} names no date")
+        return self.since
+
+    @property
+    def since_instant(self) -> datetime:
+        """Midnight UTC of a ``since`` policy's date (ValueError for the others)."""
+        return datetime.combine(self.since_date, time(0), tzinfo=timezone.utc)
 
     def describe(self, where: str, existing: int, taken: int) -> str:
         if self.kind == "new":
@@ -68,7 +76,7 @@ class FirstRun:
                     f"only mail arriving from now on is observed")
         if self.kind == "last":
             return f"first run (first_run = last:{self.last}): {taken} of {existing} messages in {where} taken"
-        return (f"first run (first_run = since:{self.since.isoformat()}): {taken} of {existing} messages in "
+        return (f"first run (first_run = since:{self.since_date.isoformat()}): {taken} of {existing} messages in "
                 f"{where} arrived since then")
 
 

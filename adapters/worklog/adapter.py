@@ -64,6 +64,7 @@ class WorklogAdapter(Adapter):
     type_name = "worklog"
     channel = "worklog"
     Settings = WorklogSettings
+    settings: WorklogSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         try:
