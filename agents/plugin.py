@@ -1,7 +1,8 @@
 """Built-in editor backends as a plugin (contract §11): openai, anthropic, command, baseline.
 
-Light to import: the backend classes load only pydantic settings; each SDK is
-imported inside its backend when a call is made.
+The host calls the hook whenever it loads a configuration, so the backend
+modules are imported here at the top; what is heavy stays inside them (each
+SDK is imported when its backend is first called).
 """
 
 from __future__ import annotations
