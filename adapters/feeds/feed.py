@@ -3,8 +3,8 @@
 ``FeedPoller(source, settings, prefix=…).poll(state, now=…)`` does what the
 rss adapter does for one feed and returns a ``FeedResult``: the new
 observations, the feed's next state (its part of the cursor) and its health.
-The rss adapter runs one for a single-``url`` instance and many at once for
-``feeds`` / ``opml`` (see ``fold_adapters.feeds.rss``).
+The rss adapter runs one for a single-``url`` instance (``poll_one``) and
+many at once for ``feeds`` / ``opml`` (``fold_adapters.feeds.many``).
 
 The state (plain JSON) holds the configured URL, the URL polled (moved by
 permanent redirects and by discovery), the validators, the TTL, ``gone``
