@@ -20,7 +20,8 @@ from __future__ import annotations
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.log import read_line_at, scan
-from fold_core.store.snapshot import Snapshot, floor_key, recent_key
+from fold_core.store.snapshot import floor_key, recent_key
+from fold_core.store.snapshot_parsed import Snapshot
 
 __all__ = ["SNAP_BAD", "SNAP_MISSING", "SNAP_OK", "Cache", "lookup", "view_state"]
 

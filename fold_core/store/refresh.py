@@ -33,8 +33,8 @@ from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
 from fold_core.store.layout import plan_head
 from fold_core.store.parts import Parts, dumps_block, dumps_line, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
-from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
-from fold_core.store.snapshot import warn_not_refreshed, write_head
+from fold_core.store.snapshot import encode_head, encode_table, encoded, warn_not_refreshed, write_head
+from fold_core.store.snapshot_parsed import ItemSource, NoteSource, Snapshot
 
 __all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
 
