@@ -51,11 +51,11 @@ from __future__ import annotations
 import gc
 import os
 from _thread import allocate_lock
-from contextlib import AbstractContextManager
+from typing import IO
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import Replayer, State, apply_record, empty_state
-from fold_core.store.base import Recorder, Session, Store
+from fold_core.store.base import Recorder, Store
 from fold_core.store.faults import crash_at, environ_value
 from fold_core.store.locking import HeldLock, lock_timeout
 from fold_core.store.append import LogAppender
@@ -106,7 +106,7 @@ class FileRecorder(Recorder):
 
     # -- sessions -----------------------------------------------------------
 
-    def session(self, *, write: bool) -> AbstractContextManager[Session]:
+    def session(self, *, write: bool) -> Hold:
         return Hold(self, write)
 
     def close(self) -> None:
@@ -223,7 +223,7 @@ class FileRecorder(Recorder):
             clean_generations(self.path, None)
         self._swept = True
 
-    def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
+    def _from_snapshot(self, log: IO[bytes], budget: int, identity: tuple[int, int]) -> Cache:
         self._swept = False
         try:
             snapshot = read_snapshot(self.path, budget)
@@ -237,7 +237,7 @@ class FileRecorder(Recorder):
         return Cache(snapshot.state, snapshot.offset, snapshot.last_offset, identity, SNAP_OK, snapshot,
                      snapshot.stat)
 
-    def _apply_tail(self, log, cache: Cache) -> Torn | None:
+    def _apply_tail(self, log: IO[bytes], cache: Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
         if walk.size == cache.offset:
             return None
