@@ -3,7 +3,7 @@
 The same full check as the file store's (``verify``): every record row
 parses, event_seq runs 1, 2, 3 … with no gap, its columns (type, batch_id,
 request_digest) agree with its body, and the record-level rules of
-``verify._Checker`` hold (revisions follow the record types, annotation ids
+``record_checks.RecordChecker`` hold (revisions follow the record types, annotation ids
 follow save order, acks name saved annotations, batch_ids are unique, every
 post-image is whole, every layer fits its budget). Then the replayed state
 is compared with the cached-state tables — the head row, every item row
@@ -25,17 +25,10 @@ from fold_core.state import Replayer, State, empty_state, resolve_item
 from fold_core.store.meta import StoreMissing
 from fold_core.store.pg.state import Head, note_number
 from fold_core.store.pg.recorder import PostgresRecorder, unavailable_error
-from fold_core.store.verify import _Checker
+from fold_core.store.record_checks import RecordChecker
 from fold_core.timefmt import instant_key
 
 __all__ = ["verify_pg_store"]
-
-
-class _RecordChecker(_Checker):
-    """The file store's record checks, naming records instead of log lines."""
-
-    def corrupt(self, message: str) -> StoreCorrupt:
-        return StoreCorrupt(f"record {self.line}: {message}", line=self.line)
 
 
 def verify_pg_store(location) -> dict:
@@ -60,7 +53,7 @@ def verify_pg_store(location) -> dict:
 def _replay(recorder: PostgresRecorder, head: Head) -> tuple[State, dict]:
     if head is None:
         raise StoreMissing(f"no store {recorder.location.name!r} in {recorder.location.display}")
-    checker = _RecordChecker(None, head.budget)
+    checker = RecordChecker(head.budget, "record")
     replayer = Replayer(empty_state(head.budget))
     expected = {"index": set(), "activations": {}, "order": 0, "seqs": {}, "notes": {}}
     conn = recorder.connection()
