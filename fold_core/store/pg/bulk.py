@@ -16,7 +16,6 @@ name, or one just made by ``init`` with the same budget).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 import psycopg
@@ -24,7 +23,7 @@ import psycopg
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.state import Replayer, empty_state, resolve_item
 from fold_core.store.pg.session import json_text
-from fold_core.store.pg.state import note_number
+from fold_core.store.pg.state import Head, note_number, parse_record
 from fold_core.store.pg.recorder import PostgresRecorder, unavailable_error
 from fold_core.timefmt import instant_key
 
@@ -65,15 +64,9 @@ class _Bookkeeping:
 
 def load_records(location, budget: int, created_at: str, lines: Iterable[bytes]) -> dict:
     """Write ``lines`` (records 1…n, in order) into the empty store at ``location``; the new head."""
-    from fold_core.store.pg.state import Head
-
     recorder = PostgresRecorder(location, budget)
     try:
-        recorder._check_schema(write=True)
-        conn = recorder.connection()
-        conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        conn, head = recorder.begin_write()
         if head is None:
             store = conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s)"
                                  " RETURNING id", (recorder.location.name, budget, created_at)).fetchone()[0]
@@ -109,12 +102,7 @@ def _copy_records(conn, store: int, budget: int, lines: Iterable[bytes]):
             if not line.endswith(b"\n"):
                 raise StoreCorrupt(f"record {expected} is not a complete line", line=expected)
             body = line[:-1].decode("utf-8")
-            try:
-                record = json.loads(body)
-            except ValueError as error:
-                raise StoreCorrupt(f"record {expected} does not parse ({error})", line=expected) from None
-            if type(record) is not dict or record.get("event_seq") != expected:
-                raise StoreCorrupt(f"record {expected} holds another event_seq", line=expected)
+            record = parse_record(expected, body)
             copy.write_row((store, expected, record["type"], record.get("batch_id"), record.get("request_digest"),
                             body))
             books.see(replayer, record)

@@ -54,6 +54,7 @@ from fold_core.store.location import PgLocation, parse_url
 from fold_core.store.locking import lock_timeout
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing
 from fold_core.store.pg.schema import LATEST, SchemaTooNew, migrate, schema_version
+from fold_core.store.pg.session import PgSession
 from fold_core.store.pg.state import Head, load_state, parse_record
 
 __all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "pg_connect", "postgres_store", "store_key",
@@ -119,32 +120,28 @@ class PostgresRecorder(Recorder):
     # -- sessions -------------------------------------------------------------------
 
     @contextmanager
-    def session(self, *, write: bool) -> Iterator[Session]:
-        from fold_core.store.pg.session import PgSession
-
-        try:
+    def session(self, *, write: bool) -> Iterator[PgSession]:
+        with self._failing():
             self._check_schema(write)
             head = self._begin(write)
             if head is None and not write:
                 raise StoreMissing(f"no store {self.location.name!r} in {self.location.display}:"
                                    " create one with `foldctl init`")
             state = self._sync(head)
-        except psycopg.Error as error:
-            self.forget()
-            raise unavailable_error(error, "cannot read the store", self.location) from None
-        except BaseException:
-            self._end(rollback=True)
-            raise
-        session = PgSession(self, head, state)
-        try:
-            yield session
-        except psycopg.Error as error:
-            self.forget()
-            raise unavailable_error(error, "cannot read the store", self.location) from None
-        except BaseException:
-            self._end(rollback=True)
-            raise
+            yield PgSession(self, head, state)
         self._end(rollback=write)
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """A database error drops the connection and is ``StoreUnavailable``; any other rolls back."""
+        try:
+            yield
+        except psycopg.Error as error:
+            self.forget()
+            raise unavailable_error(error, "cannot read the store", self.location) from None
+        except BaseException:
+            self._end(rollback=True)
+            raise
 
     def _begin(self, write: bool) -> Head | None:
         """Begin the session's transaction (and, to write, take the lock); the head row.
@@ -238,6 +235,19 @@ class PostgresRecorder(Recorder):
             self._end(rollback=True)
             raise self._busy(timeout)
 
+    def begin_write(self) -> tuple[psycopg.Connection, Head | None]:
+        """The prelude of a write outside a session (``init``, a store moved here): the schema brought up to
+        date, then BEGIN, the store's lock and its head row."""
+        self._check_schema(write=True)
+        conn = self.connection()
+        conn.execute("BEGIN")
+        return conn, self.locked_head(conn)
+
+    def locked_head(self, conn: psycopg.Connection) -> Head | None:
+        """Take the store's lock in the open transaction; then its head row."""
+        self.lock(conn)
+        return self.read_head(conn)
+
     def read_head(self, conn: psycopg.Connection) -> Head | None:
         row = conn.execute(f"SELECT {Head.COLUMNS} FROM fold_stores WHERE name = %s",
                            (self.location.name,)).fetchone()
@@ -316,11 +326,7 @@ def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET,
         raise ValueError(f"budget must be 8…4096, got {budget}")
     recorder = PostgresRecorder(location, budget)
     try:
-        recorder._check_schema(write=True)
-        conn = recorder.connection()
-        conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        conn, head = recorder.begin_write()
         if head is not None:
             conn.execute("ROLLBACK")
             return head.meta(), False
@@ -344,8 +350,7 @@ def drop_pg_store(location: str | PgLocation) -> bool:
         if schema_version(conn) == 0:
             return False
         conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        head = recorder.locked_head(conn)
         if head is None:
             conn.execute("ROLLBACK")
             return False

@@ -189,8 +189,7 @@ class PgSession(Session):
     def _reopen(self, conn, before: State) -> None:
         """A second append in one session: lock again and check that nobody wrote in between."""
         conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-        self._recorder.lock(conn)
-        head = self._recorder.read_head(conn)
+        head = self._recorder.locked_head(conn)
         seen = 0 if head is None else head.event_seq
         if seen != before.event_seq:
             raise StoreUnavailable(f"the store moved on during the session (event_seq {seen},"
