@@ -117,7 +117,7 @@ def sentence_templates() -> set[str]:
     import ast
 
     found = set()
-    for path in sorted((ROOT / "host").glob("*.py")):
+    for path in sorted((ROOT / "host").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Sentence"
                     and node.args and isinstance(node.args[0], ast.Constant)):
