@@ -218,6 +218,7 @@ class FileRecorder(Recorder):
         """
         generations = remove_stale_temps(self.path)
         if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
+            # lazy: the snapshot writer is for writes only; a state read never loads it
             from fold_core.store.refresh import clean_generations
 
             clean_generations(self.path, None)
@@ -292,7 +293,8 @@ class FileRecorder(Recorder):
         )
 
     def _refresh(self, cache: Cache, *, exclusive: bool) -> None:
-        from fold_core.store import refresh  # the write path only: a state read never imports it
+        # lazy: the snapshot writer loads only when a snapshot is written, never on a plain state read
+        from fold_core.store import refresh
 
         directory = self.path
         if cache.snap == SNAP_BAD:

@@ -110,6 +110,17 @@ class PgSession(Session):
 
         return rows()
 
+    def record_lines(self) -> Iterator[bytes]:
+        """The session's records as their exact stored lines (the body and a newline; moving a store)."""
+        last = self.state.event_seq
+        if self.head is None or last == 0:
+            return iter(())
+        cursor = self._recorder.connection().cursor(name="fold_record_lines")
+        cursor.itersize = 2000
+        cursor.execute("SELECT body FROM fold_records WHERE store = %s AND event_seq <= %s ORDER BY event_seq",
+                       (self.head.id, last))
+        return (body.encode("utf-8") + b"\n" for (body,) in cursor)
+
     def records_about(self, item: str, since: int = 0) -> Iterator[dict]:
         """From the item index (``fold_item_records``), not a scan of the whole history."""
         if self.head is None or since >= self.state.event_seq:
