@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-__all__ = ["FOLD_AT", "Table", "derive"]
+__all__ = ["FOLD_AT", "Table", "derive", "in_memory", "whole"]
 
 FOLD_AT = 1024  # entries in ``top`` before it is folded into a new ``base``
 
@@ -122,3 +122,17 @@ def derive(table: Mapping, changes: dict, added: int) -> Table:
     if len(top) > FOLD_AT:
         return Table({**table.base, **top}, size=size, source=table.source)
     return Table(table.base, top, size=size, source=table.source)
+
+
+def whole(table: Mapping) -> dict:
+    """Every entry of a state's table as a dict (``Table.whole``; a dict is itself: nothing may change it)."""
+    if isinstance(table, Table):
+        return table.whole()
+    return table if isinstance(table, dict) else dict(table)
+
+
+def in_memory(table: Mapping) -> dict:
+    """The entries of a state's table held in memory (``Table.in_memory``; a dict is itself)."""
+    if isinstance(table, Table):
+        return table.in_memory()
+    return table if isinstance(table, dict) else dict(table)

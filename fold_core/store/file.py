@@ -63,6 +63,7 @@ from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, repa
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
 from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache
+from fold_core.store.parts import Parts
 from fold_core.store.file_session import Hold, stat_or_none
 from fold_core.store.snapshot import file_stat, read_snapshot, remove_stale_temps
 
@@ -314,8 +315,9 @@ class FileRecorder(Recorder):
             cache.snap = SNAP_OK
             return
         snapshot = cache.snapshot
-        if exclusive and cache.snap == SNAP_OK and snapshot is not None and snapshot.version >= 3:
-            refresh.append(cache, directory)
+        parts = snapshot.archive if snapshot is not None else None
+        if exclusive and cache.snap == SNAP_OK and snapshot is not None and isinstance(parts, Parts):  # format 3
+            refresh.append(cache, directory, parts, snapshot.floor)
         else:
             refresh.rewrite(cache, directory, self.log_path, exclusive=exclusive)
 

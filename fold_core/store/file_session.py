@@ -119,7 +119,7 @@ class FileSession(Session):
     def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
         return view_state(self.cache, item=item, not_active=not_active)
 
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+    def lookup(self, batch_id: str) -> tuple[int, str | None] | None:
         cache = self.cache
         try:
             found = lookup(cache, batch_id, self._recorder.log_path)

@@ -52,7 +52,7 @@ RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_A
 HEAD_RECENT = 256  # not-active items a head keeps: RECENT, and room for restores between refreshes
 
 
-def floor_key(value) -> tuple | None:
+def floor_key(value: list | None) -> tuple | None:
     """The sort key of a ``recent_floor`` (``[status_at, id]``), or None."""
     return None if value is None else (instant_key(value[0]), value[1])
 
@@ -71,12 +71,15 @@ def recent_key(item: dict) -> tuple:
     return instant, item["id"]
 
 
-def file_stat(path: str) -> tuple | None:
+def file_stat(path: str) -> FileIdentity | None:
     """What identifies one version of a file (a replaced file has a new one)."""
     try:
-        stat = os.stat(path)
+        return _identity(os.stat(path))
     except FileNotFoundError:
         return None
+
+
+def _identity(stat: os.stat_result) -> FileIdentity:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
@@ -92,8 +95,7 @@ def read_snapshot(directory: str, budget: int) -> Snapshot | None:
     except FileNotFoundError:
         return None
     with file:
-        stat = os.fstat(file.fileno())
-        stat = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        stat = _identity(os.fstat(file.fileno()))
         first = file.readline()
         if first[-2:] == b",\n":  # format 2: three lines, read lazily from the kept file
             file.seek(0)
@@ -103,7 +105,7 @@ def read_snapshot(directory: str, budget: int) -> Snapshot | None:
     return _parse_head(first, directory, budget, stat)
 
 
-def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
+def _parse_head(data: bytes, directory: str, budget: int, stat: FileIdentity) -> Snapshot:
     doc = json.loads(data)
     seq, offset, last_offset = check_head(doc, VERSION, budget, ("item_total", "inactive_total", "annotation_total"))
     totals = (doc["item_total"], doc["inactive_total"], doc["annotation_total"])
@@ -131,7 +133,7 @@ def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
     return Snapshot(VERSION, state, offset, last_offset, floor, archive, stat)
 
 
-def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor,
+def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor: list | None,
                 gen: str, lengths: dict[str, int]) -> bytes:
     """The head line for ``state`` at log ``offset``; ``items`` and ``notes`` are its tables, encoded."""
     head = {
@@ -191,7 +193,7 @@ def encoded(value: dict, key: str, memo: dict) -> bytes:
     return dumps_line(value)
 
 
-def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> tuple | None:
+def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> FileIdentity | None:
     """Atomically replace ``snapshot.json``; the new file's stat, or None (and a logged warning).
 
     Readers may write a snapshot under the shared lock (only a new

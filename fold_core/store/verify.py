@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import State, empty_state, replay
+from fold_core.table import whole
 from fold_core.store.meta import StoreMissing, read_meta
 from fold_core.store.locking import StoreLock
 from fold_core.store.log import Scan, Torn, scan
@@ -87,7 +88,7 @@ def _checked(walk: Scan, checker: RecordChecker) -> Iterator[dict]:
 def _compare(snapshot: Snapshot, state: State, checker: RecordChecker, walk: Scan) -> None:
     head = snapshot.state
     try:
-        items, notes = head.items.whole(), head.annotations.whole()
+        items, notes = whole(head.items), whole(head.annotations)
         batches = snapshot.archive.all_batches() if snapshot.archive is not None else {}
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise _bad_snapshot(f"its archive cannot be read ({error})") from None

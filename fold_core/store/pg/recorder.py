@@ -40,9 +40,10 @@ it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import Any
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
@@ -54,7 +55,7 @@ from fold_core.store.location import PgLocation, parse_url
 from fold_core.store.locking import lock_timeout
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing
 from fold_core.store.pg.schema import LATEST, SchemaTooNew, migrate, schema_version
-from fold_core.store.pg.session import PgSession
+from fold_core.store.pg.session import PgSession, Row, one_row
 from fold_core.store.pg.state import Head, load_state, parse_record
 
 __all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "pg_connect", "postgres_store", "store_key",
@@ -83,14 +84,14 @@ class PostgresRecorder(Recorder):
         self.location = parse_url(location) if isinstance(location, str) else location
         self.budget = budget  # used only when a write creates the store
         self.key = store_key(self.location.name)
-        self._conn: psycopg.Connection | None = None
+        self._conn: psycopg.Connection[Row] | None = None
         self._schema: int | None = None
         self.head: Head | None = None  # the head row as of the last session
         self.state: State | None = None  # the state at head.event_seq
 
     # -- the connection ---------------------------------------------------------------
 
-    def connection(self) -> psycopg.Connection:
+    def connection(self) -> psycopg.Connection[Row]:
         """The open connection (autocommit: transactions are begun explicitly)."""
         if self._conn is not None and not self._conn.closed:
             return self._conn
@@ -98,7 +99,7 @@ class PostgresRecorder(Recorder):
         self._conn = pg_connect(self.location)
         return self._conn
 
-    def query(self, sql: str, params=None):
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> psycopg.Cursor[Row]:
         """Run one statement on the connection (in the session's transaction, if one is open)."""
         return self.connection().execute(sql, params)
 
@@ -158,7 +159,7 @@ class PostgresRecorder(Recorder):
         self._conn = None  # the cached state stays valid: it is checked against the head
         return self._start(self.connection(), write)
 
-    def _start(self, conn: psycopg.Connection, write: bool) -> Head | None:
+    def _start(self, conn: psycopg.Connection[Row], write: bool) -> Head | None:
         """BEGIN, the lock, the head: one round trip (a pipeline; each statement waits for the one before)."""
         timeout = lock_timeout() if write else 0.0
         tried = None
@@ -180,7 +181,7 @@ class PostgresRecorder(Recorder):
         except psycopg.errors.LockNotAvailable:
             self._end(rollback=True)
             raise self._busy(timeout) from None
-        if tried is not None and not tried.fetchone()[0]:
+        if tried is not None and not one_row(tried)[0]:
             self._end(rollback=True)
             raise self._busy(timeout)
         row = found.fetchone()
@@ -219,11 +220,11 @@ class PostgresRecorder(Recorder):
             raise StoreUnavailable(f"{self.location.display}: {error}") from None
         self._schema = version
 
-    def lock(self, conn: psycopg.Connection) -> None:
+    def lock(self, conn: psycopg.Connection[Row]) -> None:
         """Take the store's advisory lock for this transaction, waiting at most ``lock_timeout()``."""
         timeout = lock_timeout()
         if timeout <= 0:
-            taken = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (self.key,)).fetchone()[0]
+            taken = one_row(conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (self.key,)))[0]
         else:
             conn.execute(f"SET LOCAL lock_timeout = {max(1, int(timeout * 1000))}")
             try:
@@ -235,7 +236,7 @@ class PostgresRecorder(Recorder):
             self._end(rollback=True)
             raise self._busy(timeout)
 
-    def begin_write(self) -> tuple[psycopg.Connection, Head | None]:
+    def begin_write(self) -> tuple[psycopg.Connection[Row], Head | None]:
         """The prelude of a write outside a session (``init``, a store moved here): the schema brought up to
         date, then BEGIN, the store's lock and its head row."""
         self._check_schema(write=True)
@@ -243,12 +244,12 @@ class PostgresRecorder(Recorder):
         conn.execute("BEGIN")
         return conn, self.locked_head(conn)
 
-    def locked_head(self, conn: psycopg.Connection) -> Head | None:
+    def locked_head(self, conn: psycopg.Connection[Row]) -> Head | None:
         """Take the store's lock in the open transaction; then its head row."""
         self.lock(conn)
         return self.read_head(conn)
 
-    def read_head(self, conn: psycopg.Connection) -> Head | None:
+    def read_head(self, conn: psycopg.Connection[Row]) -> Head | None:
         row = conn.execute(f"SELECT {Head.COLUMNS} FROM fold_stores WHERE name = %s",
                            (self.location.name,)).fetchone()
         return None if row is None else Head(*row)
@@ -293,9 +294,9 @@ class PostgresRecorder(Recorder):
 
 
 def pg_connect(location: PgLocation, *, application_name: str = "fold",
-               doing: str = "cannot connect to the store") -> psycopg.Connection:
+               doing: str = "cannot connect to the store") -> psycopg.Connection[Row]:
     """A new autocommit connection to the database of ``location`` (its password from where the URL says)."""
-    options = {"autocommit": True, "application_name": application_name}
+    options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
     try:
         given = pg_conninfo.conninfo_to_dict(location.conninfo)
     except psycopg.ProgrammingError as error:

@@ -23,7 +23,8 @@ import psycopg
 from fold_core.errors import StoreCorrupt
 from fold_core.state import Replayer, State, empty_state, resolve_item
 from fold_core.store.meta import StoreMissing
-from fold_core.store.pg.state import Head, note_number
+from fold_core.store.location import PgLocation
+from fold_core.store.pg.state import Head, Query, note_number
 from fold_core.store.pg.recorder import PostgresRecorder, unavailable_error
 from fold_core.store.record_checks import RecordChecker
 from fold_core.timefmt import instant_key
@@ -31,12 +32,14 @@ from fold_core.timefmt import instant_key
 __all__ = ["verify_pg_store"]
 
 
-def verify_pg_store(location) -> dict:
+def verify_pg_store(location: str | PgLocation) -> dict:
     """The report of a clean store; raises ``StoreCorrupt`` at the first problem."""
     recorder = PostgresRecorder(location)
     try:
         with recorder.session(write=False) as session:
             head = session.head
+            if head is None:
+                raise StoreMissing(f"no store {recorder.location.name!r} in {recorder.location.display}")
             state, expected = _replay(recorder, head)
             _compare(recorder, head, state, expected)
     except psycopg.Error as error:
@@ -51,8 +54,6 @@ def verify_pg_store(location) -> dict:
 
 
 def _replay(recorder: PostgresRecorder, head: Head) -> tuple[State, dict]:
-    if head is None:
-        raise StoreMissing(f"no store {recorder.location.name!r} in {recorder.location.display}")
     checker = RecordChecker(head.budget, "record")
     replayer = Replayer(empty_state(head.budget))
     expected = {"index": set(), "activations": {}, "order": 0, "seqs": {}, "notes": {}}
@@ -146,7 +147,7 @@ def _compare(recorder: PostgresRecorder, head: Head, state: State, expected: dic
         raise _bad("fold_item_records", "the item index differs from the records")
 
 
-def _compare_notes(query, store: int, state: State, seqs: dict) -> None:
+def _compare_notes(query: Query, store: int, state: State, seqs: dict) -> None:
     notes = dict(state.annotations.items())
     rows = query("SELECT id, number, item, resolved, status, created_seq, ack_seq, body FROM fold_annotations"
                  " WHERE store = %s", (store,)).fetchall()
