@@ -272,7 +272,7 @@ def _instance(kind: str, name: str, table: dict, where: str, registry: TypeRegis
         raise ConfigError(f"{where}: {label}, field 'type': unknown {kind} type {type_name!r}; installed: "
                           f"{', '.join(known) or 'none'} (see `foldctl plugins`)", file=where, instance=name,
                           field="type")
-    settings_model = entry.cls.Settings
+    settings_model = entry.settings_model
     raw = {k: v for k, v in table.items() if k not in ("name", "type")}
     _refuse_secrets(raw, settings_model, where, label, name)
     settings = _validate(settings_model, raw, where, f"{label} (type {type_name!r})", name, context)

@@ -21,6 +21,7 @@ import pluggy
 from fold_core import hookspecs
 from fold_core.errors import ConfigError
 from fold_core.plugin_api import Adapter, AgentBackend, Consumer
+from fold_core.settings import Settings
 
 __all__ = ["PluginManager", "TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
 
@@ -52,7 +53,9 @@ def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True
             raise ConfigError(f"a plugin of the entry-point group {ENTRY_POINT_GROUP!r} failed to load: "
                               f"{type(error).__name__}: {error}") from None
         for plugin in set(pm.get_plugins()) - before:
-            pm.origins[pm.get_name(plugin)] = "entry-point"
+            plugin_name = pm.get_name(plugin)
+            if plugin_name is not None:
+                pm.origins[plugin_name] = "entry-point"
     for name in modules:
         _register_module(pm, name, "module")
     try:
@@ -88,6 +91,14 @@ class TypeEntry:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "type": self.type_name, "plugin": self.plugin, "origin": self.origin}
+
+    @property
+    def settings_model(self) -> type[Settings]:
+        """The type's ``Settings`` model (every registered type has one: ``load_types`` checked its base)."""
+        cls = self.cls
+        if issubclass(cls, (Adapter, Consumer, AgentBackend)):
+            return cls.Settings
+        raise TypeError(f"{cls!r} is not an adapter, consumer or agent type")
 
 
 @dataclass
