@@ -3,7 +3,10 @@
 Found through ``--config FILE``, else ``$FOLD_CONFIG``, else
 ``./plugins.toml``, else ``$XDG_CONFIG_HOME/fold/plugins.toml``; no file at
 all means the embedded defaults (the baseline editor, no sources, no
-consumers). Every section and every instance is validated by pydantic (each
+consumers). The core's sections are ``[store]``, ``[user]``, ``[agent]``,
+``[[adapters]]``, ``[[consumers]]`` and ``[[plugins]]``; an application hands
+in its own (``fold_host.settings``: ``[host]``, ``[pinboard]``, ``[mcp]``).
+Every section and every instance is validated by pydantic (each
 type brings its settings model; unknown keys are refused). Every error is a
 ``ConfigError`` naming the file, the instance and the field, what was
 expected (with an example) and what was found, in words (``config_words``).
