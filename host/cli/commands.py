@@ -116,7 +116,8 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     store_dir = resolve_store(args.store, url_ok=True)
     if not args.serve:
         return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
-    from fold_host.web.server import ServerThread, from_config
+    from fold_host.pinboard.app import from_config
+    from fold_host.web.server import ServerThread
 
     with ServerThread(*from_config(config, store_dir)) as pinboard:
         explain(f"foldctl run: the Pinboard at {pinboard.url}")

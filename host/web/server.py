@@ -1,13 +1,12 @@
-"""Running the Pinboard: the bind policy and the uvicorn server (contract §11.2).
+"""The web server the Pinboard and MCP's HTTP transport run on: the bind policy and uvicorn (contract §11.2).
 
-``resolve_bind`` decides whether a bind may start: a loopback address always
+``resolve_bind`` is the Pinboard's bind policy: a loopback address always
 may; any other address (``0.0.0.0``, a LAN address, a host name) only with a
 token, read from the environment variable that ``[pinboard] token_env``
 names — otherwise it refuses with a ``UsageError`` (exit 2) before anything
 listens. A configured token is checked on every request, loopback or not.
 
-``from_config`` builds the app and the bind from plugins.toml (``[pinboard]``,
-``[host] timezone`` and ``language`` — English when plugins.toml names none). ``serve_socket`` runs uvicorn in the foreground until
+``serve_socket`` runs uvicorn in the foreground until
 SIGINT / SIGTERM. ``ServerThread`` runs the same server in a thread of this
 process (port 0 picks a free port) — for tests, benchmarks, and ``foldctl run
 --serve`` (the daemon and the Pinboard in one process); ``stop()`` ends it and
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from fold_host.web.security import is_loopback
 from fold_core.errors import UsageError
 
-__all__ = ["Bind", "ServerThread", "from_config", "listen", "resolve_bind", "serve_socket"]
+__all__ = ["Bind", "ServerThread", "listen", "resolve_bind", "serve_socket"]
 
 
 @dataclass(frozen=True)
@@ -69,17 +68,6 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
             " Set [pinboard] token_env = \"NAME\" in plugins.toml and export NAME=<a long random token>,"
             " or serve on 127.0.0.1")
     return Bind(host, port, token)
-
-
-def from_config(config, store_dir: str, *, host: str | None = None, port: int | None = None):
-    """``(app, bind)`` for a loaded configuration: ``[pinboard]`` and ``[host] timezone``, flags first."""
-    from fold_host.pinboard.app import create_app
-
-    section = config.pinboard
-    bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
-    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
-                     language=config.host.reader_language)
-    return app, bind
 
 
 def listen(bind: Bind):
