@@ -50,9 +50,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone as dt_timezone
 from typing import Any
 
-from fold_core.errors import StoreError
-from fold_core.plugin_api import Consumer, ConsumerContext, StateView
 from fold_core.bounded import Hung, Worker, backoff
+from fold_core.errors import StoreError
+from fold_core.kernel.view import state_document
+from fold_core.plugin_api import Consumer, ConsumerContext, StateView
+from fold_core.state import empty_state
+from fold_core.store.base import Store
+from fold_core.store.locate import open_store
+from fold_core.store.meta import StoreMissing
+from fold_core.timefmt import parse_instant
 
 __all__ = ["BATCH", "READ_CHUNK", "deliver_all", "register_new", "retry_wait"]
 
@@ -314,22 +320,15 @@ def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> 
 
 
 def _empty_document(document: dict | None, now: str) -> dict:
-    from fold_core.kernel import state_document
-    from fold_core.state import empty_state
-
     return state_document(empty_state(document["budget"] if document is not None else 64), now)
 
 
-def _store(location: str):
-    from fold_core.store.locate import open_store
-
+def _store(location: str) -> Store:
     return open_store(location)
 
 
 def _document(store, now: str) -> dict | None:
     """The §8 document at ``now`` (shared lock), or None when there is no store yet."""
-    from fold_core.store.meta import StoreMissing
-
     try:
         answer = store.state_document(now=now)
     except StoreMissing:
@@ -346,8 +345,6 @@ def _result(name: str, status: str, delivered: int, error: str | None = None, **
 
 
 def _instant(text: str) -> datetime:
-    from fold_core.timefmt import parse_instant
-
     moment = parse_instant(text)
     if moment is None:
         raise ValueError(f"expected an instant with an offset, found {text!r}")

@@ -27,19 +27,22 @@ from datetime import datetime
 
 from fold_core.errors import ConfigError
 from fold_core.store.location import is_url
+from fold_core.store.locate import create, open_store
+from fold_core.store.meta import DEFAULT_BUDGET
 from fold_core.timefmt import compact_duration
 from fold_host.cycle.citations import settle_cited
 from fold_host.cycle.context import build_input
+from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.cycle.editor import OUTCOMES, ask_editor
 from fold_host.cycle.fallback import editor_status
-from fold_host.hostdb import ClaimLost, open_host_db
-from fold_host.hostdb.guard import clear_halt, quick_check
 from fold_host.cycle.reminders import fire_due
 from fold_host.cycle.signal import decide_signal
-from fold_host.skill import load_skill, output_schema
 from fold_host.cycle.sources import Poller, coverage
 from fold_host.cycle.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
-                               note_failure, open_window, settle, still_pending)
+                                     note_failure, open_window, settle, still_pending)
+from fold_host.hostdb import ClaimLost, open_host_db
+from fold_host.hostdb.guard import clear_halt, quick_check
+from fold_host.skill import load_skill, output_schema
 
 __all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "same_instance",
            "tick"]
@@ -54,9 +57,6 @@ class Host:
 
         ``holder``: this host's id among several (a store in PostgreSQL: ``presence``).
         """
-        from fold_core.store.locate import create, open_store
-        from fold_core.store.meta import DEFAULT_BUDGET
-
         if config.agent is None:
             where = str(config.path) if config.path else "(embedded defaults)"
             raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
@@ -67,6 +67,7 @@ class Host:
         self.store = reuse.store if reuse is not None else open_store(location)
         self._pool = reuse._pool if reuse is not None else None
         if self._pool is None and is_url(location):  # the host's tables: in the store's database, shared
+            # lazy: psycopg loads only for a store in PostgreSQL
             from fold_host.hostdb.pg.database import PgHostPool
 
             self._pool = PgHostPool(location, holder=self.holder, lease=config.host.lease.total_seconds())
@@ -270,8 +271,6 @@ def _user(host: Host) -> dict:
 def _register_consumers(host: Host, db, now_text: str) -> None:
     """A consumer seen for the first time starts at the event_seq current now, before this cycle's commit."""
     if host.consumers:
-        from fold_host.cycle.delivery import register_new
-
         register_new(db, host.location, host.consumers, now=now_text, store=host.store)
 
 
@@ -279,8 +278,6 @@ def deliver_records(host: Host, db, now_text: str, store=None) -> list[dict]:
     """Hand the consumers what is new (``store``: a reader of the caller's; default the host's own)."""
     if not host.consumers:
         return []
-    from fold_host.cycle.delivery import deliver_all
-
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.reader_language, coverage=host.coverage(db),

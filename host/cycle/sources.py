@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from fold_core.bounded import Hung, Job, Worker, backoff
 from fold_core.observation import Health, Poll
 from fold_core.timefmt import parse_instant
-from fold_core.bounded import Hung, Job, Worker, backoff
+from fold_host.hostdb import ClaimLost
 
 __all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "lease_name", "next_delay",
            "server_delay", "settings_digest"]
@@ -194,8 +195,6 @@ class Poller:
         return poll
 
     def _keep(self, db, instance, poll: Poll, now: datetime, now_text: str) -> PollOutcome:
-        from fold_host.hostdb import ClaimLost
-
         try:
             added = db.record_poll(instance.name, poll, now=now_text)
         except ClaimLost as lost:  # another host polls it now: it keeps what it finds

@@ -12,38 +12,34 @@ log, so an overclaim in a rejected attempt still counts.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from fold_core.plugin_api import extract_json
+from fold_core.store.file import create_store
+from fold_host.cycle.editor import ask_editor
+from fold_host.cycle.pipeline import OUTCOMES, Host
+from fold_host.cycle.windows import open_window
 from fold_host.evaluation.properties import Run, check
 from fold_host.evaluation.report import Result, build_report, write_reports
 from fold_host.evaluation.scenarios import Scenario, load_scenarios
+from fold_host.skill import load_skill
 
 __all__ = ["evaluate", "run_scenario", "skill_digest"]
 
 
 def skill_digest(lang: str) -> str:
     """``sha256:`` and the first 16 hex digits of the skill text's UTF-8 bytes."""
-    import hashlib
-
-    from fold_host.skill import load_skill
-
     return "sha256:" + hashlib.sha256(load_skill(lang).encode("utf-8")).hexdigest()[:16]
 
 
 def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
     """One scenario in a fresh temporary store; never raises for the editor's failures."""
-    from fold_host.cycle.pipeline import OUTCOMES, Host
-    from fold_host.cycle.editor import ask_editor
-    from fold_host.cycle.windows import open_window
-
     with tempfile.TemporaryDirectory(prefix="fold-eval-") as folder:
         store_dir = str(Path(folder) / "store")
-        from fold_core.store.file import create_store
-
         create_store(store_dir, budget=scenario.budget)
         host = Host(_for_scenario(config, scenario), store_dir)
         try:

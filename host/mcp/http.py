@@ -24,6 +24,7 @@ import hmac
 import json
 import os
 
+from fold_core.cli.common import explain
 from fold_core.errors import UsageError
 from fold_host.web.security import is_loopback
 from fold_host.web.server import Bind, listen, serve_socket
@@ -51,8 +52,6 @@ def read_token(section) -> str | None:
                              f"{getattr(error, 'strerror', None) or error}") from None
         where = f"[mcp] token_file {section.token_file} is empty"
         if token is not None and os.stat(section.token_file).st_mode & 0o077:
-            from fold_core.cli.common import explain
-
             explain(f"foldctl mcp: warning: the token file {section.token_file} can be read by others "
                     f"(chmod 600 {section.token_file})")
     else:

@@ -22,8 +22,25 @@ from __future__ import annotations
 
 import os
 import stat
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
+from fold_core.cli.common import resolve_store
+from fold_core.errors import StoreError
+from fold_core.store.locate import describe, open_store
 from fold_core.store.location import is_url
+from fold_core.store.meta import StoreMissing
+from fold_core.timefmt import compact_duration, parse_instant
+from fold_host.cycle.fallback import editor_status
+from fold_host.cycle.pipeline import describe_error
+from fold_host.cycle.windows import last_failure
+from fold_host.daemon.health import daemon_check
+from fold_host.daemon.hostlock import host_running
+from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
+from fold_host.hostdb.failures import REBUILD_HINT
+from fold_host.hostdb.guard import halted
+from fold_host.ops.doctor_probe import probe_all
+from fold_host.plugins import load_config
 from fold_host.words import Sentence
 
 __all__ = ["diagnose"]
@@ -33,13 +50,6 @@ GONE_SHOWN = 5  # hosts no longer running that doctor still lists (a store in Po
 
 def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
              probe: bool = False) -> dict:
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    from fold_core.cli.common import resolve_store
-    from fold_core.timefmt import parse_instant
-    from fold_host.plugins import load_config
-
     config = load_config(config_file)
     store_dir = resolve_store(store_given, url_ok=True)
     moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
@@ -61,8 +71,6 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
         if db is not None:
             db.close()
     if probe:
-        from fold_host.ops.doctor_probe import probe_all
-
         checks.extend(probe_all(config))
     return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
 
@@ -92,12 +100,6 @@ def _permissions(config) -> dict:
 
 
 def _store(store_dir: str, now: str | None) -> dict:
-    from datetime import datetime, timezone
-
-    from fold_core.errors import StoreError
-    from fold_core.store.locate import describe, open_store
-    from fold_core.store.meta import StoreMissing
-
     where = describe(store_dir)
     if not is_url(store_dir) and not os.path.exists(os.path.join(store_dir, "meta.json")):
         return _check("store", "warn", Sentence("no store at {store} yet: the first `foldctl tick` creates it",
@@ -118,9 +120,6 @@ def _store(store_dir: str, now: str | None) -> dict:
 
 def _open_db(store_dir: str):
     """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
-    from fold_core.errors import StoreError
-    from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
-
     try:
         if is_url(store_dir):  # its host tables, when a cycle made them
             return (open_host_db(store_dir) if host_db_exists(store_dir) else None), None
@@ -133,10 +132,6 @@ def _open_db(store_dir: str):
 
 def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
     """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
-    from fold_core.errors import StoreError
-    from fold_host.hostdb.failures import REBUILD_HINT
-    from fold_host.hostdb.guard import halted
-
     stopped = halted(store_dir) if not is_url(store_dir) else None
     if problem is not None:
         return _check("host database", "fail", problem)
@@ -165,9 +160,6 @@ def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
 
 
 def _daemon(db, store_dir: str, moment) -> dict:
-    from fold_host.daemon.health import daemon_check
-    from fold_host.daemon.hostlock import host_running
-
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
     record = db.daemon_record() if db is not None else None
     ok, detail = daemon_check(record, holder, moment)
@@ -248,16 +240,11 @@ def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) 
 
 
 def _span(delta) -> str:
-    from fold_core.timefmt import compact_duration
-
     seconds = int(delta.total_seconds())
     return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
 def _agent(db, config) -> dict:
-    from fold_host.cycle.pipeline import describe_error
-    from fold_host.cycle.windows import last_failure
-
     if config.agent is None:
         return _check("agent", "fail", Sentence("no [agent] configured and no baseline editor installed"))
     try:
@@ -292,8 +279,6 @@ def _agent(db, config) -> dict:
 
 def _standing_in(db, config) -> str:
     """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
-    from fold_host.cycle.fallback import editor_status
-
     status = editor_status(db, config) if db is not None else None
     if not status or not status["fallback"]:
         return ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from fold_core.bounded import Worker
+from fold_core.plugin_api import AgentUnavailable
 from fold_host.words import Sentence
 
 __all__ = ["PROBE_TIMEOUT", "probe_all"]
@@ -67,8 +68,6 @@ def _probe_source(instance, timeout: float) -> tuple[str, str] | None:
 
 
 def _probe_agent(agent, timeout: float) -> tuple[str, str] | None:
-    from fold_core.plugin_api import AgentUnavailable
-
     try:
         answer = agent.build().probe(timeout=timeout)
     except AgentUnavailable as error:

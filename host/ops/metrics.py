@@ -27,6 +27,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from fold_core.timefmt import parse_instant
+from fold_host.hostdb import host_db_exists, open_host_db
 
 __all__ = ["StoreCollector", "registry_for"]
 
@@ -74,8 +75,6 @@ class StoreCollector(Collector):
                          beat.timestamp())
 
     def _open(self):
-        from fold_host.hostdb import host_db_exists, open_host_db
-
         if self._db is None and host_db_exists(self.store_dir):
             self._db = open_host_db(self.store_dir)
         return self._db

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from types import MappingProxyType
 
+from fold_core.kernel.view import state_document
+from fold_core.state import State
 from fold_host.overview.cardtext import CARD_FIELDS, DEFAULT_FIELDS, FIELDS, card_facts, card_text, marks
 from fold_host.overview.statediff import TreeEntry, item_tree, state_diff
 from fold_host.overview.treemap import layer_tiles, squarify, strip
@@ -135,8 +137,6 @@ class Capture:
 
 def capture(state, *, now: str, baseline=None) -> Capture:
     """A ``Capture`` of a ``fold_core.state.State`` (and an optional baseline state)."""
-    from fold_core.kernel import state_document
-
     current = state_document(state, now, not_active=0)
     if baseline is None:
         return Capture(current)

@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, urlsplit
 
+from fold_core.kernel.view import state_document
 from fold_host.overview.layout import Query, capture, layout
 from fold_host.pinboard.board import fold_lines
 
@@ -69,8 +70,6 @@ def _parents(state, record: Mapping) -> list[dict]:
 
 def item_page(state, now: str, item_id: str, canvases: Mapping) -> dict | None:
     """Everything the item page shows, or None when no item ever had this id."""
-    from fold_core.kernel import state_document
-
     record = state.items.get(item_id)
     if record is None:
         return None

@@ -14,6 +14,9 @@ import threading
 
 from starlette.responses import JSONResponse, Response
 
+from fold_core.errors import FoldError
+from fold_host.daemon.health import health
+
 __all__ = ["Watch"]
 
 
@@ -26,8 +29,6 @@ class Watch:
         self._lock = threading.Lock()
 
     def healthz(self, request) -> Response:
-        from fold_host.daemon.health import health
-
         pinboard = self.pinboard
         ok, checks = health(pinboard.store_dir, pinboard.state, pinboard.now())
         return JSONResponse({"ok": ok, "checks": checks}, status_code=200 if ok else 503)
@@ -35,10 +36,9 @@ class Watch:
     def metrics(self, request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        from fold_core.errors import FoldError
-
         with self._lock:
             if self._registry is None:
+                # lazy: prometheus_client loads on the first scrape
                 from fold_host.ops.metrics import registry_for
 
                 self._registry = registry_for(self.pinboard.store_dir, self.pinboard.state)

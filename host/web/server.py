@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fold_host.web.security import is_loopback
 from fold_core.errors import UsageError
+from fold_core.settings import FILE_SECRET_PREFIX, env_value
+from fold_host.web.security import is_loopback
 
 __all__ = ["Bind", "ServerThread", "listen", "resolve_bind", "serve_socket"]
 
@@ -47,8 +48,6 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
         raise UsageError(f"--port must be 0…65535, got {port}")
     if host.startswith("[") and host.endswith("]"):  # "[::1]" as written in a URL: the address is inside
         host = host[1:-1]
-    from fold_core.settings import FILE_SECRET_PREFIX, env_value
-
     token = None
     if token_env:
         token = env_value(token_env)
