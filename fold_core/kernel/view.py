@@ -11,6 +11,7 @@ must not.
 from __future__ import annotations
 
 import heapq
+from typing import overload
 
 from fold_core.kernel.outcome import Rejected, error, rejection
 from fold_core.shares import rank_items
@@ -99,9 +100,19 @@ def _pending(state: State) -> list[dict]:
             for note in state.annotations.values() if note["status"] == "saved"]
 
 
+@overload
+def state_document(state: State, now: str, *, item: None = None, depth: int | None = None,
+                   not_active: int | None = NOT_ACTIVE_DEFAULT) -> dict: ...
+
+
+@overload
+def state_document(state: State, now: str, *, item: str | None, depth: int | None = None,
+                   not_active: int | None = NOT_ACTIVE_DEFAULT) -> dict | Rejected: ...
+
+
 def state_document(state: State, now: str, *, item: str | None = None, depth: int | None = None,
                    not_active: int | None = NOT_ACTIVE_DEFAULT) -> dict | Rejected:
-    """The §8 document at ``now``; with ``item``, that item's view in place of ``root``."""
+    """The §8 document at ``now``; with ``item``, that item's view in place of ``root`` (or its rejection)."""
     view = _View(state, now, depth)
     document: dict = {"schema": SCHEMA, "now": now, "revision": state.revision,
                       "event_seq": state.event_seq, "budget": state.budget,

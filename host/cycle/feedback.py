@@ -19,7 +19,7 @@ from datetime import timezone
 from fold_core.errors import UsageError
 from fold_core.observation import Observation
 from fold_core.store.locate import open_store
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant, parse_instant
 from fold_host.cycle.learning import learning_for
 from fold_host.hostdb import open_host_db
 
@@ -47,7 +47,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     if until is not None:
         feedback["until"] = until
     key = hashlib.sha256(json.dumps([feedback, now], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:10]
-    stamp = parse_instant(now).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = instant(now).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     native = f"{stamp}-{key}"
     observation = Observation(id=f"{FEEDBACK_SOURCE}:{native}", source=FEEDBACK_SOURCE, channel="feedback",
                               sender="user", at=now, observed_at=now, title=f"{meaning}: {item}",

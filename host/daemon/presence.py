@@ -86,7 +86,7 @@ class HostPresence:
                 if self._db is None or not self._db.connection.usable:
                     if self._db is not None:
                         self._db.close()
-                    self._db: PgHostDB | None = None
+                    self._db = None
                     self._db = self._open()
                 self._db.heartbeat()
             except FoldError as error:

@@ -41,7 +41,7 @@ __all__ = ["STOP_GRACE", "run"]
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 
 
-def run(config: Config, store_dir: str, *, log_format: str = "text",
+def run(config, store_dir: str, *, log_format: str = "text",
         load_config: Callable[[], Config] | None = None) -> tuple[dict, int]:
     """Run until SIGTERM / SIGINT; SIGHUP reloads the configuration (``load_config()``, default: the same file)."""
     if load_config is None:
@@ -56,7 +56,7 @@ def run(config: Config, store_dir: str, *, log_format: str = "text",
         logging.getLogger().removeHandler(forwarded)
 
 
-def _run(config: Config, store_dir: str, log: EventLog, load_config: Callable[[], Config]) -> tuple[dict, int]:
+def _run(config, store_dir: str, log: EventLog, load_config: Callable[[], Config]) -> tuple[dict, int]:
     with presence(store_dir, "run", config.host.lease.total_seconds(), log) as holder:
         daemon = Daemon(Host(config, store_dir, holder=holder), log)
         if not is_url(store_dir):  # several hosts on PostgreSQL: there is no host.db file to guard

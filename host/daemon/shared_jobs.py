@@ -24,7 +24,7 @@ from typing import Protocol
 
 from fold_core.store.base import Store
 from fold_core.store.locate import open_store
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant
 from fold_host.cycle.pipeline import Host, deliver_records
 from fold_host.daemon.eventlog import EventLog
 from fold_host.hostdb import HostDB
@@ -116,4 +116,4 @@ class Deliveries:
         head = self._reader.state().event_seq
         now = self.daemon.clock()[0]
         return [row["name"] for row in db.lagging_consumers(head, [c.name for c in host.consumers])
-                if not row["next_try_at"] or parse_instant(row["next_try_at"]) <= now]
+                if not row["next_try_at"] or instant(row["next_try_at"]) <= now]

@@ -33,7 +33,7 @@ __all__ = ["ENDPOINT", "BearerGuard", "http_app", "read_token", "resolve_bind", 
 
 ENDPOINT = "/mcp"
 INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
-GRACE = 5.0
+GRACE = 5  # seconds
 MIN_TOKEN = 16
 
 
@@ -107,8 +107,9 @@ class BearerGuard:
         return None
 
     def authorised(self, scope) -> bool:
+        """Whether the request carries the token; asked only when one is configured."""
         given = self._given(scope)
-        return given is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
+        return given is not None and self.token is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
 
 
 def http_app(server, bind: Bind):

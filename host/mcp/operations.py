@@ -206,7 +206,10 @@ class FoldDesk:
 def _validator(name: str):
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(catalogue.tool(name).schema())
+    entry = catalogue.tool(name)
+    if entry is None:  # asked only for the tool being called
+        raise KeyError(f"no tool {name!r}")
+    return Draft202012Validator(entry.schema())
 
 
 def _schema_problems(entry: catalogue.Tool, arguments: object) -> list[dict]:

@@ -30,13 +30,13 @@ from fold_core.errors import StoreError
 from fold_core.store.locate import describe, open_store
 from fold_core.store.location import is_url
 from fold_core.store.meta import StoreMissing
-from fold_core.timefmt import compact_duration, parse_instant
+from fold_core.timefmt import compact_duration, instant
 from fold_host.cycle.fallback import editor_status
 from fold_host.cycle.pipeline import describe_error
 from fold_host.cycle.windows import last_failure
 from fold_host.daemon.health import daemon_check
 from fold_host.daemon.hostlock import host_running
-from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
+from fold_host.hostdb import FILE_NAME, HostDB, host_db_exists, open_host_db
 from fold_host.hostdb.failures import REBUILD_HINT
 from fold_host.hostdb.guard import halted
 from fold_host.ops.doctor_probe import probe_all
@@ -52,7 +52,7 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
              probe: bool = False) -> dict:
     config = load_config(config_file)
     store_dir = resolve_store(store_given, url_ok=True)
-    moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
+    moment = instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
     checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
     db, problem = _open_db(store_dir)
     try:
@@ -130,7 +130,7 @@ def _open_db(store_dir: str):
         return None, str(error)
 
 
-def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
+def _host_db(db: HostDB | None, store_dir: str, problem: str | None = None) -> dict:
     """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
     stopped = halted(store_dir) if not is_url(store_dir) else None
     if problem is not None:
@@ -159,14 +159,14 @@ def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
     return _check("host database", "ok", detail)
 
 
-def _daemon(db, store_dir: str, moment) -> dict:
+def _daemon(db: HostDB | None, store_dir: str, moment) -> dict:
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
     record = db.daemon_record() if db is not None else None
     ok, detail = daemon_check(record, holder, moment)
     return _check("daemon", "ok" if ok else "fail", detail)
 
 
-def _hosts(db) -> list[dict]:
+def _hosts(db: HostDB | None) -> list[dict]:
     """Several hosts (PostgreSQL): the daemon check, then one per running host and the last few that stopped."""
     hosts = db.hosts() if db is not None else []
     running = [host for host in hosts if host["alive"]]
@@ -190,7 +190,7 @@ def _hosts(db) -> list[dict]:
     return checks
 
 
-def _sources(db, config, moment, daemon: dict) -> list[dict]:
+def _sources(db: HostDB | None, config, moment, daemon: dict) -> list[dict]:
     listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
         {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False}
         for i in config.adapters]
@@ -244,7 +244,7 @@ def _span(delta) -> str:
     return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
-def _agent(db, config) -> dict:
+def _agent(db: HostDB | None, config) -> dict:
     if config.agent is None:
         return _check("agent", "fail", Sentence("no [agent] configured and no baseline editor installed"))
     try:
@@ -260,7 +260,7 @@ def _agent(db, config) -> dict:
     held = _held_back(db)
     if failure is not None:
         reasons = describe_error(failure["error"])
-        pending = db.pending_count()
+        pending = db.pending_count() if db is not None else 0  # a failure was read from it
         return _check("agent", "fail", Sentence(
             "{described}; the last window failed at {at} after {attempts} attempt(s): {reasons}; "
             "{pending} observation(s) wait, none lost{held}", described=described, at=failure["at"],
@@ -277,7 +277,7 @@ def _agent(db, config) -> dict:
     return _check("agent", status, described)
 
 
-def _standing_in(db, config) -> str:
+def _standing_in(db: HostDB | None, config) -> str:
     """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
     status = editor_status(db, config) if db is not None else None
     if not status or not status["fallback"]:
@@ -287,7 +287,7 @@ def _standing_in(db, config) -> str:
                     since=status["since"], error=status["error"])
 
 
-def _held_back(db) -> str:
+def _held_back(db: HostDB | None) -> str:
     """A sentence on the pending observations whose windows failed ("" when there are none)."""
     if db is None:
         return ""
@@ -299,7 +299,7 @@ def _held_back(db) -> str:
                     "pending`", count=count, id=worst["id"], failures=worst["failures"], at=worst["failed_at"])
 
 
-def _consumers(db, config) -> list[dict]:
+def _consumers(db: HostDB | None, config) -> list[dict]:
     checks = []
     for instance in config.consumers:
         name = f"consumer {instance.name}"

@@ -135,7 +135,7 @@ class Capture:
         return item_tree(self.current)
 
 
-def capture(state, *, now: str, baseline=None) -> Capture:
+def capture(state: State, *, now: str, baseline: State | None = None) -> Capture:
     """A ``Capture`` of a ``fold_core.state.State`` (and an optional baseline state)."""
     current = state_document(state, now, not_active=0)
     if baseline is None:
@@ -282,7 +282,8 @@ def _card_box(facts: tuple, rect: tuple, diff: str | None, fields: tuple, budget
     below = None
     if children is not None:
         below = MappingProxyType({"count": children[0], "used": children[1], "shown": children[2]})
-    return Box("card", *rect, share=share, id=item_id, kind=kind, weight=weight, diff=diff,
+    x, y, w, h = rect
+    return Box("card", x, y, w, h, share=share, id=item_id, kind=kind, weight=weight, diff=diff,
                lines=lines, detail=detail, badges=badges, fits=likely, children=below)
 
 

@@ -51,10 +51,10 @@ from fold_host.pinboard.board import BoardQuery, board
 from fold_host.pinboard.routes import Pages
 from fold_host.pinboard.watch import Watch
 from fold_host.pinboard.words import CATALOG
-from fold_host.web.security import Guard
+from fold_host.web.security import Guard, LoginThrottle
 from fold_host.web.server import Bind, resolve_bind
 
-__all__ = ["Pinboard", "create_app", "from_config"]
+__all__ = ["Pinboard", "PinboardApp", "create_app", "from_config"]
 
 HERE = Path(__file__).parent
 
@@ -113,7 +113,17 @@ class Pinboard:
         return html
 
 
-def from_config(config, store_dir: str, *, host: str | None = None, port: int | None = None) -> tuple[Guard, Bind]:
+class PinboardApp(Guard):
+    """The Pinboard as an ASGI app: its routes behind the ``Guard``, with its store and pages at hand."""
+
+    def __init__(self, app: Starlette, pinboard: Pinboard, pages: Pages, *, token: str | None, loopback: bool,
+                 throttle: LoginThrottle | None) -> None:
+        super().__init__(app, token=token, loopback=loopback, denied=pages.denied, throttle=throttle)
+        self.pinboard, self.pages = pinboard, pages
+
+
+def from_config(config, store_dir: str, *, host: str | None = None,
+                port: int | None = None) -> tuple[PinboardApp, Bind]:
     """``(app, bind)`` for a loaded configuration: ``[pinboard]``, ``[host] timezone`` and ``language`` (English
     when plugins.toml names none), flags first."""
     section = config.pinboard
@@ -125,7 +135,7 @@ def from_config(config, store_dir: str, *, host: str | None = None, port: int | 
 
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
                language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32,
-               login_throttle=None):
+               login_throttle: LoginThrottle | None = None) -> PinboardApp:
     """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
 
     Its words are in ``language`` (en | zh) and its times in ``timezone``. ``login_throttle``: the
@@ -150,8 +160,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/metrics", watch.metrics),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
-    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
-    guard.pinboard, guard.pages = pinboard, pages
+    guard = PinboardApp(app, pinboard, pages, token=token, loopback=loopback, throttle=login_throttle)
     pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 

@@ -15,10 +15,12 @@ joins the thread.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from fold_core.errors import UsageError
 from fold_core.settings import FILE_SECRET_PREFIX, env_value
@@ -69,10 +71,8 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     return Bind(host, port, token)
 
 
-def listen(bind: Bind):
+def listen(bind: Bind) -> socket.socket:
     """The listening socket, bound before uvicorn starts: a busy port is a clear error, not a log line."""
-    import socket
-
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
     try:
         return socket.create_server((bind.host, bind.port), family=family, backlog=128)
@@ -80,7 +80,10 @@ def listen(bind: Bind):
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
 
-def _server(app, lifespan: str = "off", graceful: float | None = None):
+Lifespan = Literal["auto", "on", "off"]
+
+
+def _server(app, lifespan: Lifespan = "off", graceful: int | None = None):
     import uvicorn
 
     # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
@@ -89,8 +92,8 @@ def _server(app, lifespan: str = "off", graceful: float | None = None):
     return uvicorn.Server(config)
 
 
-def serve_socket(app, sock, ready: Callable[[], None] = lambda: None, *, lifespan: str = "off",
-                 graceful: float | None = None) -> str | None:
+def serve_socket(app, sock: socket.socket, ready: Callable[[], None] = lambda: None, *,
+                 lifespan: Lifespan = "off", graceful: int | None = None) -> str | None:
     """Serve on a listening socket until SIGINT / SIGTERM; the name of the signal that stopped it.
 
     The handlers are in place before ``ready()`` announces the server, so a
@@ -126,7 +129,7 @@ class ServerThread:
     def __init__(self, app, bind: Bind) -> None:
         self.bind = bind
         self.server = _server(app)
-        self._socket = None
+        self._socket: socket.socket | None = None
         self._port: int | None = None
         self._thread: threading.Thread | None = None
 
@@ -139,9 +142,9 @@ class ServerThread:
         return self.bind.url(self.port)
 
     def start(self, timeout: float = 30.0) -> "ServerThread":
-        self._socket = listen(self.bind)
-        self._port = self._socket.getsockname()[1]
-        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]},
+        self._socket = sock = listen(self.bind)
+        self._port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                         name="pinboard", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
