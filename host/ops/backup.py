@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.file import file_store
@@ -40,11 +39,9 @@ from fold_core.store.log import fsync_dir, line_start
 from fold_core.store.meta import StoreMissing
 from fold_core.store.parts import KINDS
 from fold_core.store.verify import verify_store
+from fold_host.hostdb import open_host_db
 from fold_host.hostdb.copy import PinnedView, ready_for_backup
 from fold_host.ops.filecopy import Produced, Range, copy_files
-
-if TYPE_CHECKING:  # the name only: opening host.db loads its models (``_open_host_db``)
-    from fold_host.hostdb import HostDB
 
 __all__ = ["FORMAT", "backup", "restore"]
 
@@ -96,15 +93,8 @@ def _pin_host_db(store_dir: str) -> PinnedView | None:
     if not os.path.exists(path):
         return None
     if not ready_for_backup(path):  # a host.db never opened by the host: give it its schema and WAL first
-        _open_host_db(store_dir).close()
+        open_host_db(store_dir).close()
     return PinnedView(path)
-
-
-def _open_host_db(store_dir: str) -> HostDB:
-    # lazy: host.db's tables load the inbox's models (pydantic); a backup of a ready host.db copies the file only
-    from fold_host.hostdb import open_host_db
-
-    return open_host_db(store_dir)
 
 
 def _open_store_files(store_dir: str, event_seq: int) -> dict:
@@ -198,7 +188,7 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
                                    f"manifest ({expected}): this backup is damaged")
         fsync_dir(store_dir)
         if HOST_DB in manifest["files"]:
-            with _open_host_db(store_dir) as db:
+            with open_host_db(store_dir) as db:
                 db.daemon_restored(now=now)
         report = verify_store(store_dir)
     except BaseException:

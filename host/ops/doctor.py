@@ -292,7 +292,7 @@ def _held_back(db: HostDB | None) -> str:
     if db is None:
         return ""
     count, worst = db.held_back()
-    if not count:
+    if not count or worst is None:  # one that failed most, whenever any did
         return ""
     return Sentence("; {count} observation(s) the editor could not settle wait apart and are retried ever more "
                     "rarely (most failures: {id}, {failures} window(s), last at {at}); see `foldctl inbox --status "
