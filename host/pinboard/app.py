@@ -124,8 +124,11 @@ class PinboardApp(Guard):
 
 def from_config(config, store_dir: str, *, host: str | None = None,
                 port: int | None = None) -> tuple[PinboardApp, Bind]:
-    """``(app, bind)`` for a loaded configuration: ``[pinboard]``, ``[host] timezone`` and ``language`` (English
-    when plugins.toml names none), flags first."""
+    """``(app, bind)`` for a loaded configuration, the flags first.
+
+    ``[pinboard]`` gives the bind, ``[host] timezone`` and ``language`` the page's times and words (English when
+    plugins.toml names no language).
+    """
     section = config.pinboard
     bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
     app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
