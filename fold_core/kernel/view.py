@@ -112,7 +112,8 @@ def state_document(state: State, now: str, *, item: str | None, depth: int | Non
 
 def state_document(state: State, now: str, *, item: str | None = None, depth: int | None = None,
                    not_active: int | None = NOT_ACTIVE_DEFAULT) -> dict | Rejected:
-    """The §8 document at ``now``; with ``item``, that item's view in place of ``root`` (or its rejection)."""
+    """The §8 document at ``now``; with ``item``, that item's view in place of ``root`` (or the rejection
+    when that item is not active)."""
     view = _View(state, now, depth)
     document: dict = {"schema": SCHEMA, "now": now, "revision": state.revision,
                       "event_seq": state.event_seq, "budget": state.budget,
