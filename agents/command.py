@@ -20,6 +20,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import IO
 
 from pydantic import Field
 
@@ -57,6 +58,7 @@ class CommandBackend(AgentBackend):
 
     type_name = "command"
     Settings = CommandSettings
+    settings: CommandSettings
 
     def describe(self) -> str:
         return f"command ({' '.join(self.settings.command)[:80]})"
@@ -100,7 +102,7 @@ class Finished:
     breach: str | None = None  # "timeout" | "too_large"
 
 
-def run_bounded(process: subprocess.Popen, payload: bytes, timeout: float, max_stdout: int) -> Finished:
+def run_bounded(process: subprocess.Popen[bytes], payload: bytes, timeout: float, max_stdout: int) -> Finished:
     """Feed ``payload`` to stdin and read stdout and stderr until the program ends, within both bounds.
 
     At ``timeout`` seconds, or as soon as stdout holds more than
@@ -108,25 +110,28 @@ def run_bounded(process: subprocess.Popen, payload: bytes, timeout: float, max_s
     ends without waiting for the pipes (a descendant that left the group may
     still hold them). Only the last ``STDERR_KEEP`` bytes of stderr are kept.
     """
+    stdin, out, err = process.stdin, process.stdout, process.stderr
+    if stdin is None or out is None or err is None:
+        raise ValueError("run_bounded needs the program's stdin, stdout and stderr as pipes")
     deadline = time.monotonic() + timeout
     stdout, stderr, breach = bytearray(), bytearray(), None
     pending = memoryview(payload)
     with selectors.DefaultSelector() as selector:
         if pending:
-            os.set_blocking(process.stdin.fileno(), False)
-            selector.register(process.stdin, selectors.EVENT_WRITE)
+            os.set_blocking(stdin.fileno(), False)
+            selector.register(stdin, selectors.EVENT_WRITE)
         else:
-            process.stdin.close()
-        selector.register(process.stdout, selectors.EVENT_READ, stdout)
-        selector.register(process.stderr, selectors.EVENT_READ, stderr)
+            stdin.close()
+        selector.register(out, selectors.EVENT_READ, stdout)
+        selector.register(err, selectors.EVENT_READ, stderr)
         while selector.get_map() and breach is None:
             left = deadline - time.monotonic()
             if left <= 0:
                 breach = "timeout"
                 break
             for key, _ in selector.select(left):
-                if key.fileobj is process.stdin:
-                    pending = _feed(selector, process.stdin, pending)
+                if key.fileobj is stdin:
+                    pending = _feed(selector, stdin, pending)
                     continue
                 data = os.read(key.fd, PIPE_READ)
                 if not data:
@@ -145,7 +150,7 @@ def run_bounded(process: subprocess.Popen, payload: bytes, timeout: float, max_s
     if breach is not None:
         _kill_group(process)
         process.wait()
-    for pipe in (process.stdin, process.stdout, process.stderr):
+    for pipe in (stdin, out, err):
         try:
             pipe.close()
         except OSError:
@@ -153,7 +158,7 @@ def run_bounded(process: subprocess.Popen, payload: bytes, timeout: float, max_s
     return Finished(bytes(stdout) if breach != "too_large" else b"", bytes(stderr), breach)
 
 
-def _feed(selector, stdin, pending: memoryview) -> memoryview:
+def _feed(selector: selectors.BaseSelector, stdin: IO[bytes], pending: memoryview) -> memoryview:
     """Write what stdin takes now; close it when all is written or the program stopped reading."""
     try:
         pending = pending[os.write(stdin.fileno(), pending[:PIPE_READ]):]

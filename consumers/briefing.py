@@ -32,11 +32,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
+from fold_consumers.briefing_render import render
 from fold_consumers.items import declared_reasons, record_changes, walk_items
 
 __all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "fold_consumer_types", "write_atomically"]
@@ -127,9 +128,9 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
     groups: dict[str, list] = {"created": [], "updated": [], "restored": [], "withdrawn": [], "merged": []}
     merged: dict[str, list[str]] = {}
     for item, image in last.items():
-        status = image.get("status")
-        if status == "merged":
-            merged.setdefault(image.get("merged_into"), []).append(item)
+        into = image.get("merged_into")
+        if image.get("status") == "merged" and isinstance(into, str):
+            merged.setdefault(into, []).append(item)
     for item, image in last.items():
         status, op = image.get("status"), first_op[item]
         entry = {"id": item, "title": image.get("title"), "weight": image.get("weight"), "kind": image.get("kind"),
@@ -160,9 +161,9 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
     return {"after_event_seq": since, "to_event_seq": max(to, since), **groups}
 
 
-def _annotations(document: Mapping[str, Any]) -> dict[str, dict]:
+def _annotations(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Annotation id → {id, item, text} for every annotation the document shows."""
-    found: dict[str, dict] = {}
+    found: dict[str, Mapping[str, Any]] = {}
     for view, _ in walk_items(document):
         for note in view.get("annotations") or ():
             found[note["id"]] = {"id": note["id"], "item": view["id"], "text": note["text"]}
@@ -203,7 +204,8 @@ class BriefingConsumer(Consumer):
 
     type_name: ClassVar[str] = "briefing"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = BriefingSettings
+    Settings: ClassVar[type[BriefingSettings]] = BriefingSettings
+    settings: BriefingSettings
 
     def output_format(self) -> str:
         if self.settings.format is not None:
@@ -212,8 +214,6 @@ class BriefingConsumer(Consumer):
         return {".json": "json", ".txt": "text"}.get(suffix, "md")
 
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
-        from fold_consumers.briefing_render import render
-
         since = records[0]["event_seq"] - 1 if records else context.state.event_seq
         brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
                                editor=context.editor,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from fold_core.cli.textview import width
 from fold_core.words import Words
 
 __all__ = ["LABELS", "clean", "md_escape", "render"]
@@ -86,7 +87,7 @@ def md_escape(text: object) -> str:
 class _Renderer:
     def __init__(self, brief: Mapping[str, Any], *, markdown: bool) -> None:
         self.brief, self.md = brief, markdown
-        self.labels = LABELS.get(brief.get("language"), LABELS["en"])
+        self.labels = LABELS.get(brief.get("language") or "en", LABELS["en"])
         self.words = Words(brief.get("language") or "en")  # weights and kinds in the same language
         self.zone = _zone(brief.get("timezone") or "UTC")
         self.lines: list[str] = []
@@ -113,8 +114,6 @@ class _Renderer:
         if self.md:
             self.lines.append("#" * level + " " + text)
         else:
-            from fold_core.cli.textview import width
-
             self.lines += [text, ("=" if level == 1 else "-") * max(width(text), 4)]
 
     def when(self, instant: str | None) -> str:

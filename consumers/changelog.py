@@ -26,11 +26,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.files import append_file, check_regular_target, read_tail
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConfigPath, ConsumerSettings
 
+from fold_consumers.briefing_render import md_escape
 from fold_consumers.items import ItemFacts, declared_reasons, fact_diff, facts_of, record_changes
 
 __all__ = ["ChangeLogConsumer", "ChangeLogSettings", "entry_of", "fold_consumer_types"]
@@ -78,21 +79,19 @@ def entry_of(record: Mapping[str, Any], absorbed: list | None) -> dict:
 
 def markdown(entry: Mapping[str, Any]) -> str:
     """One Markdown entry: a heading, then one line per change; ends with its only blank line."""
-    from fold_consumers.briefing_render import md_escape as text
-
     seq, kind = entry["event_seq"], entry["type"]
     if kind == "annotation":
         note = entry["annotation"]
         lines = [f"## #{seq} · annotation {note['id']} on `{note['item']}`",
-                 f"{entry['at']} · by {text(entry['actor'])}"]
-        lines += ["> " + text(line) if line.strip() else ">" for line in note["text"].splitlines() or [""]]
+                 f"{entry['at']} · by {md_escape(entry['actor'])}"]
+        lines += ["> " + md_escape(line) if line.strip() else ">" for line in note["text"].splitlines() or [""]]
         return "\n".join(lines) + "\n\n"
     revision = entry["revision"] if entry["revision"] == entry["previous_revision"] else \
         f"{entry['previous_revision']} → {entry['revision']}"
-    lines = [f"## #{seq} · {kind} {text(entry['batch_id'])} · revision {revision}",
-             f"{entry['at']} · by {text(entry['actor'])}"]
+    lines = [f"## #{seq} · {kind} {md_escape(entry['batch_id'])} · revision {revision}",
+             f"{entry['at']} · by {md_escape(entry['actor'])}"]
     for change in entry["changes"]:
-        line = f"- {change['op']} `{change['item']}` {text(change['title'])}"
+        line = f"- {change['op']} `{change['item']}` {md_escape(change['title'])}"
         details = []
         if change["op"] in ("created", "restored"):
             details.append(f"{change['weight']} · {change['kind']} · share {change['share']}")
@@ -103,7 +102,7 @@ def markdown(entry: Mapping[str, Any]) -> str:
             if fields is None:
                 details.append("(earlier facts unknown to this log)")
             for name, (old, new) in (fields or {}).items():
-                details.append(f"{name} {text(_short(old))} → {text(_short(new))}")
+                details.append(f"{name} {md_escape(_short(old))} → {md_escape(_short(new))}")
         elif change["op"] == "merged":
             details.append(f"into `{change['merged_into']}`")
         elif change.get("withdrawn_with"):
@@ -112,7 +111,7 @@ def markdown(entry: Mapping[str, Any]) -> str:
             details.append(f"under `{change['layer']}`")
         lines.append(line + (" — " + "; ".join(details) if details else ""))
         if change.get("reason"):
-            lines.append(f"  why: {text(change['reason'])}")
+            lines.append(f"  why: {md_escape(change['reason'])}")
     for annotation in entry["acknowledged"]:
         lines.append(f"- acknowledged {annotation}")
     if kind == "checked":
@@ -135,7 +134,8 @@ class ChangeLogConsumer(Consumer):
 
     type_name: ClassVar[str] = "log"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = ChangeLogSettings
+    Settings: ClassVar[type[ChangeLogSettings]] = ChangeLogSettings
+    settings: ChangeLogSettings
 
     @property
     def jsonl(self) -> bool:

@@ -22,11 +22,13 @@ import zlib
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
+from fold_core.timefmt import instant_key
+
 __all__ = ["Change", "ItemFacts", "WEIGHTS", "declared_reasons", "fact_diff", "facts_of", "record_changes",
            "text_language", "walk_items", "weight_rank"]
 
 WEIGHTS = ("trace", "low", "normal", "high", "critical")
-_RANK = {weight: index for index, weight in enumerate(WEIGHTS)}
+_RANK: dict[str | None, int] = {weight: index for index, weight in enumerate(WEIGHTS)}
 FACT_FIELDS = ("title", "summary", "weight", "kind", "share", "due_at", "stale_after", "parent", "sources")
 
 
@@ -104,8 +106,6 @@ def fact_diff(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> dic
     """``{field: [before, after]}`` for every fact that differs (empty when ``before`` is unknown)."""
     if before is None:
         return {}
-    from fold_core.timefmt import instant_key
-
     changed = {}
     for name in FACT_FIELDS:
         old, new = before.get(name), after.get(name)

@@ -39,12 +39,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.plugin_api import Consumer, ConsumerContext
 from fold_core.settings import ConsumerSettings, EnvName, env_value
 from fold_core.store.faults import crash_at
 
 from fold_consumers.items import ItemFacts, fact_diff, text_language, weight_rank
+from fold_consumers.push_send import send
 
 __all__ = ["PushConsumer", "PushFailed", "PushSettings", "fold_consumer_types", "in_quiet_hours", "material"]
 
@@ -121,7 +122,8 @@ class PushConsumer(Consumer):
 
     type_name: ClassVar[str] = "push"
     shares_records: ClassVar[bool] = True  # reads records, never changes them (no copy needed)
-    Settings: ClassVar[type[ConsumerSettings]] = PushSettings
+    Settings: ClassVar[type[PushSettings]] = PushSettings
+    settings: PushSettings
     idle_calls: ClassVar[bool] = True
 
     def eligible(self, image: Mapping[str, Any]) -> bool:
@@ -219,8 +221,6 @@ class _Sender:
 
     def _notify(self, url: str, title: str, body: str) -> str | None:
         """Send one notification to one Apprise URL; None when sent, else the error (never the URL)."""
-        from fold_consumers.push_send import send
-
         return send(url, title, body, self.consumer.settings.timeout)
 
     def _single(self, entry: dict) -> tuple[str, str]:

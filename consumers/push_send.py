@@ -65,7 +65,7 @@ def _cap_answers(limit: int) -> None:
                 raise requests.exceptions.ContentDecodingError(f"{TOO_LARGE} {limit:,} bytes")
             yield chunk
 
-    requests.models.Response.iter_content = capped
+    requests.models.Response.iter_content = capped  # type: ignore[method-assign]  # every response here is capped
 
 
 def _notify(request: dict) -> str | None:

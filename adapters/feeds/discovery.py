@@ -62,7 +62,8 @@ def alternate_links(body: bytes, page_url: str) -> list[FeedLink]:
         if href:
             base = urljoin(page_url, href)
             break
-    preferred, fallback = [], []
+    preferred: list[FeedLink] = []
+    fallback: list[FeedLink] = []
     for element in root.iter("link"):
         rel = (element.get("rel") or "").lower().split()
         kind = (element.get("type") or "").split(";")[0].strip().lower()

@@ -3,8 +3,8 @@
 ``FeedPoller(source, settings, prefix=…).poll(state, now=…)`` does what the
 rss adapter does for one feed and returns a ``FeedResult``: the new
 observations, the feed's next state (its part of the cursor) and its health.
-The rss adapter runs one for a single-``url`` instance and many at once for
-``feeds`` / ``opml`` (see ``fold_adapters.feeds.rss``).
+The rss adapter runs one for a single-``url`` instance (``poll_one``) and
+many at once for ``feeds`` / ``opml`` (``fold_adapters.feeds.many``).
 
 The state (plain JSON) holds the configured URL, the URL polled (moved by
 permanent redirects and by discovery), the validators, the TTL, ``gone``
@@ -24,15 +24,24 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import datetime
+from importlib.metadata import version
 from typing import Any
 
-from fold_core.observation import Health, Observation, bound_text
+from fold_adapters.feeds.discovery import alternate_links, looks_like_html
+from fold_adapters.feeds.entries import parse_feed
+from fold_adapters.feeds.parsed import Entry, ParsedFeed
+from fold_adapters.feeds.fetch import Fetched, FetchError, fetch, max_age_seconds, retry_after_seconds
+from fold_adapters.feeds.settings import RssSettings, parse_first_run
+from fold_core.observation import Health, Observation, Poll, bound_text
 
-__all__ = ["CURSOR_VERSION", "FeedPoller", "FeedResult", "load_state", "parse_first_run", "user_agent"]
+__all__ = ["CURSOR_VERSION", "SEEN_LIMIT", "FeedPoller", "FeedResult", "load_state", "poll_one", "user_agent"]
 
 CURSOR_VERSION = 1
+SEEN_LIMIT = 5000  # entry fingerprints kept for a single-feed instance (``seen_limit`` unset)
 MAX_INTERVAL = 86400.0  # a source's own minimum interval is honoured up to one day
 
 
@@ -40,28 +49,10 @@ MAX_INTERVAL = 86400.0  # a source's own minimum interval is honoured up to one 
 def user_agent() -> str:
     """``Fold/<version> (feed reader; rss adapter)``: names Fold and its installed version (looked up once)."""
     try:
-        from importlib.metadata import version
-
         number = version("fold-state")
     except Exception:  # not installed as a distribution
         number = "0"
     return f"Fold/{number} (feed reader; rss adapter)"
-
-
-def parse_first_run(value: str) -> tuple[str, Any]:
-    """``("all"|"new", None)``, ``("since", datetime)`` or ``("last", N)``; ValueError otherwise."""
-    text = value.strip() if isinstance(value, str) else ""
-    kind, _, arg = text.partition(":")
-    try:
-        if kind in ("all", "new") and not arg:
-            return kind, None
-        if kind == "since":
-            return kind, datetime.combine(date.fromisoformat(arg), time(0), tzinfo=timezone.utc)
-        if kind == "last" and arg.isdigit() and int(arg) > 0:
-            return kind, int(arg)
-    except ValueError:
-        pass
-    raise ValueError(f'expected "all", "new", "since:YYYY-MM-DD" or "last:N", found {value!r}')
 
 
 def load_state(given: Any, configured: str) -> dict:
@@ -76,6 +67,19 @@ def load_state(given: Any, configured: str) -> dict:
             "seen": seen, "first": not seen}
 
 
+def poll_one(source: str, settings: RssSettings, cursor: Any, now: datetime) -> Poll:
+    """One poll of a single-``url`` rss instance: its cursor is the feed's state."""
+    url = settings.url
+    if url is None:
+        raise ValueError("poll_one reads an instance that names one feed by url")
+    poller = FeedPoller(source, settings, seen_limit=settings.seen_limit or SEEN_LIMIT)
+    # A little under poll_timeout, so that the adapter answers before the host gives up on it.
+    deadline = settings.poll_timeout.total_seconds() * 0.9
+    started = time.monotonic()
+    result = poller.poll(load_state(cursor, url), now=now, deadline=deadline - (time.monotonic() - started))
+    return Poll(observations=result.observations, cursor=result.state, health=result.health)
+
+
 @dataclass
 class FeedResult:
     observations: list[Observation] = field(default_factory=list)
@@ -87,7 +91,7 @@ class FeedResult:
 class FeedPoller:
     """Polls one feed for the source ``source`` (see the module docstring)."""
 
-    def __init__(self, source: str, settings: Any, *, prefix: str = "", seen_limit: int, client: Any = None,
+    def __init__(self, source: str, settings: RssSettings, *, prefix: str = "", seen_limit: int, client: Any = None,
                  meta: dict | None = None, fallback_title: str | None = None) -> None:
         self.source, self.settings, self.prefix = source, settings, prefix
         self.seen_limit, self.client = seen_limit, client
@@ -103,17 +107,13 @@ class FeedPoller:
             return FeedResult(state=state, health=Health.failed(
                 "adapter", f"reading {state['url']} failed: {type(error).__name__}: {error}"))
 
-    def _fetch(self, url: str, state: dict, deadline: float):
-        from fold_adapters.feeds.fetch import fetch
-
+    def _fetch(self, url: str, state: dict, deadline: float) -> Fetched:
         return fetch(url, etag=state.get("etag"), last_modified=state.get("last_modified"),
                      timeout=min(self.settings.timeout.total_seconds(), max(deadline, 1.0)),
                      deadline=max(deadline, 1.0), max_bytes=self.settings.max_bytes, user_agent=user_agent(),
                      client=self.client)
 
     def _poll(self, state: dict, now: datetime, deadline: float) -> FeedResult:
-        from fold_adapters.feeds.fetch import FetchError, max_age_seconds, retry_after_seconds
-
         url = state["url"]
         try:
             fetched = self._fetch(url, state, deadline)
@@ -147,8 +147,6 @@ class FeedPoller:
 
     def _read(self, fetched, state: dict, notes: list[str], min_interval: float | None, now: datetime,
               deadline: float) -> FeedResult:
-        from fold_adapters.feeds.entries import parse_feed
-
         parsed = parse_feed(fetched.body, url=fetched.url, content_type=fetched.headers.get("content-type"))
         if not parsed.is_feed:
             found = self._discover(fetched, parsed, state, notes, deadline)
@@ -168,10 +166,6 @@ class FeedPoller:
 
     def _discover(self, fetched, parsed, state: dict, notes: list[str], deadline: float):
         """A web page instead of a feed: fetch the feed it names; ``(fetched, state, parsed)`` or a failure."""
-        from fold_adapters.feeds.discovery import alternate_links, looks_like_html
-        from fold_adapters.feeds.entries import parse_feed
-        from fold_adapters.feeds.fetch import FetchError
-
         content_type = fetched.headers.get("content-type")
         if not looks_like_html(fetched.body, content_type):
             return self._failed_parse(fetched.url, parsed.problem or "no entries, no title", state, notes)
@@ -236,7 +230,7 @@ class FeedPoller:
                            text=bound_text(entry.text), url=entry.url, thread=entry.url or entry.key[:1024],
                            meta=meta)
 
-    def gone(self, url: str, notes: list[str] = ()) -> Health:
+    def gone(self, url: str, notes: Sequence[str] = ()) -> Health:
         where = f"source {self.source!r} is disabled" if not self.prefix else "it is no longer polled"
         return Health(status="failed", error_class="gone", disabled=True, notes=tuple(notes),
                       message=f"the feed {url} is gone (HTTP 410): {where}; "

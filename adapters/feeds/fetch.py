@@ -26,10 +26,14 @@ httpx is imported inside ``fetch``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from fold_core.bounded_http import DEADLINE_EXTENSION, bounded_client, flavour
 
 __all__ = ["FetchError", "Fetched", "fetch", "retry_after_seconds", "max_age_seconds"]
 
@@ -59,20 +63,18 @@ class Fetched:
 
 def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None, timeout: float = 30.0,
           deadline: float = 120.0, max_bytes: int = 10 * 1024 * 1024, user_agent: str = "Fold",
-          client=None) -> Fetched:
+          client: Any = None) -> Fetched:
     """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure.
 
     :param client: a ``fold_core.bounded_http.bounded_client`` to reuse (many feeds in one poll share one:
         a new client loads the CA bundle, ~50 ms); by default a client of its own. The deadline of this
         fetch goes with each request (``DEADLINE_EXTENSION``), so a shared client keeps each feed's own.
     """
-    import contextlib
-
     import httpx
 
-    from fold_core.bounded_http import DEADLINE_EXTENSION, bounded_client, flavour
-
     bound = flavour("httpx")
+    too_large: type[Exception] = bound.TooLarge
+    late: type[Exception] = bound.DeadlineExceeded
 
     headers = {"User-Agent": user_agent,
                "Accept": "application/rss+xml, application/atom+xml, application/rdf+xml, "
@@ -108,9 +110,9 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
             raise FetchError("redirect", f"more than {MAX_REDIRECTS} redirects starting at {url}")
     except FetchError:
         raise
-    except bound.TooLarge as error:
+    except too_large as error:
         raise FetchError("too_large", str(error)) from None
-    except bound.DeadlineExceeded:
+    except late:
         raise FetchError("timeout", f"{current} did not send the feed within {deadline:g}s (poll_timeout); "
                                     "abandoned") from None
     except httpx.TimeoutException as error:
@@ -130,7 +132,7 @@ def _check_scheme(url: str, error_class: str) -> None:
         raise FetchError(error_class, f"only http and https feeds are fetched, not {url[:200]!r}")
 
 
-def _read_capped(response, max_bytes: int, url: str) -> bytes:
+def _read_capped(response: Any, max_bytes: int, url: str) -> bytes:
     """The body (the transport already holds the cap and the deadline; this keeps the promise local too)."""
     body = bytearray()
     for chunk in response.iter_bytes():

@@ -26,7 +26,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from fold_adapters.feeds.entries import Entry, ParsedFeed, make_entry, markup_text, unique_entries
+from fold_adapters.feeds.parsed import Entry, ParsedFeed, make_entry, markup_text, unique_entries
 from fold_adapters.text.clean import cut_line
 
 __all__ = ["VERSIONS", "parse_json_feed"]
@@ -118,7 +118,7 @@ def _attachments(found: Any, base: str) -> list[dict]:
         link = _absolute(attachment.get("url"), base)
         if not link:
             continue
-        entry = {"url": cut_line(link, 2000)}
+        entry: dict[str, str | int] = {"url": cut_line(link, 2000)}
         if isinstance(attachment.get("mime_type"), str):
             entry["type"] = cut_line(attachment["mime_type"], 100)
         if isinstance(attachment.get("title"), str):

@@ -26,7 +26,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fold_core.observation import Health, Poll
+from fold_adapters.feeds.crowd import Task, host_of, run_polite
+from fold_adapters.feeds.feed import FeedPoller, FeedResult, load_state
+from fold_adapters.feeds.opml import FeedRef, OpmlError, read_opml_file
+from fold_adapters.feeds.settings import RssSettings
+from fold_core.bounded_http import bounded_client
+from fold_core.observation import Health, Observation, Poll
 from fold_core.timefmt import parse_instant
 
 __all__ = ["CURSOR_VERSION", "feed_health", "feed_key", "feed_refs", "poll_many"]
@@ -43,20 +48,19 @@ def feed_key(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()[:10]
 
 
-def feed_refs(settings) -> tuple[list, list[str]]:
+def feed_refs(settings: RssSettings) -> tuple[list[FeedRef], list[str]]:
     """The feeds an rss instance reads now (``FeedRef``) and notes on what was skipped; ``OpmlError`` for a bad list."""
-    from fold_adapters.feeds.opml import FeedRef, read_opml_file
-
     if settings.url is not None:
         return [FeedRef(settings.url)], []
-    if settings.feeds is not None:
-        seen, refs = set(), []
-        for item in settings.feeds:
-            if item.url not in seen:
-                seen.add(item.url)
-                refs.append(FeedRef(item.url, item.title, item.folder))
-        return refs, []
-    return read_opml_file(Path(settings.opml))
+    if settings.opml is not None:
+        return read_opml_file(Path(settings.opml))
+    seen: set[str] = set()
+    refs: list[FeedRef] = []
+    for item in settings.feeds or ():  # the settings name exactly one of url, opml and feeds
+        if item.url not in seen:
+            seen.add(item.url)
+            refs.append(FeedRef(item.url, item.title, item.folder))
+    return refs, []
 
 
 def _states(cursor: Any) -> dict[str, dict]:
@@ -75,11 +79,8 @@ def _due(state: dict, now: datetime, slack: float) -> bool:
     return moment is None or moment <= now + timedelta(seconds=slack)
 
 
-def poll_many(source: str, settings, cursor: Any, now: datetime) -> Poll:
+def poll_many(source: str, settings: RssSettings, cursor: Any, now: datetime) -> Poll:
     """One poll over every due feed of a many-feed instance (see the module docstring)."""
-    from fold_adapters.feeds.feed import load_state
-    from fold_adapters.feeds.opml import OpmlError
-
     deadline_at = time.monotonic() + settings.poll_timeout.total_seconds() * DEADLINE_SHARE
     try:
         refs, notes = feed_refs(settings)
@@ -91,7 +92,10 @@ def poll_many(source: str, settings, cursor: Any, now: datetime) -> Poll:
     due = [(key, ref, state) for key, ref, state in feeds if _due(state, now, slack)]
     due.sort(key=lambda item: item[2].get("polled_at") or "")
     answers = _fetch_all(source, settings, due, now, deadline_at)
-    observations, kept, failing, first_runs = [], {}, [], 0
+    observations: list[Observation] = []
+    kept: dict[str, dict] = {}
+    failing: list[dict] = []
+    first_runs = 0
     late = len({item[0] for item in due} - set(answers))
     for key, ref, state in feeds:
         answer = answers.get(key)
@@ -118,12 +122,8 @@ def poll_many(source: str, settings, cursor: Any, now: datetime) -> Poll:
                 health=_health(len(feeds), failing, notes))
 
 
-def _fetch_all(source: str, settings, due: list, now: datetime, deadline_at: float) -> dict:
+def _fetch_all(source: str, settings: RssSettings, due: list, now: datetime, deadline_at: float) -> dict:
     import httpx
-
-    from fold_adapters.feeds.crowd import Task, host_of, run_polite
-    from fold_adapters.feeds.feed import FeedPoller
-    from fold_core.bounded_http import bounded_client
 
     if not due:
         return {}
@@ -150,13 +150,11 @@ def _notes_of(answer) -> tuple[str, ...]:
     return () if isinstance(answer, Exception) else answer.health.notes
 
 
-def _after(settings, state: dict, answer, now: datetime) -> dict:
+def _after(settings: RssSettings, state: dict, answer: FeedResult | Exception, now: datetime) -> dict:
     """The feed's state after this poll's answer, with its schedule and health line."""
-    from fold_core.observation import Health as FeedHealth
-
     every = settings.every
     if isinstance(answer, Exception):  # a bug in the feed's poll: that feed's failure only
-        health = FeedHealth.failed("adapter", f"{type(answer).__name__}: {answer}")
+        health = Health.failed("adapter", f"{type(answer).__name__}: {answer}")
     else:
         health, state = answer.health, answer.state
         if answer.title:
@@ -193,12 +191,10 @@ def _health(total: int, failing: list[dict], notes: list[str]) -> Health:
                   message=f"{len(failing)} of {total} feeds failing: {named}{more}"[:2000])
 
 
-def feed_health(settings, cursor: Any) -> list[dict]:
+def feed_health(settings: RssSettings, cursor: Any) -> list[dict]:
     """Each feed's health line from a saved cursor: what ``foldctl sources list`` shows."""
-    from fold_adapters.feeds.feed import load_state
-
     refs, _ = feed_refs(settings)
-    states = _states(cursor) if settings.many else {feed_key(settings.url): cursor}
+    states = {feed_key(settings.url): cursor} if settings.url is not None else _states(cursor)
     lines = []
     for ref in refs:
         key = feed_key(ref.url)

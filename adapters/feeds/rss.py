@@ -31,69 +31,15 @@ it as a warning) and notes prefixed by the feed's URL.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from fold_adapters.feeds.feed import parse_first_run, user_agent
-from fold_core import hookimpl
+from fold_adapters.feeds.settings import FeedItem, RssSettings
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Poll
 from fold_core.plugin_api import Adapter
-from fold_core.settings import AdapterSettings, ConfigPath, Duration
 
-__all__ = ["FeedItem", "RssAdapter", "RssSettings", "parse_first_run", "user_agent"]
-
-SEEN_LIMIT = 5000
-MAX_BYTES_LIMIT = 64 * 1024 * 1024  # no feed is larger; a larger cap would only let a hostile one cost more memory
-URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://\S+$"
-
-
-class FeedItem(BaseModel):
-    """One entry of ``feeds``: a URL, or a table with a title and a folder."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    config_label: ClassVar[str] = "feeds (URLs, or tables `{ url, title, folder }`)"
-
-    url: str = Field(pattern=URL_PATTERN, max_length=4096)
-    title: str | None = Field(default=None, max_length=200)
-    folder: str | None = Field(default=None, max_length=500)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_url(cls, value: Any) -> Any:
-        return {"url": value} if isinstance(value, str) else value
-
-
-class RssSettings(AdapterSettings):
-    url: str | None = Field(default=None, pattern=URL_PATTERN, max_length=4096)
-    feeds: tuple[FeedItem, ...] | None = Field(default=None, min_length=1, max_length=5000)
-    opml: ConfigPath | None = None
-    first_run: str = "last:20"
-    timeout: Duration = Field(default=timedelta(seconds=30))
-    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=MAX_BYTES_LIMIT)
-    seen_limit: int | None = Field(default=None, ge=10, le=100_000)
-    max_connections: int = Field(default=8, ge=1, le=64)
-    max_per_host: int = Field(default=2, ge=1, le=16)
-
-    @field_validator("first_run")
-    @classmethod
-    def _first_run(cls, value: str) -> str:
-        parse_first_run(value)
-        return value.strip()
-
-    @model_validator(mode="after")
-    def _one_way_to_name_feeds(self) -> "RssSettings":
-        given = [name for name in ("url", "feeds", "opml") if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise ValueError(f"expected exactly one of url, feeds or opml, found "
-                             f"{' and '.join(given) if given else 'none of them'}")
-        return self
-
-    @property
-    def many(self) -> bool:
-        """Whether the instance reads many feeds (``feeds`` or ``opml``), even if only one is listed."""
-        return self.url is None
+__all__ = ["FeedItem", "RssAdapter", "RssSettings"]
 
 
 class RssAdapter(Adapter):
@@ -101,28 +47,17 @@ class RssAdapter(Adapter):
 
     type_name = "rss"
     channel = "rss"
-    Settings = RssSettings
+    Settings: ClassVar[type[RssSettings]] = RssSettings
+    settings: RssSettings
 
-    def poll(self, cursor: Any, *, now) -> Poll:
+    def poll(self, cursor: Any, *, now: datetime) -> Poll:
+        # lazy: polling loads the bounded HTTP client (urllib, ssl, httpx), the parsers and lxml; the host
+        # loads this module to register the type, on every command
+        from fold_adapters.feeds import feed, many
+
         if not self.settings.many:
-            return self._poll_one(cursor, now)
-        from fold_adapters.feeds.many import poll_many
-
-        return poll_many(self.name, self.settings, cursor, now)
-
-    def _poll_one(self, cursor: Any, now) -> Poll:
-        import time
-
-        from fold_adapters.feeds.feed import FeedPoller, load_state
-
-        url = self.settings.url
-        state = load_state(cursor, url)
-        poller = FeedPoller(self.name, self.settings, seen_limit=self.settings.seen_limit or SEEN_LIMIT)
-        # A little under poll_timeout, so that the adapter answers before the host gives up on it.
-        deadline = self.settings.poll_timeout.total_seconds() * 0.9
-        started = time.monotonic()
-        result = poller.poll(state, now=now, deadline=deadline - (time.monotonic() - started))
-        return Poll(observations=result.observations, cursor=result.state, health=result.health)
+            return feed.poll_one(self.name, self.settings, cursor, now)
+        return many.poll_many(self.name, self.settings, cursor, now)
 
 
 @hookimpl

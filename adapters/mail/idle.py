@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fold_core.plugin_api import WatchUnsupported
@@ -84,13 +84,16 @@ def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str]
                 pass
 
 
-def watch_folders(connect: Callable[[], Any], folders: list[str], notify: Callable[[str], None],
+def watch_folders(connect: Callable[[], Any], folders: Sequence[str], notify: Callable[[str], None],
                   stopping: Any) -> None:
     """Watch every folder of ``folders`` over a connection each until ``stopping`` is set (module docstring)."""
     if len(folders) == 1:
         watch_folder(connect, folders[0], notify, stopping)
         return
-    ended, lock, settled, absent, failures = threading.Event(), threading.Lock(), set(), [], []
+    ended, lock = threading.Event(), threading.Lock()
+    settled: set[str] = set()
+    absent: list[FolderAbsent] = []
+    failures: list[BaseException] = []
 
     def tell(folder: str, why: str) -> None:
         if why != "connected":

@@ -36,8 +36,10 @@ from urllib.parse import quote
 
 from fold_adapters.mail.imap_connect import connect, health_for, port_of
 from fold_adapters.mail.imap_settings import EmailSettings, is_loopback
-from fold_adapters.mail.source import FirstRun, SeenCache, Tally, observe
-from fold_core import hookimpl
+from fold_adapters.mail.idle import watch_folders
+from fold_adapters.mail.oauth import TokenSource, token_source
+from fold_adapters.mail.source import FirstRun, SeenCache, Tally, fingerprint, observe
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
 
@@ -55,10 +57,11 @@ class EmailAdapter(Adapter):
     type_name: ClassVar[str] = "email"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[EmailSettings]] = EmailSettings
+    settings: EmailSettings
 
     def __init__(self, name: str, settings: EmailSettings) -> None:
         super().__init__(name, settings)
-        self._tokens = None  # the OAuth2 token source, shared by the polls and the IDLE watch
+        self._tokens: TokenSource | None = None  # the OAuth2 token source, shared by the polls and the IDLE watch
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         state = _cursor(cursor)
@@ -97,8 +100,6 @@ class EmailAdapter(Adapter):
 
     def watch(self, notify, stopping) -> None:
         """IMAP IDLE on the first ``WATCHED_FOLDERS`` folders, a connection each (``fold_adapters.mail.idle``)."""
-        from fold_adapters.mail.idle import watch_folders
-
         watch_folders(self._connect, self.settings.folders[:WATCHED_FOLDERS], notify, stopping)
 
     def _where(self) -> str:
@@ -109,8 +110,6 @@ class EmailAdapter(Adapter):
 
     def _connect(self, read_timeout: float | None = None):
         if self.settings.auth == "oauth2" and self._tokens is None:
-            from fold_adapters.mail.oauth import token_source
-
             self._tokens = token_source(self.settings)
         seconds = self.settings.poll_timeout.total_seconds() if read_timeout is None else read_timeout
         return connect(self.settings, self._tokens, read_timeout=seconds)
@@ -162,7 +161,7 @@ class _Run:
     def _first_run(self, name: str, validity: int, info: dict) -> dict:
         policy: FirstRun = self.settings.first_run_policy
         all_uids = sorted(self.client.search(["ALL"]))
-        state = {"uidvalidity": validity, "last_uid": 0, "watermark": None}
+        state: dict[str, Any] = {"uidvalidity": validity, "last_uid": 0, "watermark": None}
         if policy.kind == "new":
             state["last_uid"] = all_uids[-1] if all_uids else max(int(info.get(b"UIDNEXT", 1)) - 1, 0)
             if all_uids:  # the newest message's date and fingerprint anchor a later re-baseline
@@ -176,8 +175,8 @@ class _Run:
             state["last_uid"] = all_uids[-len(kept) - 1] if len(all_uids) > len(kept) else 0
             taken = len(kept)
         else:
-            state["since"] = policy.since.isoformat()
-            taken = len(self.client.search(["SINCE", policy.since]))
+            state["since"] = policy.since_date.isoformat()
+            taken = len(self.client.search(["SINCE", policy.since_date]))
         self._notes.append(policy.describe(name, len(all_uids), taken))
         return state
 
@@ -261,10 +260,8 @@ def _instant(value: Any) -> str | None:
 
 
 def _header_fingerprint(item: dict) -> str:
-    from fold_adapters.mail.mime import read_mail
-
     raw = next((v for k, v in item.items() if k.startswith(b"BODY[HEADER")), b"")
-    return read_mail(raw if isinstance(raw, bytes) else b"").fingerprint
+    return fingerprint(raw if isinstance(raw, bytes) else b"")
 
 
 @hookimpl

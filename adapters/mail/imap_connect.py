@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fold_adapters.mail.imap_settings import EmailSettings
 from fold_adapters.mail.oauth import TokenError, TokenSource
 from fold_core.observation import Health
 from fold_core.settings import env_value
@@ -29,11 +30,11 @@ class OAuthRefused(Exception):
     """The server refused a freshly obtained access token."""
 
 
-def port_of(settings: Any) -> int:
+def port_of(settings: EmailSettings) -> int:
     return settings.port or (993 if settings.security == "ssl" else 143)
 
 
-def connect(settings: Any, tokens: TokenSource | None, *, read_timeout: float):
+def connect(settings: EmailSettings, tokens: TokenSource | None, *, read_timeout: float) -> Any:
     """A logged-in ``IMAPClient``; raises what failed (``health_for`` names it)."""
     import ssl
 
@@ -50,6 +51,8 @@ def connect(settings: Any, tokens: TokenSource | None, *, read_timeout: float):
             client.starttls(context)
         client.normalise_times = False  # INTERNALDATE stays tz-aware
         if settings.auth == "oauth2":
+            if tokens is None:
+                raise ValueError("an oauth2 login needs the adapter's token source")
             _oauth_login(client, settings, tokens)
         else:
             password = env_value(settings.password_env)
@@ -65,7 +68,7 @@ def connect(settings: Any, tokens: TokenSource | None, *, read_timeout: float):
     return client
 
 
-def _oauth_login(client, settings: Any, tokens: TokenSource) -> None:
+def _oauth_login(client: Any, settings: EmailSettings, tokens: TokenSource) -> None:
     from imapclient.exceptions import LoginError
 
     bearer = client.has_capability("AUTH=OAUTHBEARER")

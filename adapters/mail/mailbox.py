@@ -35,10 +35,11 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
+from fold_adapters.mail.mbox import MboxFile
 from fold_adapters.mail.source import FirstRun, MailSettings, SeenCache, Tally, observe
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Poll
 from fold_core.plugin_api import Adapter
 from fold_core.settings import ConfigPath
@@ -82,6 +83,7 @@ class MaildirAdapter(Adapter):
     type_name: ClassVar[str] = "maildir"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[MaildirSettings]] = MaildirSettings
+    settings: MaildirSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         root = str(self.settings.path)
@@ -197,6 +199,7 @@ class MboxAdapter(Adapter):
     type_name: ClassVar[str] = "mbox"
     channel: ClassVar[str] = "email"
     Settings: ClassVar[type[MboxSettings]] = MboxSettings
+    settings: MboxSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         path = str(self.settings.path)
@@ -206,9 +209,7 @@ class MboxAdapter(Adapter):
         except OSError as error:
             return Poll(cursor=cursor, health=_io_failure(path, error))
 
-    def _poll(self, file, path: str, cursor: Any, now: datetime) -> Poll:
-        from fold_adapters.mail.mbox import MboxFile
-
+    def _poll(self, file: BinaryIO, path: str, cursor: Any, now: datetime) -> Poll:
         mbox = MboxFile(file, path)
         try:
             return self._read(mbox, path, cursor, now)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from fold_adapters.mail.source import SEEN_LIMIT, FirstRun, SeenCache
+from fold_adapters.mail.source import SEEN_LIMIT, FirstRun, SeenCache, fingerprint
 
 __all__ = ["MboxFile", "Span"]
 
@@ -130,12 +130,10 @@ class MboxFile:
 
     def after_seen(self, seen: SeenCache) -> int | None:
         """The end of the newest message the cache knows (None when it knows none of the last ones)."""
-        from fold_adapters.mail.mime import read_mail
-
         spans = self.messages(0)
         for span in reversed(spans[-2 * SEEN_LIMIT:]):
             raw = self.message(span, HEADER_BYTES)[0]
-            if read_mail(raw).fingerprint in seen:
+            if fingerprint(raw) in seen:
                 return span.end
         return None
 

@@ -121,7 +121,8 @@ class _Hints:
     __slots__ = ("_raw", "_found")
 
     def __init__(self, raw: bytes) -> None:
-        self._raw, self._found = raw, None
+        self._raw = raw
+        self._found: tuple[str, ...] | None = None
 
     def __iter__(self):
         if self._found is None:
@@ -169,8 +170,8 @@ def _read_message(message: Any, hints: _Hints, *, depth: int, budget: list[int],
 
     mail.subject = text_of("subject")
     mail.message_id = first_id(headers.get("message-id"))
-    mail.sender = addresses(headers.get("from") or headers.get("sender"), hints, 1)
-    mail.sender = mail.sender[0] if mail.sender else (text_of("from") or None)
+    senders = addresses(headers.get("from") or headers.get("sender"), hints, 1)
+    mail.sender = senders[0] if senders else (text_of("from") or None)
     mail.to = addresses(headers.get("to"), hints, MAX_LISTED)
     mail.cc = addresses(headers.get("cc"), hints, MAX_LISTED)
     mail.date, date_note = message_date(headers.get("date"))

@@ -138,8 +138,8 @@ class RefreshToken(TokenSource):
         if not isinstance(access, str) or not access:
             raise TokenError("auth", f"{settings.oauth2_token_url} answered without an access_token")
         try:
-            lifetime = float(answer.get("expires_in"))
-        except (TypeError, ValueError):
+            lifetime = float(answer["expires_in"])
+        except (KeyError, TypeError, ValueError):  # absent, null or not a number
             lifetime = DEFAULT_LIFETIME
         lifetime = lifetime if 0 < lifetime < 10 ** 7 else DEFAULT_LIFETIME
         rotated = answer.get("refresh_token")

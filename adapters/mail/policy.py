@@ -30,6 +30,7 @@ builds exactly that directly, and hands anything else to the parser.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["parse", "parser_policy"]
 
@@ -107,6 +108,8 @@ def _build():
             return self.split(";", 1)[0].strip().lower() or None
 
     class MailMessage(EmailMessage):
+        _headers: list[tuple[str, Any]]  # email.message.Message's own state, which typeshed leaves out
+        _default_type: str  # the same
         _type = None  # (the header list, its length, default type, content type) when last asked
         _fields = None  # (the header list, its length, {lower-case name: its first (name, value)})
 
@@ -141,10 +144,10 @@ def _build():
                 return failobj
             value = field[1]
             if len(value) > _PARAMS_TEXT:  # an odd, long header text: parsed each time, never kept
-                return super()._get_params_preserve(failobj, header)
+                return super()._get_params_preserve(failobj, header)  # type: ignore[misc]  # typeshed lacks it
             params = _PARAMS.get(value)
             if params is None:
-                params = super()._get_params_preserve(failobj, header)
+                params = super()._get_params_preserve(failobj, header)  # type: ignore[misc]  # typeshed lacks it
                 if len(_PARAMS) >= _PARAMS_LIMIT:
                     _PARAMS.clear()
                 _PARAMS[str(value)] = params

@@ -12,11 +12,16 @@
   mailbox re-numbered by a UIDVALIDITY change or rewritten) is not observed
   twice.
 * ``observe`` — raw bytes → observations through ``fold_adapters.mail.mime``, the
-  seen check included.
+  seen check included; ``fingerprint`` — what the seen check compares.
+
+``mime`` (the email parser, the HTML and charset readers) loads with the
+first message read: the host loads the adapters' modules to register their
+types on every command.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,9 +30,10 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from fold_core.observation import Observation
 from fold_core.settings import AdapterSettings
 
-__all__ = ["FirstRun", "MailSettings", "SeenCache", "observe"]
+__all__ = ["FirstRun", "MailSettings", "SeenCache", "fingerprint", "observe"]
 
 SEEN_LIMIT = 1024
 _FIRST_RUN = re.compile(r"^(new|since:(\d{4}-\d{2}-\d{2})|last:(\d{1,6}))$")
@@ -39,7 +45,7 @@ class FirstRun:
 
     kind: str
     since: date | None = None
-    last: int | None = None
+    last: int = 0  # messages taken by a ``last`` policy
 
     @classmethod
     def parse(cls, value: str) -> "FirstRun":
@@ -53,8 +59,16 @@ class FirstRun:
         return cls("new")
 
     @property
-    def since_instant(self) -> datetime | None:
-        return datetime.combine(self.since, time(0), tzinfo=timezone.utc) if self.since else None
+    def since_date(self) -> date:
+        """The date of a ``since`` policy (ValueError for the others)."""
+        if self.since is None:
+            raise ValueError(f"first_run = {self.kind} names no date")
+        return self.since
+
+    @property
+    def since_instant(self) -> datetime:
+        """Midnight UTC of a ``since`` policy's date (ValueError for the others)."""
+        return datetime.combine(self.since_date, time(0), tzinfo=timezone.utc)
 
     def describe(self, where: str, existing: int, taken: int) -> str:
         if self.kind == "new":
@@ -62,7 +76,7 @@ class FirstRun:
                     f"only mail arriving from now on is observed")
         if self.kind == "last":
             return f"first run (first_run = last:{self.last}): {taken} of {existing} messages in {where} taken"
-        return (f"first run (first_run = since:{self.since.isoformat()}): {taken} of {existing} messages in "
+        return (f"first run (first_run = since:{self.since_date.isoformat()}): {taken} of {existing} messages in "
                 f"{where} arrived since then")
 
 
@@ -125,11 +139,12 @@ class Tally:
 
 def observe(raw: bytes, *, seen: SeenCache, tally: Tally, source: str, native_id: str | None, now: datetime,
             full_size: int | None = None, fallback_at: datetime | None = None, fallback: str | None = None,
-            url: str | None = None, meta: dict[str, Any] | None = None) -> list:
+            url: str | None = None, meta: dict[str, Any] | None = None) -> list[Observation]:
     """Observations of one message (empty when it was already seen). ``native_id`` None: by fingerprint."""
-    from fold_adapters.mail.mime import mail_observations, read_mail
+    # lazy: mime loads the email parser, lxml and charset_normalizer (see the module docstring)
+    from fold_adapters.mail import mime
 
-    mail = read_mail(raw)
+    mail = mime.read_mail(raw)
     if mail.fingerprint in seen:
         tally.duplicates += 1
         return []
@@ -140,13 +155,19 @@ def observe(raw: bytes, *, seen: SeenCache, tally: Tally, source: str, native_id
         mail.notes.append(f"only the first {len(raw)} of {full_size} bytes were read (max_message_bytes)")
     if native_id is None:
         native_id = mail.fingerprint if mail.message_id else _digest(raw)
-    return mail_observations(mail, source=source, native_id=native_id, observed_at=now,
+    return mime.mail_observations(mail, source=source, native_id=native_id, observed_at=now,
                              fallback_at=fallback_at, fallback=fallback, url=url, meta=meta)
 
 
-def _digest(raw: bytes) -> str:
-    import hashlib
+def fingerprint(raw: bytes) -> str:
+    """The fingerprint ``SeenCache`` keeps of a message, read from its bytes (its header suffices)."""
+    # lazy: mime loads the email parser, lxml and charset_normalizer (see the module docstring)
+    from fold_adapters.mail import mime
 
+    return mime.read_mail(raw).fingerprint
+
+
+def _digest(raw: bytes) -> str:
     return "sha-" + hashlib.sha256(raw).hexdigest()[:24]
 
 

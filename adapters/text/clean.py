@@ -193,7 +193,7 @@ def _decode_words(value: str, hints: Iterable[str]) -> str:
         if gap and not (pending and gap.isspace()):  # white space between two words is dropped
             flush()
             out.append(gap)
-        if pending and charset.lower() != pending_charset.lower():
+        if pending and charset.lower() != (pending_charset or "").lower():
             flush()
         pending.append(data)
         pending_charset = charset

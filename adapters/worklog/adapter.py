@@ -39,7 +39,7 @@ from pydantic import Field
 
 from fold_adapters.text.clean import cut_line
 from fold_adapters.worklog.formats import read_record, split_markdown
-from fold_core import hookimpl
+from fold_core.hookspecs import hookimpl
 from fold_core.observation import Health, Observation, Poll, bound_text
 from fold_core.plugin_api import Adapter
 from fold_core.settings import AdapterSettings, ConfigPath
@@ -64,6 +64,7 @@ class WorklogAdapter(Adapter):
     type_name = "worklog"
     channel = "worklog"
     Settings = WorklogSettings
+    settings: WorklogSettings
 
     def poll(self, cursor: Any, *, now: datetime) -> Poll:
         try:

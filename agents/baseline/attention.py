@@ -27,13 +27,13 @@ from datetime import timedelta
 from typing import Any
 
 from fold_core.timefmt import parse_instant
-from fold_agents.baseline.terms import AUTOPAY, words
+from fold_agents.baseline.draft import Draft
 from fold_agents.baseline.plan import BUNDLE_IDS
+from fold_agents.baseline.terms import AUTOPAY, words
 from fold_agents.baseline.rules import heavier, lighter_by_one, line
 
-__all__ = ["Attention", "clean_sources", "merge_sources"]
+__all__ = ["Attention"]
 
-_MAX_SOURCES = 32
 _KEEP = words("保留", "按价值", "仍", "keep", "kept", "retain", "stays", "remain")
 _DROP = words("不再占位", "通知中心", "撤下", "不再显示", "notification centre", "notification center", "dismiss",
               "remove", "no longer")
@@ -46,8 +46,8 @@ _LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "�
 _MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
 
 
-class Attention:
-    """Feedback, reminders, annotations and the time review of the baseline planner (a mixin)."""
+class Attention(Draft):
+    """Feedback, reminders, annotations and the time review of the baseline planner."""
 
     # -- feedback and reminders ------------------------------------------------------------
 
@@ -55,17 +55,17 @@ class Attention:
         feedback = event["feedback"]
         target = self.resolve(feedback.get("target"), restore=False)
         if target is None:
-            self._dispose(event["id"], "deferred", self.words("target_gone", item=feedback.get("target")), [])
+            self.dispose(event["id"], "deferred", self.words("target_gone", item=feedback.get("target")), [])
             return
         item_id = target[0]
         meaning = feedback.get("meaning")
         current = self.changes.get(item_id)
-        weight = current.weight if current else self.known.active[item_id]["weight"]
+        weight = current.weighed() if current else self.known.active[item_id]["weight"]
         lowered, why = self._lowered(meaning, weight, feedback.get("until"))
         value = line(feedback.get("value"), 60)
         if (meaning in ("ack", "snooze") and lowered == weight) or meaning not in ("ack", "snooze", "decide",
                                                                                     "input", "act"):
-            self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+            self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
             return  # nothing to change: the user already sees it at the lowest useful weight
         change = self.change(item_id, "patch")
         if lowered is not None:
@@ -78,7 +78,7 @@ class Attention:
                 change.kind = "in-progress"
             change.reason = self.words("feedback_reason", meaning=meaning)
         self.cite(change, event, with_quote=False)
-        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+        self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _lowered(self, meaning: str, weight: str, until: Any) -> tuple[str | None, str | None]:
         if meaning == "snooze":
@@ -97,14 +97,14 @@ class Attention:
         reminder = event["reminder"]
         target = self.resolve(reminder.get("target"), restore=True)
         if target is None:
-            self._dispose(event["id"], "deferred", self.words("target_gone", item=reminder.get("target")), [])
+            self.dispose(event["id"], "deferred", self.words("target_gone", item=reminder.get("target")), [])
             return
         change = self.change(*target)
         change.weight = "high" if change.weight is None else heavier(change.weight, "high")
         change.kind = change.kind or "needs-you"
         change.reason = self.words("reminder")
         self.cite(change, event, with_quote=False)
-        self._dispose(event["id"], "used", self.words("used", item=target[0]), [target[0]])
+        self.dispose(event["id"], "used", self.words("used", item=target[0]), [target[0]])
 
     # -- annotations ---------------------------------------------------------------------------
 
@@ -158,21 +158,3 @@ class Attention:
                 change = self.change(item_id, "patch")
                 change.weight = "high"
                 change.reason = self.words("approaching", left=self.words.left(due, self.moment))
-
-
-def clean_sources(sources: Any) -> list[dict]:
-    """An item view's sources as declaration sources (null optional keys left out)."""
-    kept = []
-    for source in sources or ():
-        if isinstance(source, Mapping) and source.get("channel") and source.get("ref"):
-            kept.append({k: source[k] for k in ("channel", "ref", "quote", "observed_at") if source.get(k) is not None})
-    return kept
-
-
-def merge_sources(old: list[dict], new: list[dict]) -> list[dict]:
-    """Old then new, duplicates by (channel, ref) dropped; the oldest go first beyond 32."""
-    seen: dict[tuple[str, str], dict] = {}
-    for source in old + new:
-        seen.setdefault((source["channel"], source["ref"]), source)
-    merged = list(seen.values())
-    return merged[-_MAX_SOURCES:]

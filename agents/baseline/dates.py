@@ -257,7 +257,7 @@ def _time_after(text: str, match: re.Match, name: str, day: date) -> tuple[time,
     timed = _ZH_TIME.match(text, end)
     period = timed.group(1) if timed else None
     hour = cn_number(timed.group(2)) if timed and timed.group(2) else None
-    if hour is not None and hour <= 24:
+    if timed and hour is not None and hour <= 24:
         minute = 30 if timed.group(4) else int(timed.group(3) or timed.group(5) or 0)
         if period in ("下午", "傍晚", "晚上", "晚") and hour < 12:
             hour += 12

@@ -36,19 +36,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
-from fold_agents.baseline.attention import Attention, clean_sources
+from fold_agents.baseline.attention import Attention
+from fold_agents.baseline.draft import clean_sources
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
-from fold_agents.baseline.match import matter_of, news_in, resent, same_matter
-from fold_agents.baseline.plan import BUNDLE_IDS, Change, Known, fit_budget
-from fold_agents.baseline.rules import heavier, line, quote, summary_line, thread_item_id, title_line
+from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_matter
+from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
+from fold_agents.baseline.rules import heavier, line, summary_line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
 from fold_agents.llm.conversation import Clock, skill_language
 
@@ -80,37 +81,11 @@ def propose_baseline(document: Mapping[str, Any], lang: str = "zh", receipts: li
 
 
 class _Planner(Attention, Output):
-    def __init__(self, document: Mapping[str, Any], words: Words, receipts) -> None:
-        self.words = words
-        self.now = str(document.get("now") or "")
-        self.moment = parse_instant(self.now)
-        self.user = document.get("user") if isinstance(document.get("user"), Mapping) else {}
-        state = document.get("state") or {}
-        self.known = Known(state)
-        self.events = [e for e in document.get("events") or () if isinstance(e, Mapping) and "id" in e]
-        pending = document.get("pending_annotations")
-        pending = state.get("pending_annotations") if pending is None else pending
-        self.pending = [a for a in pending or () if isinstance(a, Mapping) and "id" in a]
-        self.annotations: list[str] = []  # acknowledged by this batch
-        self.exists: set[str] = set()  # ids the kernel says exist beyond the visible not-active window
-        self.merged: dict[str, str] = {}  # id -> merged_into, from item_merged errors
-        self.refused: list[str] = []  # codes of the last receipt the baseline cannot fix by itself
-        for number, receipt in enumerate(receipts, 1):
-            for error in _errors(receipt) or [{"code": "unknown"}]:
-                code, item = str(error.get("code")), error.get("item")
-                if code == "item_exists" and item and item not in self.exists:
-                    self.exists.add(item)
-                elif code == "item_merged" and item and error.get("merged_into") and item not in self.merged:
-                    self.merged[item] = error["merged_into"]
-                elif number == len(receipts):  # unfixable, or the same error again: give up on the rules
-                    self.refused.append(code)
-                if code == "annotation_not_found":
-                    self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
+    def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
+        super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
         self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
-        self.changes: dict[str, Change] = {}
-        self.dispositions: dict[str, dict] = {}
-        self._matters: dict[str, Any] | None = None
+        self._matters: dict[str, tuple[Matter, Matter]] | None = None
 
     # -- the answer -----------------------------------------------------------------
 
@@ -134,7 +109,7 @@ class _Planner(Attention, Output):
         for item_id in fit.dropped:
             for event_id, disposition in self.dispositions.items():
                 if item_id in disposition["related"] and disposition["disposition"] == "used":
-                    self._dispose(event_id, "deferred", self.words("budget_deferred"), [])
+                    self.dispose(event_id, "deferred", self.words("budget_deferred"), [])
         self._name_bundles(fit.withdrawn)
         declarations = self._declarations(fit.withdrawn)
         dispositions = [self.dispositions[e["id"]] for e in self.events if e["id"] in self.dispositions]
@@ -147,67 +122,7 @@ class _Planner(Attention, Output):
         return {"dispositions": [{"event": i, "disposition": "deferred", "why": why, "related": []} for i in ids],
                 "batch": {"declarations": [], "acknowledges": list(dict.fromkeys(a["id"] for a in self.pending))}}
 
-    def _dispose(self, event_id: str, disposition: str, why: str, related: list[str]) -> None:
-        self.dispositions[event_id] = {"event": event_id, "disposition": disposition, "why": why,
-                                       "related": related}
-
-    # -- targets --------------------------------------------------------------------
-
-    def resolve(self, item_id: Any, *, restore: bool) -> tuple[str, str] | None:
-        """(id, "patch" | "restore") for an item the batch may touch, following merges; else None."""
-        for _ in range(16):
-            if not isinstance(item_id, str):
-                return None
-            if item_id in self.merged:
-                item_id = self.merged[item_id]
-                continue
-            if item_id in self.known.active:
-                return item_id, "patch"
-            entry = self.known.not_active.get(item_id)
-            if entry is None:
-                return (item_id, "restore") if restore and item_id in self.exists else None
-            if entry.get("status") == "merged" and entry.get("merged_into"):
-                item_id = entry["merged_into"]
-                continue
-            parent = entry.get("parent")  # a restored child needs an active parent with a summary (§3.5)
-            usable = entry.get("status") == "withdrawn" and (
-                parent is None or bool((self.known.active.get(parent) or {}).get("summary")))
-            return (item_id, "restore") if restore and usable else None
-        return None
-
-    def change(self, item_id: str, mode: str) -> Change:
-        if item_id in self.changes:
-            return self.changes[item_id]
-        if mode == "patch":
-            view = self.known.active[item_id]
-            change = Change(item_id, "patch", self.known.parent[item_id], view["weight"], view["kind"],
-                            base_weight=view["weight"],
-                            share_override=view["share"] if view.get("share_override") else None,
-                            due_at=view.get("due_at"), base_sources=clean_sources(view.get("sources")),
-                            updated_at=view.get("updated_at"))
-        elif mode == "restore":
-            parent = (self.known.not_active.get(item_id) or {}).get("parent")
-            change = Change(item_id, "restore", parent, None, None)
-        else:
-            change = Change(item_id, "new", None, None, None)
-        self.changes[item_id] = change
-        return change
-
-    def cite(self, change: Change, event: Mapping[str, Any], with_quote: bool = True) -> None:
-        change.events.append(event["id"])
-        if change.mode == "restore":
-            return  # sources of a withdrawn item are not visible: giving a list would replace them
-        source = {"channel": line(event.get("channel"), 64) or "unknown", "ref": f"event:{event['id']}"}
-        text = quote(own_words(str(event.get("text") or "")) or event.get("title")) if with_quote else None
-        if text:
-            source["quote"] = text
-        at = event.get("at")
-        if isinstance(at, str) and parse_instant(at) is not None:
-            source["observed_at"] = at
-        change.new_sources.append(source)
-        url = event.get("url")
-        if isinstance(url, str) and 0 < len(url) <= 512 and url == line(url, 512) and " " not in url:
-            change.new_sources.append({"channel": source["channel"], "ref": url})
+    # -- matters ------------------------------------------------------------------------
 
     def _same_matter(self, event: Mapping[str, Any]) -> tuple[str, str] | None:
         """An item about the same matter as an event outside its threads: active, withdrawn, or new in this
@@ -252,7 +167,7 @@ class _Planner(Attention, Output):
             self.resolve(thread_id, restore=True)
         if verdict.noise:
             related = [target[0]] if target and target[1] == "patch" else []
-            self._dispose(event["id"], "noise", self.words("noise", rule=self.words.rule(verdict.rule)), related)
+            self.dispose(event["id"], "noise", self.words("noise", rule=self.words.rule(verdict.rule)), related)
             return
         by_thread = target is not None
         target = target or self._same_matter(event)
@@ -275,7 +190,7 @@ class _Planner(Attention, Output):
         kind = change.kind if change and change.kind else view.get("kind")
         ref = f"event:{event['id']}"
         if any(s["ref"] == ref for s in clean_sources(view.get("sources"))):
-            self._dispose(event["id"], "duplicate", self.words("duplicate"), [item_id])
+            self.dispose(event["id"], "duplicate", self.words("duplicate"), [item_id])
             return True
         said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary"), view.get("due_at")]
                         + ([change.title, change.summary, change.due_at] if change else [])
@@ -283,13 +198,13 @@ class _Planner(Attention, Output):
         own = f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))}"
         if not by_thread and not news_in(own, said) and resent(str(event.get("title") or ""), own, said) and (
                 not verdict.explicit_kind or verdict.kind == kind):
-            self._dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
+            self.dispose(event["id"], "duplicate", self.words("duplicate_matter", item=item_id), [item_id])
             return True
-        seen = [parse_instant(s.get("observed_at")) for s in sources]
-        seen = [t for t in seen if t is not None]
+        read = [parse_instant(s.get("observed_at")) for s in sources]
+        seen = [t for t in read if t is not None]
         sent, basis = parse_instant(event.get("at")), max(seen) if seen else parse_instant(view.get("updated_at"))
         if sent is not None and basis is not None and sent < basis and verdict.kind != kind:
-            self._dispose(event["id"], "used", self.words("late", item=item_id), [item_id])
+            self.dispose(event["id"], "used", self.words("late", item=item_id), [item_id])
             return True
         return False
 
@@ -305,7 +220,7 @@ class _Planner(Attention, Output):
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
         change.reason = self._reason("new", verdict, event)
         self.cite(change, event)
-        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+        self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _update(self, event: Mapping[str, Any], verdict, item_id: str, mode: str) -> None:
         current = self.changes.get(item_id)
@@ -317,7 +232,7 @@ class _Planner(Attention, Output):
         stronger = weight is None or heavier(weight, verdict.weight) == verdict.weight and weight != verdict.weight
         new_due = verdict.due_at is not None and verdict.kind == "needs-you" and verdict.due_at != due
         if mode != "restore" and not (moved_on or stronger or new_due):
-            self._dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
+            self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
             return
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
@@ -340,7 +255,7 @@ class _Planner(Attention, Output):
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
-        self._dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+        self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)
@@ -352,11 +267,6 @@ class _Planner(Attention, Output):
             said = self.words(key, rule=rule)
         habit = self.habits.get(event["id"])
         return line(f"{said} {habit}", 200) if habit else said
-
-
-def _errors(receipt: Any) -> list[dict]:
-    errors = receipt.get("errors") if isinstance(receipt, Mapping) else None
-    return [e for e in errors or () if isinstance(e, Mapping)]
 
 
 def _unique(dispositions: list[dict]) -> list[dict]:

@@ -116,7 +116,8 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
     # A reply's subject is the thread's: its request was the first message's, not this one's.
     original = body if terms.REPLY.match(title) else f"{title}\n{body}"
     text, low_title, low_body = original.lower(), title.lower(), body.lower()
-    meta = event.get("meta") if isinstance(event.get("meta"), Mapping) else {}
+    given = event.get("meta")
+    meta: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     channel = str(event.get("channel") or "")
     sender = _sender(channel, str(event.get("from") or ""), meta, low_title, low_body)
     asks = bool(terms.ASK.search(text) or terms.SOFT_ASK.search(text)) and not terms.NO_ACTION.search(text)

@@ -13,15 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from fold_core.timefmt import parse_instant
-from fold_agents.baseline.attention import merge_sources
+from fold_agents.baseline.draft import Draft, merge_sources
 from fold_agents.baseline.plan import BUNDLE_IDS, Change, bundle_id, rank_entries
 from fold_agents.baseline.rules import heavier
 
 __all__ = ["Output"]
 
 
-class Output:
-    """Bundles and declarations of the baseline planner (a mixin)."""
+class Output(Draft):
+    """Bundles and declarations of the baseline planner."""
+
+    _listing: set[str | None]  # the bundles whose new children are written in their children list
 
     def _bundle(self, name: str, level: int = 1) -> Change:
         holder = bundle_id(name, level)
@@ -58,9 +60,9 @@ class Output:
             children = self._leaves(holder, withdrawn)
             count = len(children)
             change.title = self.words(f"bundle_{name.replace('-', '_')}", limit=24, count=count)
-            dues = [parse_instant((self.changes.get(i).due_at if i in self.changes else
+            read = [parse_instant((self.changes[i].due_at if i in self.changes else
                                    self.known.active[i].get("due_at")) or "") for i in children]
-            dues = [d for d in dues if d is not None]
+            dues = [d for d in read if d is not None]
             if name == "needs-you" and dues and self.moment is not None:
                 change.summary = self.words("bundle_needs_you_summary", limit=60, count=count,
                                             due=self.words.when(min(dues), self.moment))
@@ -113,7 +115,7 @@ class Output:
         declaration["kind"] = change.kind
         if change.due_at and (change.mode != "patch" or change.due_at != self.known.active[change.id].get("due_at")):
             declaration["due_at"] = change.due_at
-        lowered = change.base_weight is not None and heavier(change.base_weight, change.weight) != change.weight
+        lowered = change.base_weight is not None and heavier(change.base_weight, change.weighed()) != change.weight
         reason = (change.lowered_reason or change.reason or self.words("demote_budget")) if lowered else change.reason
         if reason:
             declaration["reason"] = reason

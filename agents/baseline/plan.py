@@ -50,7 +50,7 @@ def bundle_id(name: str, level: int = 1) -> str:
 
 BUNDLE_IDS = frozenset(bundle_id(name, level) for name in BUNDLES for level in range(1, MAX_LEVEL + 1))
 _BUNDLE_WEIGHT = {"needs-you": ("high", "needs-you"), "updates": ("low", "fyi")}
-_CLASS = {"done": 0, "fyi": 1, "in-progress": 2, "needs-you": 3}
+_CLASS: dict[str | None, int] = {"done": 0, "fyi": 1, "in-progress": 2, "needs-you": 3}
 
 
 class Known:
@@ -62,7 +62,7 @@ class Known:
         self.parent: dict[str, str | None] = {}
         self.children: dict[str | None, list[str]] = {}
         self._walk(state.get("root"), None)
-        self.not_active: dict[str, dict] = {
+        self.not_active: dict[str, Mapping[str, Any]] = {
             entry["id"]: entry for entry in state.get("not_active") or () if isinstance(entry, Mapping) and "id" in entry}
 
     def _walk(self, layer: Mapping[str, Any] | None, parent: str | None) -> None:
@@ -107,8 +107,14 @@ class Change:
     updated_at: str | None = None  # the stored item's (patch), for "oldest first"
     judged: str | None = None  # the weight the message was judged at, before any budget fitting
 
+    def weighed(self) -> str:
+        """The planned weight: every change has one once the events are read (only a restore starts without)."""
+        if self.weight is None:
+            raise ValueError(f"the change of {self.id!r} has no weight")
+        return self.weight
+
     def share(self, budget: int) -> int:
-        return self.share_override if self.share_override is not None else derive_share(self.weight, None, budget)
+        return self.share_override if self.share_override is not None else derive_share(self.weighed(), None, budget)
 
 
 @dataclass
@@ -141,9 +147,9 @@ class _Layer:
         self.judged = {i: (self.changes[i].judged if i in self.changes else None) or self.weight(i) for i in self.ids}
 
     def weight(self, item: str) -> str:
-        return self.changes[item].weight if item in self.changes else self.known.active[item]["weight"]
+        return self.changes[item].weighed() if item in self.changes else self.known.active[item]["weight"]
 
-    def kind(self, item: str) -> str:
+    def kind(self, item: str) -> str | None:
         return self.changes[item].kind if item in self.changes else self.known.active[item]["kind"]
 
     def share(self, item: str) -> int:
@@ -223,8 +229,8 @@ def fit_budget(known: Known, changes: dict[str, Change], now: str,
     touched = sorted({c.parent for c in changes.values() if c.parent not in BUNDLE_IDS},
                      key=lambda p: (p is not None, p or ""))
     for parent in touched:
-        root = bundle is not None and parent is None
-        _fit_layer(_Layer(known, changes, parent, moment, fit), (lambda name: bundle(name, 1)) if root else None)
+        root = (lambda name: bundle(name, 1)) if bundle is not None and parent is None else None
+        _fit_layer(_Layer(known, changes, parent, moment, fit), root)
     for level in range(1, MAX_LEVEL + 1):
         for name in BUNDLES:
             holder = bundle_id(name, level)
@@ -305,7 +311,7 @@ def _drop(layer: _Layer) -> None:
 
 def rank_entries(known: Known, changes: dict[str, Change], parent: str | None, now: str) -> list[str]:
     """The ids of a layer after the plan, in rank order (for titles and summaries of bundles)."""
-    entries = []
+    entries: list[dict[str, Any]] = []
     for item in known.children.get(parent, []) + [c.id for c in changes.values() if c.parent == parent]:
         change = changes.get(item)
         view = known.active.get(item, {})

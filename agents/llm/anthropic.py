@@ -10,25 +10,21 @@ With ``request.tools`` the model may call the editor's tools (``tool_loop``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
-from fold_core.settings import EnvName, ToolSettings
-from fold_agents.llm.conversation import Clock, SdkBackend, messages, read_answer, unavailable
+from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
 from fold_agents.llm.tool_loop import anthropic_reply, tool_box
 
 __all__ = ["AnthropicBackend"]
 
 
-
-class AnthropicSettings(ToolSettings):
+class AnthropicSettings(SdkSettings):
     """``[agent] type = "anthropic"``."""
 
-    model: str = Field(min_length=1)
-    base_url: str | None = Field(default=None, pattern=r"^https?://")
-    api_key_env: EnvName | None = None
     max_tokens: int = Field(default=8192, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=1)
 
@@ -40,9 +36,10 @@ class AnthropicBackend(SdkBackend):
     Settings = AnthropicSettings
 
     default_host = "api.anthropic.com"
+    settings: AnthropicSettings
 
     @staticmethod
-    def sdk_client():
+    def sdk_client() -> Callable[..., Any]:
         import anthropic  # heavy: only when the editor is really called
 
         return anthropic.Anthropic

@@ -22,11 +22,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply, extract_json
-from fold_core.settings import env_value
-from fold_core.bounded import Worker
+from pydantic import Field
 
-__all__ = ["Clock", "SdkBackend", "bounded_http_client", "classify", "correction_text", "input_text", "messages",
+from fold_core.bounded import Worker
+from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, Reply, extract_json
+from fold_core.settings import AgentSettings, EnvName, ToolSettings, env_value
+
+__all__ = ["Clock", "SdkBackend", "SdkSettings", "bounded_http_client", "classify", "correction_text", "input_text", "messages",
            "read_answer", "skill_language", "unavailable"]
 
 _CORRECTION = {
@@ -130,6 +132,14 @@ def unavailable(error: BaseException, clock: Clock, backend: str) -> AgentUnavai
 PLACEHOLDER_KEY = "not-needed"  # local servers (Ollama, vLLM) take any key; the SDKs insist on one
 
 
+class SdkSettings(ToolSettings):
+    """What every SDK backend's ``[agent]`` table names: the model, where it is served, the key."""
+
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key_env: EnvName | None = None
+
+
 class SdkBackend(AgentBackend):
     """A backend over a vendor SDK client, built on the first call (the SDKs are heavy imports).
 
@@ -143,13 +153,15 @@ class SdkBackend(AgentBackend):
     """
 
     default_host = ""
+    settings: SdkSettings
 
-    def __init__(self, settings) -> None:
+    def __init__(self, settings: SdkSettings) -> None:
         super().__init__(settings)
-        self._client = None
+        self._client: Any = None  # the SDK's client; the SDKs load on the first call, so no type names it here
 
     @staticmethod
-    def sdk_client():
+    def sdk_client() -> Callable[..., Any]:
+        """The SDK's client class (imported here: the SDKs are heavy)."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -170,7 +182,7 @@ class SdkBackend(AgentBackend):
                                             f"{len(listed)}: {shown or 'none'}")
         return f"{where} answered in {clock.ms:g} ms and offers {self.settings.model} ({len(listed)} model(s))"
 
-    def _connect(self):
+    def _connect(self) -> Any:
         if self._client is None:
             self._client = self.sdk_client()(
                 base_url=self.settings.base_url,
@@ -214,15 +226,16 @@ class SdkBackend(AgentBackend):
 CALL_GRACE = 2.0  # seconds past ``timeout`` before an SDK call is abandoned (the transport ends it at ``timeout``)
 
 
-def bounded_http_client(settings, client_class):
+def bounded_http_client(settings: AgentSettings, client_class: Callable[..., Any]) -> Any:
     """The httpx client of an SDK: each request ends at ``timeout`` and reads at most ``max_answer_bytes``."""
+    # lazy: fold_core.bounded_http loads urllib.request (http.client, email, ssl); only a real call needs it
     from fold_core.bounded_http import bounded_client
 
     return bounded_client(seconds=settings.timeout.total_seconds(), max_bytes=settings.max_answer_bytes,
                           package=sdk_httpx(client_class), follow_redirects=True)
 
 
-def sdk_httpx(client_class) -> str:
+def sdk_httpx(client_class: Callable[..., Any]) -> str:
     """The httpx package an SDK's client class is built on: ``httpx``, or the copy it ships (``httpx2``)."""
     sdk = importlib.import_module(client_class.__module__.split(".")[0])
     for cls in getattr(getattr(sdk, "DefaultHttpxClient", None), "__mro__", ()):

@@ -13,13 +13,13 @@ server that refuses a request with tools is asked without them from then on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
-from fold_core.settings import EnvName, ToolSettings
-from fold_agents.llm.conversation import Clock, SdkBackend, messages, read_answer, unavailable
+from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
 from fold_agents.llm.tool_loop import names_tools, openai_reply, refused_tools, tool_box
 
 __all__ = ["OpenAIBackend"]
@@ -27,12 +27,9 @@ __all__ = ["OpenAIBackend"]
 _REFUSED_FORMAT = {400, 404, 415, 422}
 
 
-class OpenAISettings(ToolSettings):
+class OpenAISettings(SdkSettings):
     """``[agent] type = "openai"``."""
 
-    model: str = Field(min_length=1)
-    base_url: str | None = Field(default=None, pattern=r"^https?://")
-    api_key_env: EnvName | None = None
     json_mode: bool = True  # ask for response_format json_object (falls back when refused)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -45,6 +42,7 @@ class OpenAIBackend(SdkBackend):
     Settings = OpenAISettings
 
     default_host = "api.openai.com"
+    settings: OpenAISettings
 
     def __init__(self, settings: OpenAISettings) -> None:
         super().__init__(settings)
@@ -52,7 +50,7 @@ class OpenAIBackend(SdkBackend):
         self._tools = True
 
     @staticmethod
-    def sdk_client():
+    def sdk_client() -> Callable[..., Any]:
         import openai  # heavy: only when the editor is really called
 
         return openai.OpenAI

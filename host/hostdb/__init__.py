@@ -18,32 +18,42 @@ No SQL on host.db is written anywhere else (a test holds this). What it keeps
 * retention of old observations' text (``retention``);
 * ``cited`` — the observation ids the store's records cite, so that a
   rebuilt host.db never offers them again as new (``cited``);
-* ``host_meta`` — small facts such as the last window (``connection``);
+* ``host_meta`` — small facts such as the last window (``part``);
   the open window and its commit intent (``one_host``).
 
-The schema and its ordered migrations are in ``schema``. The tables'
-operations come together in ``HostDB`` (``database``), imported on first
-use: what needs only the file's name or a pinned copy (``foldctl backup``)
-does not load the inbox's models.
-When the store is in PostgreSQL, the same tables (and those several hosts
-share the work through) live in the store's database: ``PgHostDB`` (``pg``),
-opened by the same ``open_host_db`` given the store's URL.
+The schema and its ordered migrations are in ``schema``. ``HostDB``
+(``protocol``) is what a host database offers, one Protocol per role; the
+tables' operations come together in ``SqliteHostDB`` (``database``). When the
+store is in PostgreSQL, the same tables (and those several hosts share the
+work through) live in the store's database: ``PgHostDB`` (``pg``). Both are
+opened by ``open_host_db`` (``opening``), given a directory or the store's
+URL, which loads an engine only when it opens one: what needs only the
+file's name or a pinned copy (``foldctl backup``) loads neither the inbox's
+models nor a database driver. So does ``retry_pause``, from the inbox, here
+on first use.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from fold_host.hostdb.consumers import ConsumerMemory
+from fold_host.hostdb.failures import ClaimLost
+from fold_host.hostdb.opening import host_db_exists, open_host_db
+from fold_host.hostdb.protocol import HostDB
 from fold_host.hostdb.schema import FILE_NAME, MIGRATIONS
+
+if TYPE_CHECKING:
+    from fold_host.hostdb.inbox import retry_pause
 
 __all__ = ["FILE_NAME", "MIGRATIONS", "ClaimLost", "ConsumerMemory", "HostDB", "host_db_exists", "open_host_db",
            "retry_pause"]
 
-_LAZY = {"ConsumerMemory": "database", "HostDB": "database", "host_db_exists": "database",
-         "open_host_db": "database", "retry_pause": "database", "ClaimLost": "pg.shared"}
 
+def __getattr__(name: str) -> Any:
+    if name == "retry_pause":
+        # lazy: the inbox's models (pydantic)
+        from fold_host.hostdb.inbox import retry_pause
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f"fold_host.hostdb.{_LAZY[name]}"), name)
+        return retry_pause
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,9 +11,9 @@ values of the agent's ``*_env`` variables before writing).
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
+from fold_host.hostdb.part import TablePart
 from fold_host.hostdb.watch import count_in
 
 __all__ = ["CALL_COLUMNS", "CallTables", "call_entry"]
@@ -41,10 +41,8 @@ def call_entry(row: dict) -> dict:
             "fallback": bool(row.get("fallback"))}
 
 
-class CallTables:
+class CallTables(TablePart):
     """One row per editor call: request, response, attempt, latency, tokens, outcome, tools."""
-
-    connection: sqlite3.Connection
 
     def log_call(self, *, keep_requests: int | None = None, **fields: Any) -> int:
         """Keep one editor call (the ``CALL_COLUMNS``); with ``keep_requests``, only the last N keep their request."""
@@ -64,6 +62,7 @@ class CallTables:
                 # The inbox keeps the events: older rows drop their request body.
                 db.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) "
                            "- ? AND request IS NOT NULL", (keep_requests,))
+        assert seq is not None, "an INSERT without ON CONFLICT adds its row"
         return seq
 
     def calls(self, *, limit: int = 20, batch_id: str | None = None) -> list[dict]:

@@ -13,8 +13,9 @@ asking the editor, related to the items that cite it.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
+
+from fold_host.hostdb.part import TablePart
 
 __all__ = ["CITED_THROUGH", "CitedTables"]
 
@@ -23,10 +24,8 @@ WHY = ("already cited by the store's records ({items}); host.db had no record of
        "was not asked again")
 
 
-class CitedTables:
+class CitedTables(TablePart):
     """``cited``: (observation id, item id) pairs read from the store's records."""
-
-    connection: sqlite3.Connection
 
     def cited_through(self) -> int:
         return int(self.meta(CITED_THROUGH, 0))

@@ -5,68 +5,32 @@ write beside each other; ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` write
 transactions. Every SQLite error leaves as a Fold error (``failures``:
 damaged, disk full, read-only, busy). ``create=False`` opens an existing
 host.db only (the daemon's guard: a missing one is not silently made anew).
-The table-specific parts of ``HostDB`` build on this class; their SQL is
-shared with the PostgreSQL connection (``pg_connection``), and the few places
-where the two dialects differ read the attributes set here (``_unclaimed``,
-``_skip_locked``, ``_distinct``, ``_insert_seq``).
+The table parts of ``SqliteHostDB`` build on it (``part.TablePart``); their
+SQL is shared with the PostgreSQL connection (``pg.connection``), and the few
+places where the two dialects differ read the attributes set here
+(``_unclaimed``, ``_skip_locked``, ``_distinct``, ``_insert_seq``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from urllib.parse import quote
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, Self
 
 from fold_core.errors import StoreError, StoreUnavailable
 from fold_host.hostdb.failures import GuardedConnection, HostDBCorrupt, translated
+from fold_host.hostdb.part import TablePart
+from fold_host.hostdb.protocol import Link
 from fold_host.hostdb.schema import MIGRATIONS, OPEN_TIMEOUT, statements
 
-__all__ = ["Connection", "Facts"]
+__all__ = ["Connection"]
 
 
-class Facts:
-    """Rows as dicts and the ``host_meta`` facts: the same SQL on SQLite and on PostgreSQL."""
-
-    connection: Any
-
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict]:
-        cursor = self.connection.execute(sql, tuple(params))
-        rows = cursor.fetchall()
-        names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in rows]
-
-    # -- host_meta: small facts (the last window, the open window, the last briefing) --
-
-    def meta(self, key: str, default: Any = None) -> Any:
-        row = self.connection.execute("SELECT value FROM host_meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row is not None else default
-
-    def set_meta(self, key: str, value: Any) -> None:
-        with self.transaction() as db:
-            self._set_meta_in(db, key, value)
-
-    def drop_meta(self, *keys: str) -> None:
-        with self.transaction() as db:
-            self._drop_meta_in(db, *keys)
-
-    @staticmethod
-    def _set_meta_in(db: sqlite3.Connection, key: str, value: Any) -> None:
-        db.execute("INSERT INTO host_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                   "value = excluded.value", (key, json.dumps(value, ensure_ascii=False)))
-
-    @staticmethod
-    def _drop_meta_in(db: sqlite3.Connection, *keys: str) -> None:
-        if not keys:
-            return
-        db.execute(f"DELETE FROM host_meta WHERE key IN ({','.join('?' * len(keys))})", keys)
-
-
-class Connection(Facts):
+class Connection(TablePart):
     """One connection to host.db; use from one thread (open one per thread)."""
 
     # One host per store directory (``hostlock``): nothing is shared, nothing is claimed.
@@ -74,8 +38,9 @@ class Connection(Facts):
     _unclaimed = ""  # PostgreSQL: observations a live window of another host holds are left out
     _skip_locked = ""  # PostgreSQL: FOR UPDATE SKIP LOCKED on the rows a window takes
     _distinct = "IS NOT"  # null-safe inequality
+    connection: GuardedConnection
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         self.path = str(path)
         target = self.path if create else f"file:{quote(os.path.abspath(self.path))}?mode=rw"
         try:
@@ -127,14 +92,14 @@ class Connection(Facts):
     def close(self) -> None:
         self.connection.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[GuardedConnection]:
         """One write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on error)."""
         self.connection.execute("BEGIN IMMEDIATE")  # a failure is already a Fold error (``failures``)
         try:
@@ -148,18 +113,19 @@ class Connection(Facts):
         else:
             self.connection.execute("COMMIT")
 
-    def claiming(self):
+    def claiming(self) -> nullcontext[None]:
         """The transaction a window is chosen and claimed in (SQLite: none is needed; one host)."""
         return nullcontext()
 
     @staticmethod
-    def _insert_seq(db, sql: str, params: Iterable[Any]) -> int | None:
+    def _insert_seq(db: Link, sql: str, params: Iterable[Any]) -> int | None:
         """Run an INSERT into a table keyed by ``seq``; the new row's seq (None when nothing was inserted)."""
         cursor = db.execute(sql, tuple(params))
+        assert isinstance(cursor, sqlite3.Cursor), "a transaction on host.db is one of its own connections"
         return cursor.lastrowid if cursor.rowcount else None
 
     @staticmethod
-    def _reseed(db, tables) -> None:
+    def reseed(db: Link, tables: Iterable[str]) -> None:
         """After rows came in with their own seq: nothing to do (AUTOINCREMENT follows the largest)."""
 
     def _migrate(self) -> None:

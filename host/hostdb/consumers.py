@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+from fold_host.hostdb.part import TablePart, marks
 from fold_host.hostdb.watch import count_in
 
 __all__ = ["ConsumerMemory", "ConsumerTables"]
 
 
-class ConsumerTables:
+class ConsumerTables(TablePart):
     """One row per consumer instance: the last event_seq it acknowledged, its failures and last error."""
-
-    connection: sqlite3.Connection
 
     def consumer_rows(self) -> list[dict]:
         """Every consumer row: name, event_seq, failures, next_try_at, last_error, last_error_at, updated_at."""
@@ -62,14 +60,21 @@ class ConsumerTables:
         with self.transaction() as db:
             db.execute("UPDATE consumers SET last_error = ?, last_error_at = ? WHERE name = ?", (error, now, name))
 
-    def memory(self, consumer: str) -> "ConsumerMemory":
+    def lagging_consumers(self, head: int, names: list[str]) -> list[dict]:
+        """Rows of the consumers ``names`` whose cursor is behind the store's event ``head``."""
+        if not names:
+            return []
+        return self._rows(f"SELECT name, event_seq, next_try_at FROM consumers WHERE event_seq < ? AND "
+                          f"name IN ({marks(names)})", (head, *names))
+
+    def memory(self, consumer: str) -> ConsumerMemory:
         return ConsumerMemory(self, consumer)
 
 
-class ConsumerMemory(MutableMapping):
+class ConsumerMemory(MutableMapping[str, Any]):
     """A consumer instance's durable key/value memory (JSON values), each write committed at once."""
 
-    def __init__(self, db, consumer: str) -> None:
+    def __init__(self, db: TablePart, consumer: str) -> None:
         self._db, self._consumer = db, consumer
 
     def __getitem__(self, key: str) -> Any:

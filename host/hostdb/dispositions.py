@@ -17,7 +17,6 @@ one transaction (``settle_window``).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,13 +24,11 @@ from typing import Any
 from fold_core.observation import Observation
 from fold_core.timefmt import instant_key, parse_instant
 from fold_host.hostdb.inbox import retry_pause
+from fold_host.hostdb.part import TablePart, marks
+from fold_host.hostdb.protocol import Link
 from fold_host.hostdb.watch import count_in
 
 __all__ = ["DispositionTables"]
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
 
 
 def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
@@ -40,10 +37,14 @@ def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
     return moment is not None and failures > 0 and moment + retry_pause(failures) > now
 
 
-class DispositionTables:
-    """Marks, deferral, expiry and the disposition history of each observation."""
+def _expired(first: str | None, defer_for: timedelta, now: datetime) -> bool:
+    """Whether a deferral first made at ``first`` has run out at ``now`` (one without a readable time has)."""
+    moment = parse_instant(first) if first is not None else None
+    return moment is None or moment + defer_for <= now
 
-    connection: sqlite3.Connection
+
+class DispositionTables(TablePart):
+    """Marks, deferral, expiry and the disposition history of each observation."""
 
     # -- settling a window --------------------------------------------------------
 
@@ -55,7 +56,7 @@ class DispositionTables:
         with self.transaction() as db:
             self._mark_in(db, dispositions, batch_id=batch_id, now=now)
 
-    def _mark_in(self, db: sqlite3.Connection, dispositions: Iterable[dict], *, batch_id: str | None,
+    def _mark_in(self, db: Link, dispositions: Iterable[dict], *, batch_id: str | None,
                  now: str) -> None:
         """``mark`` inside the caller's transaction; each observation changes at most once per batch."""
         for entry in dispositions:
@@ -101,7 +102,7 @@ class DispositionTables:
             count_in(db, "windows", ("failed",))
             if ids and count:
                 db.execute(f"UPDATE observations SET failed_windows = failed_windows + 1, failed_at = ? "
-                           f"WHERE id IN ({_marks(ids)})", (now, *ids))
+                           f"WHERE id IN ({marks(ids)})", (now, *ids))
             self._drop_meta_in(db, *drop)
             self._set_meta_in(db, *note)
 
@@ -110,7 +111,7 @@ class DispositionTables:
         if not ids:
             return True
         count = self.connection.execute(f"SELECT count(*) FROM observations WHERE status IN ('pending', "
-                                        f"'deferred') AND id IN ({_marks(ids)})", tuple(ids)).fetchone()[0]
+                                        f"'deferred') AND id IN ({marks(ids)})", tuple(ids)).fetchone()[0]
         return count == len(ids)
 
     # -- deferred observations ---------------------------------------------------
@@ -135,14 +136,14 @@ class DispositionTables:
         if not ids:
             return {}
         rows = self.connection.execute(f"SELECT id, deferred_at, deferred_times FROM observations WHERE "
-                                       f"status = 'deferred' AND id IN ({_marks(ids)})", tuple(ids)).fetchall()
+                                       f"status = 'deferred' AND id IN ({marks(ids)})", tuple(ids)).fetchall()
         return {row[0]: {"at": row[1], "times": row[2]} for row in rows}
 
     def expire_deferred(self, now: datetime, now_text: str, defer_for: timedelta, spelled: str) -> list[str]:
         """Deferred observations first deferred ``defer_for`` or longer ago become ``expired``; their ids."""
         due = [(row[0], row[1], row[2]) for row in self.connection.execute(
             "SELECT id, deferred_at, deferred_times FROM observations WHERE status = 'deferred'")
-            if row[1] is None or parse_instant(row[1]) + defer_for <= now]
+            if _expired(row[1], defer_for, now)]
         if not due:
             return []
         with self.transaction() as db:

@@ -8,17 +8,14 @@ once and both learn which one was kept (``foldctl mcp``'s ``fold_report``).
 
 from __future__ import annotations
 
-import sqlite3
-
 from fold_core.observation import Observation
+from fold_host.hostdb.part import TablePart
 
 __all__ = ["EntryTables"]
 
 
-class EntryTables:
+class EntryTables(TablePart):
     """The add-once write of the inbox."""
-
-    connection: sqlite3.Connection
 
     def add_once(self, observation: Observation) -> tuple[Observation, bool]:
         """``(the stored observation, whether it is the one given)``: an id already kept wins."""

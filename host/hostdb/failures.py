@@ -11,6 +11,10 @@ Every SQLite error on host.db leaves ``HostDB`` as a Fold error (never a raw
   device has no space left (SQLite may call that "disk I/O error"),
   ``read-only`` when it cannot write.
 
+With several hosts on a PostgreSQL host database (``pg.shared``), a host
+that lost the window or lease it worked under learns it by ``ClaimLost``
+(exit 3).
+
 ``GuardedConnection`` is the ``sqlite3.Connection`` factory that does this for
 every statement and every fetch.
 """
@@ -19,14 +23,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
-from fold_core.errors import StoreCorrupt, StoreUnavailable
+from fold_core.errors import FoldError, StoreCorrupt, StoreUnavailable
 
-__all__ = ["GuardedConnection", "HostDBCorrupt", "HostDBLost", "REBUILD_HINT", "disk_full", "read_only", "translated"]
+__all__ = ["ClaimLost", "GuardedConnection", "HostDBCorrupt", "HostDBLost", "REBUILD_HINT", "disk_full", "read_only",
+           "translated"]
 
 REBUILD_HINT = ("stop the daemon, move host.db (and host.db-wal, host.db-shm) aside and start it again: a new "
                 "host.db is built and nothing the store's records cite is offered again (docs/operating.md, "
                 "\"Rebuilding host.db\"); the store itself is not affected")
+T = TypeVar("T")
 _CORRUPT, _NOTADB, _FULL, _IOERR, _READONLY, _BUSY, _LOCKED, _CANTOPEN = 11, 26, 13, 10, 8, 5, 6, 14
 
 
@@ -42,6 +50,15 @@ class HostDBLost(StoreUnavailable):
 
     def to_error(self) -> dict:
         return {"code": "host_db_lost", "message": str(self)}
+
+
+class ClaimLost(FoldError):
+    """This host no longer holds the window or lease it was working under (another host took it over)."""
+
+    exit_code = 3
+
+    def to_error(self) -> dict:
+        return {"code": "store_unavailable", "message": str(self)}
 
 
 def disk_full(path: str) -> bool:
@@ -79,28 +96,30 @@ def translated(error: sqlite3.Error, path: str) -> StoreUnavailable | StoreCorru
 
 
 class _GuardedCursor(sqlite3.Cursor):
-    def _guard(self, call, *args):
+    connection: GuardedConnection  # made only by ``GuardedConnection.cursor``
+
+    def _guard(self, call: Callable[..., T], *args: Any) -> T:
         try:
             return call(*args)
         except sqlite3.Error as error:
             raise translated(error, self.connection.fold_path) from None
 
-    def execute(self, *args):
+    def execute(self, *args: Any) -> Self:
         return self._guard(super().execute, *args)
 
-    def executemany(self, *args):
+    def executemany(self, *args: Any) -> Self:
         return self._guard(super().executemany, *args)
 
-    def fetchone(self):
+    def fetchone(self) -> Any:
         return self._guard(super().fetchone)
 
-    def fetchmany(self, *args):
+    def fetchmany(self, *args: Any) -> list[Any]:
         return self._guard(super().fetchmany, *args)
 
-    def fetchall(self):
+    def fetchall(self) -> list[Any]:
         return self._guard(super().fetchall)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self._guard(super().__next__)
 
 
@@ -113,8 +132,8 @@ class GuardedConnection(sqlite3.Connection):
     fold_path = "host.db"
     raw = False
 
-    def cursor(self, factory=None):
+    def cursor(self, factory=None):  # untyped: sqlite3 types it by overloads on the factory given
         return super().cursor(factory or (sqlite3.Cursor if self.raw else _GuardedCursor))
 
-    def execute(self, sql: str, parameters=()):
+    def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
         return self.cursor().execute(sql, parameters)

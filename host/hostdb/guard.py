@@ -29,6 +29,8 @@ from datetime import datetime
 
 from fold_core.errors import StoreError
 from fold_host.hostdb.failures import REBUILD_HINT, HostDBCorrupt, HostDBLost
+from fold_host.hostdb.opening import open_host_db
+from fold_host.hostdb.protocol import HostDB
 from fold_host.hostdb.schema import FILE_NAME
 
 __all__ = ["HALT_FILE", "HostDBGuard", "clear_halt", "halted", "problem", "quick_check"]
@@ -46,8 +48,6 @@ class HostDBGuard:
 
     def start(self) -> None:
         """Open (or create) host.db, check it, remember which file it is; clears an earlier halt."""
-        from fold_host.hostdb import open_host_db
-
         clear_halt(self.store_dir)
         with open_host_db(self.store_dir) as db:
             quick_check(db)
@@ -63,10 +63,8 @@ class HostDBGuard:
             raise HostDBLost(f"{self.path} was replaced by another file while the daemon ran; the daemon stopped "
                              f"its cycles. {_restart()}")
 
-    def open(self):
+    def open(self) -> HostDB:
         """The daemon's connection: checked first, never creating a new host.db."""
-        from fold_host.hostdb import open_host_db
-
         self.check()
         return open_host_db(self.store_dir, create=False)
 
@@ -110,8 +108,6 @@ def problem(store_dir: str, *, deep: bool = False) -> str | None:
     stopped = halted(store_dir)
     if stopped is not None or not deep or not os.path.exists(os.path.join(store_dir, FILE_NAME)):
         return stopped
-    from fold_host.hostdb import open_host_db
-
     try:
         with open_host_db(store_dir, create=False) as db:
             quick_check(db)
@@ -120,7 +116,7 @@ def problem(store_dir: str, *, deep: bool = False) -> str | None:
     return None
 
 
-def quick_check(db) -> None:
+def quick_check(db: HostDB) -> None:
     """``HostDBCorrupt`` unless SQLite's ``quick_check`` of this connection's database says ok."""
     result = db.integrity()
     if result != "ok":

@@ -9,7 +9,6 @@ transaction too, so an observation is processed exactly once.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +16,8 @@ from typing import Any
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import instant_key, parse_instant
 from fold_core.bounded import backoff
+from fold_host.hostdb.part import TablePart, marks
+from fold_host.hostdb.protocol import Link
 from fold_host.hostdb.watch import count_in
 
 __all__ = ["InboxTables", "retry_pause"]
@@ -35,14 +36,8 @@ def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
     return moment is not None and moment + retry_pause(failures) > now
 
 
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
-
-
-class InboxTables:
+class InboxTables(TablePart):
     """``observations``, ``cursors``, ``polls`` and ``reminders``."""
-
-    connection: sqlite3.Connection
 
     # -- polls, observations, cursors ---------------------------------------
 
@@ -69,7 +64,7 @@ class InboxTables:
         with self.transaction() as db:
             return self._insert(db, observations)
 
-    def _insert(self, db: sqlite3.Connection, observations: Iterable[Observation]) -> int:
+    def _insert(self, db: Link, observations: Iterable[Observation]) -> int:
         added = 0
         for observation in observations:
             seq = self._insert_seq(
@@ -148,7 +143,7 @@ class InboxTables:
             return None
         newest = sorted(group, key=lambda row: (-instant_key(row[1]) if row[1] else float("inf"), -row[0]))
         chosen = sorted(seq for seq, _ in newest[:max_events])
-        return self.connection.execute(f"SELECT body FROM observations WHERE seq IN ({_marks(chosen)}) ORDER BY seq",
+        return self.connection.execute(f"SELECT body FROM observations WHERE seq IN ({marks(chosen)}) ORDER BY seq",
                                        chosen).fetchall()
 
     def ready_count(self, now: datetime) -> int:
@@ -180,14 +175,14 @@ class InboxTables:
         if not ids:
             return True
         count = self.connection.execute(f"SELECT count(*) FROM observations WHERE status = 'pending' AND "
-                                        f"id IN ({_marks(ids)})", tuple(ids)).fetchone()[0]
+                                        f"id IN ({marks(ids)})", tuple(ids)).fetchone()[0]
         return count == len(ids)
 
     def observations_by_id(self, ids: Sequence[str]) -> list[Observation]:
         """These observations, in arrival order."""
         if not ids:
             return []
-        rows = self.connection.execute(f"SELECT body FROM observations WHERE id IN ({_marks(ids)}) ORDER BY seq",
+        rows = self.connection.execute(f"SELECT body FROM observations WHERE id IN ({marks(ids)}) ORDER BY seq",
                                        tuple(ids)).fetchall()
         return [Observation.from_json(row[0]) for row in rows]
 
@@ -197,16 +192,17 @@ class InboxTables:
         if not threads:
             return set()
         rows = self.connection.execute(
-            f"SELECT related FROM observations WHERE thread IN ({_marks(threads)}) AND related IS NOT NULL "
+            f"SELECT related FROM observations WHERE thread IN ({marks(threads)}) AND related IS NOT NULL "
             f"ORDER BY seq DESC LIMIT ?", (*threads, limit)).fetchall()
         return {item for (related,) in rows for item in json.loads(related) if isinstance(item, str)}
 
     def observations(self, *, status: str | None = None, source: str | None = None,
                      limit: int = 50, ids: Sequence[str] | None = None) -> list[dict]:
         """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         if ids is not None:
-            clauses.append(f"id IN ({_marks(ids)})" if ids else "1 = 0")
+            clauses.append(f"id IN ({marks(ids)})" if ids else "1 = 0")
             params.extend(ids)
         if status is not None:
             clauses.append("status = ?")

@@ -11,45 +11,40 @@ clears the counts of some senders and threads (``--meaning input``).
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
-__all__ = ["LearningTables"]
+from fold_host.hostdb.part import TablePart, marks
+from fold_host.hostdb.protocol import Link
 
-_ABOUT_LIMIT = 50  # observations an item's senders and threads are read from (its latest)
+__all__ = ["ABOUT_LIMIT", "LearningTables"]
 
-
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
+ABOUT_LIMIT = 50  # observations an item's senders and threads are read from (its latest)
 
 
-class LearningTables:
+class LearningTables(TablePart):
     """``feedback_learning``."""
-
-    connection: sqlite3.Connection
 
     def observations_about(self, item: str, refs: Iterable[str] = ()) -> list[tuple[str | None, str | None]]:
         """``(from, thread)`` of the latest observations an item rests on: those its sources cite
         (``refs``, observation ids) and those the editor related to it; feedback and reminders left out."""
         refs = tuple(dict.fromkeys(refs))
-        cited = f"id IN ({_marks(refs)}) OR " if refs else ""
+        cited = f"id IN ({marks(refs)}) OR " if refs else ""
         rows = self.connection.execute(
             f"SELECT json_extract(body, '$.from'), thread FROM observations "
             f"WHERE channel NOT IN ('feedback', 'reminder') AND ({cited}"
             f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(related) THEN related ELSE '[]' END) "
-            f"WHERE value = ?)) ORDER BY seq DESC LIMIT ?", (*refs, item, _ABOUT_LIMIT)).fetchall()
+            f"WHERE value = ?)) ORDER BY seq DESC LIMIT ?", (*refs, item, ABOUT_LIMIT)).fetchall()
         return [(sender, thread) for sender, thread in rows]
 
     @staticmethod
-    def _note_learning_in(db: sqlite3.Connection, *, feedback: str, at: str, item: str, meaning: str,
+    def _note_learning_in(db: Link, *, feedback: str, at: str, item: str, meaning: str,
                           keys: Iterable[tuple[str, str]]) -> None:
         """One row per (sender | thread, key) of the feedback; ``at`` is a UTC instant text."""
         db.executemany("INSERT OR IGNORE INTO feedback_learning (feedback, at, item, meaning, by, key) "
                        "VALUES (?, ?, ?, ?, ?, ?)", [(feedback, at, item, meaning, by, key) for by, key in keys])
 
     @staticmethod
-    def _forget_learning_in(db: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> int:
+    def _forget_learning_in(db: Link, keys: Iterable[tuple[str, str]]) -> int:
         """Clear every count of these senders and threads; the number of rows removed."""
         removed = 0
         for by, key in keys:
@@ -57,7 +52,7 @@ class LearningTables:
         return removed
 
     @staticmethod
-    def _prune_learning_in(db: sqlite3.Connection, before: str) -> None:
+    def _prune_learning_in(db: Link, before: str) -> None:
         """Forget feedback older than ``before`` (a UTC instant text): it no longer counts."""
         db.execute("DELETE FROM feedback_learning WHERE at < ?", (before,))
 

@@ -27,6 +27,7 @@ from itertools import zip_longest
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_host.hostdb.one_host import INTENT_KEY, WINDOW_KEY
+from fold_host.hostdb.protocol import HostDB
 
 __all__ = ["HOST_TABLES", "compare_host_state", "copy_host_state", "host_state_empty"]
 
@@ -56,13 +57,13 @@ _WINDOW_KEYS = (WINDOW_KEY, INTENT_KEY)
 _COUNTED = {"counters": " WHERE value <> 0"}  # a new host database starts its token counters at zero
 
 
-def host_state_empty(db) -> bool:
+def host_state_empty(db: HostDB) -> bool:
     """Whether ``db`` holds no row of any host table (a target must be)."""
     return all(db.connection.execute(f"SELECT count(*) FROM {table}{_COUNTED.get(table, '')}").fetchone()[0] == 0
                for table in HOST_TABLES) and not db.open_windows()
 
 
-def _chunks(db, table: str) -> Iterator[list[tuple]]:
+def _chunks(db: HostDB, table: str) -> Iterator[list[tuple]]:
     """The table's rows in chunks: ``seq`` tables by seq, the others (small) at once."""
     columns, key = HOST_TABLES[table]
     names = ", ".join(columns)
@@ -82,13 +83,13 @@ def _chunks(db, table: str) -> Iterator[list[tuple]]:
         after = rows[-1][0]
 
 
-def _windows_to_move(source) -> list[tuple[dict, dict | None]]:
+def _windows_to_move(source: HostDB) -> list[tuple[dict, dict | None]]:
     """The source's open windows that carry a kept answer (the others committed nothing)."""
     return [(window, intent) for window, intent in source.open_windows()
             if intent is not None and intent.get("batch_id") == window["batch_id"]]
 
 
-def copy_host_state(source, target) -> dict:
+def copy_host_state(source: HostDB, target: HostDB) -> dict:
     """Copy every host table of ``source`` into the empty ``target`` (one transaction); what was copied."""
     if not host_state_empty(target):
         raise UsageError(f"{target.path}: the target already holds host state (observations, cursors, …): "
@@ -107,8 +108,8 @@ def copy_host_state(source, target) -> dict:
                 db.executemany(statement, rows)
                 copied[table] += len(rows)
                 if table == "observations":
-                    target._index_texts(db, [(row[0], *_title_text(row[6])) for row in rows])
-        target._reseed(db, [table for table, (_, key) in HOST_TABLES.items() if key == ("seq",)])
+                    target.index_texts(db, [(row[0], *_title_text(row[6])) for row in rows])
+        target.reseed(db, [table for table, (_, key) in HOST_TABLES.items() if key == ("seq",)])
         for window, intent in windows:
             target.adopt_window(db, window, intent)
     return {"tables": copied, "windows": len(windows)}
@@ -119,7 +120,7 @@ def _title_text(body: str) -> tuple[str, str]:
     return observation.get("title") or "", observation.get("text") or ""
 
 
-def compare_host_state(source, target) -> None:
+def compare_host_state(source: HostDB, target: HostDB) -> None:
     """Raise ``StoreCorrupt`` naming the first table and row where ``target`` differs from ``source``."""
     for table, (columns, key) in HOST_TABLES.items():
         positions = [columns.index(name) for name in key]
@@ -136,7 +137,7 @@ def compare_host_state(source, target) -> None:
         raise StoreCorrupt(f"{target.path}: the open windows differ from the source's after the copy")
 
 
-def _rows(db, table: str) -> Iterator[tuple]:
+def _rows(db: HostDB, table: str) -> Iterator[tuple]:
     return (row for rows in _chunks(db, table) for row in rows)
 
 

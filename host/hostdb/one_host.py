@@ -2,9 +2,10 @@
 
 One host works on a store directory (``hostlock``), so there is at most one
 open window: it and its commit intent are two ``host_meta`` facts, and every
-lease is granted at once, every consumer's turn is this host's. The PostgreSQL host database, shared by several
+lease is granted at once, every consumer's turn is this host's, no table of
+hosts is kept. The PostgreSQL host database, shared by several
 hosts, keeps one claimed row per window and real leases instead
-(``pg_shared``); ``fold_host.cycle.windows``, the poller and the delivery use the
+(``pg.shared``); ``fold_host.cycle.windows``, the poller and the delivery use the
 same methods on both.
 """
 
@@ -13,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from fold_host.hostdb.part import TablePart
+from fold_host.hostdb.protocol import Link
+
 __all__ = ["INTENT_KEY", "OneHost", "WINDOW_KEY"]
 
 WINDOW_KEY, INTENT_KEY = "open_window", "commit_intent"
 
 
-class OneHost:
+class OneHost(TablePart):
     """``open_window`` and ``commit_intent`` in ``host_meta``; leases always granted."""
 
     def window_row(self) -> dict | None:
@@ -51,7 +55,7 @@ class OneHost:
         window = self.meta(WINDOW_KEY)
         return [(window, self.meta(INTENT_KEY))] if window else []
 
-    def adopt_window(self, db, window: dict, intent: dict | None) -> None:
+    def adopt_window(self, db: Link, window: dict, intent: dict | None) -> None:
         """Keep a window moved here from another store (inside the move's transaction)."""
         self._set_meta_in(db, WINDOW_KEY, window)
         if intent is not None:
@@ -70,3 +74,7 @@ class OneHost:
     def consumer_turn(self, name: str) -> Iterator[dict | None]:
         """The consumer's row for one delivery (alone on a directory: nothing to lock)."""
         yield self.consumer_row(name)
+
+    def hosts(self) -> list[dict]:
+        """No rows: the host lock (``hostlock``), not a table, says which host runs on a directory."""
+        return []

@@ -13,17 +13,15 @@ log is the record and is never pruned.
 
 from __future__ import annotations
 
-import sqlite3
+from fold_host.hostdb.part import TablePart
 
 __all__ = ["RetentionTables"]
 
 CHUNK = 500  # observations per statement (SQLite's limit on bound parameters is far above)
 
 
-class RetentionTables:
+class RetentionTables(TablePart):
     """``forget_text``: the retention pass."""
-
-    connection: sqlite3.Connection
 
     def forget_text(self, *, before: str, now: str) -> int:
         """Drop the text of settled observations observed before ``before``; how many were changed."""

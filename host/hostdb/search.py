@@ -10,7 +10,7 @@ changes or goes (SQLite's FTS5 "delete" command: any other value leaves the
 index wrong), so SQL triggers on ``observations`` (host.db migration 8)
 index every insert and re-index every change of body or delete, whatever
 code makes it, in the same transaction. PostgreSQL keeps its own table
-(``pg_dialect``).
+(``pg.dialect``).
 
 A query is split at whitespace into at most ``MAX_TERMS`` terms, all of which
 must occur (case-insensitively). Terms of three characters or more go through
@@ -23,7 +23,10 @@ first term found.
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Iterable
+
+from fold_host.hostdb.part import TablePart
+from fold_host.hostdb.protocol import Link
 
 __all__ = ["MAX_TERMS", "SearchTables", "hits", "like_pattern", "snippet"]
 
@@ -31,14 +34,12 @@ MAX_TERMS = 8
 SNIPPET_BEFORE, SNIPPET_AFTER = 60, 140
 
 
-
-
 def like_pattern(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
-def hits(rows, terms: list[str]) -> list[dict]:
+def hits(rows: Iterable[tuple[str, str, str]], terms: list[str]) -> list[dict]:
     """A search's answer from its ``(body, title, text)`` rows: ``{id, source, at, title, snippet}`` each."""
     found = []
     for body, title, text in rows:
@@ -59,17 +60,15 @@ def snippet(title: str, text: str, terms: list[str]) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-class SearchTables:
+class SearchTables(TablePart):
     """``search_observations``: the editor's ``fold_search_observations`` tool."""
 
-    connection: sqlite3.Connection
-
     @staticmethod
-    def _index_text(db: sqlite3.Connection, seq: int, title: str | None, text: str | None) -> None:
+    def _index_text(db: Link, seq: int, title: str | None, text: str | None) -> None:
         """Nothing to do: a trigger indexes each observation as it is inserted (host.db migration 8)."""
 
     @staticmethod
-    def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
+    def index_texts(db: Link, rows: list[tuple[int, str, str]]) -> None:
         """Nothing to do: the rows a move inserts are indexed by the same trigger."""
 
     def search_observations(self, query: str, limit: int) -> list[dict]:

@@ -10,12 +10,12 @@ when its last poll failed — silence from a failed source is no evidence.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
 from fold_core.timefmt import parse_instant
+from fold_host.hostdb.part import TablePart
 
 __all__ = ["AUTH_CLASSES", "FAIL_AFTER", "SourceTables", "last_error", "last_error_text"]
 
@@ -40,10 +40,8 @@ def last_error_text(stored: str | None) -> str | None:
     return None if error is None else str(error.get("message"))
 
 
-class SourceTables:
+class SourceTables(TablePart):
     """``sources``: failures, last poll and success, next poll, last error, disabled, settings digest."""
-
-    connection: sqlite3.Connection
 
     def source_rows(self) -> dict[str, dict]:
         """The ``sources`` table by source name."""
@@ -67,7 +65,7 @@ class SourceTables:
         return None if row is None else (row[0], bool(row[1]), row[2])
 
     def save_poll_outcome(self, source: str, *, digest: str, ok: bool, now: str, error: dict | None,
-                          disabled: bool, min_interval: float | None, schedule) -> int:
+                          disabled: bool, min_interval: float | None, schedule: Callable[[int], str | None]) -> int:
         """Count the poll in the source's row; ``schedule(failures)`` gives the next poll. The failures in a row.
 
         Failures counted under other settings (another digest) are forgotten.

@@ -15,15 +15,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
+
+from fold_host.hostdb.part import TablePart
+from fold_host.hostdb.protocol import Link
 
 __all__ = ["DAEMON_KEY", "WatchTables", "count_in"]
 
 DAEMON_KEY = "daemon"
 
 
-def count_in(db: sqlite3.Connection, name: str, labels: Sequence[object], by: int = 1) -> None:
+def count_in(db: Link, name: str, labels: Sequence[object], by: int = 1) -> None:
     """Add ``by`` to the counter ``name{labels}`` inside the caller's transaction."""
     if by:
         db.execute("INSERT INTO counters (name, labels, value) VALUES (?, ?, ?) ON CONFLICT (name, labels) "
@@ -31,10 +33,8 @@ def count_in(db: sqlite3.Connection, name: str, labels: Sequence[object], by: in
                    (name, json.dumps([str(label) for label in labels], ensure_ascii=False), int(by)))
 
 
-class WatchTables:
+class WatchTables(TablePart):
     """The counters and the daemon record."""
-
-    connection: sqlite3.Connection
 
     def counters(self) -> dict[str, list[tuple[tuple[str, ...], int]]]:
         """Every counter: ``{name: [(labels, value), …]}``."""
@@ -83,7 +83,7 @@ class WatchTables:
         return self._daemon_in(self.connection)
 
     @staticmethod
-    def _daemon_in(db: sqlite3.Connection) -> dict | None:
+    def _daemon_in(db: Link) -> dict | None:
         row = db.execute("SELECT value FROM host_meta WHERE key = ?", (DAEMON_KEY,)).fetchone()
         record = json.loads(row[0]) if row is not None else None
         return record if isinstance(record, dict) else None

@@ -8,6 +8,9 @@ are chosen ``FOR UPDATE SKIP LOCKED`` and leave out observations another
 host's window holds (``claim``), null-safe inequality is ``IS DISTINCT
 FROM``, a new row's seq comes back with ``RETURNING``.
 
+The PostgreSQL table parts build on ``PgPart``: the engine's own words
+(``run``, ``replayable``) and the host a connection works for.
+
 Transactions nest: a table part's ``transaction()`` inside another (the
 claim of a window, a consumer's turn) joins it, so what the outer one
 decides is written at once or not at all. A connection that fails, or a
@@ -17,22 +20,25 @@ lock not obtained within ``OPEN_TIMEOUT``, is ``StoreUnavailable`` (exit 3).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol, Self, TypeVar
 
 import psycopg
 from psycopg import sql as pg_sql
 
 from fold_core.errors import StoreUnavailable
-from fold_host.hostdb.connection import Facts
+from fold_host.hostdb.part import TablePart
 from fold_host.hostdb.pg.schema import MIGRATIONS, migration_lock, schema_name
+from fold_host.hostdb.protocol import Link, Rows
 from fold_host.hostdb.schema import OPEN_TIMEOUT, statements
 
-__all__ = ["PgConnection", "PgLink", "host_schema_version", "translate"]
+__all__ = ["PgConnection", "PgLink", "PgPart", "host_schema_version", "translate"]
 
 KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 10, 5, 3  # a vanished host's locks go within ~25 s
 _translated: dict[str, str] = {}
+T = TypeVar("T")
 
 
 def translate(statement: str) -> str:
@@ -64,24 +70,33 @@ class PgLink:
 
     def __init__(self, raw: psycopg.Connection, where: str) -> None:
         self.raw, self.where = raw, where
-        self.pipeline = None  # the open transaction's pipeline
+        self.pipeline: psycopg.Pipeline | None = None  # the open transaction's pipeline
         self.begin_pending = False  # BEGIN goes out with the transaction's first statement
 
-    def execute(self, statement: str, params: Iterable[Any] = ()):
+    def execute(self, statement: str, params: Iterable[Any] = ()) -> Rows:
         return self._send(translate(statement), tuple(params))
 
-    def run(self, statement: str | pg_sql.Composable):
+    def run(self, statement: str | pg_sql.SQL | pg_sql.Composed) -> Rows:
         """A statement without parameters (a migration's, a SET)."""
         return self._send(statement, None)
 
     def executemany(self, statement: str, rows: Iterable[Iterable[Any]]) -> None:
         """One statement for many rows, sent together (psycopg's pipeline)."""
-        rows = [tuple(row) for row in rows]
-        if rows:
-            self.guard(lambda: self._begin() or self.raw.cursor().executemany(translate(statement), rows))
+        values = [tuple(row) for row in rows]
 
-    def _send(self, statement, params):
-        cursor = self.guard(lambda: self._begin() or self.raw.execute(statement, params))
+        def send() -> None:
+            self._begin()
+            self.raw.cursor().executemany(translate(statement), values)
+
+        if values:
+            self.guard(send)
+
+    def _send(self, statement: str | pg_sql.SQL | pg_sql.Composed, params: tuple[Any, ...] | None) -> Rows:
+        def send() -> psycopg.Cursor:
+            self._begin()
+            return self.raw.execute(statement, params)
+
+        cursor = self.guard(send)
         return cursor if self.pipeline is None else Queued(cursor, self)
 
     def _begin(self) -> None:
@@ -94,7 +109,7 @@ class PgLink:
         if self.pipeline is not None:
             self.guard(self.pipeline.sync)
 
-    def guard(self, action):
+    def guard(self, action: Callable[[], T]) -> T:
         try:
             return action()
         except (psycopg.OperationalError, psycopg.InterfaceError) as error:
@@ -113,16 +128,16 @@ class Queued:
 
     __slots__ = ("cursor", "link")
 
-    def __init__(self, cursor, link: PgLink) -> None:
+    def __init__(self, cursor: psycopg.Cursor, link: PgLink) -> None:
         self.cursor, self.link = cursor, link
 
-    def fetchone(self):
+    def fetchone(self) -> Any:
         return self.link.guard(self.cursor.fetchone)
 
-    def fetchall(self):
+    def fetchall(self) -> list[Any]:
         return self.link.guard(self.cursor.fetchall)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
 
     @property
@@ -131,7 +146,7 @@ class Queued:
         return self.cursor.rowcount
 
     @property
-    def description(self):
+    def description(self) -> Any:
         self.link.sync()
         return self.cursor.description
 
@@ -151,7 +166,37 @@ def host_schema_version(link: PgLink, schema: str) -> int:
     return link.run(query).fetchone()[0]
 
 
-class PgConnection(Facts):
+class Pool(Protocol):
+    """Where a host's connections go back when closed (``PgHostPool``: the ``PgHostDB`` it gave out)."""
+
+    def take_back(self, db: Any, /) -> bool: ...
+
+
+class PgPart(TablePart):
+    """What the PostgreSQL table parts share, beside ``TablePart``'s (see the module docstring)."""
+
+    connection: PgLink
+    holder: str | None  # the host this connection works for (None: a tool's connection)
+    lease: float  # seconds a lease or window lasts after its last renewal
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[PgLink]:
+        """A write transaction; inside another one it is part of that one."""
+
+    @abstractmethod
+    def replayable(self) -> AbstractContextManager[PgLink]:
+        """A transaction that commits without waiting for its WAL flush."""
+
+    @abstractmethod
+    def _holder(self) -> str:
+        """The host this connection works for (``FoldError`` when none: windows and leases need one)."""
+
+    @abstractmethod
+    def hosts(self) -> list[dict]:
+        """Every known host (``hosts``)."""
+
+
+class PgConnection(PgPart):
     """One connection to a store's host schema; thread-safe like psycopg's, transactions shared by threads."""
 
     shared = True
@@ -160,7 +205,7 @@ class PgConnection(Facts):
     _distinct = "IS DISTINCT FROM"
 
     def __init__(self, raw: psycopg.Connection, store: str, where: str, *, holder: str | None = None,
-                 lease: float = 30.0, pool=None) -> None:
+                 lease: float = 30.0, pool: Pool | None = None) -> None:
         self.schema = schema_name(store)
         self.path = where  # as messages name it: the store URL, password masked
         self.connection = PgLink(raw, where)
@@ -206,7 +251,7 @@ class PgConnection(Facts):
             return
         self.connection.raw.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -240,7 +285,7 @@ class PgConnection(Facts):
             with self._depth_lock:
                 self._depth -= 1
 
-    def _abandon(self, opened, error: BaseException) -> None:
+    def _abandon(self, opened: AbstractContextManager[psycopg.Pipeline], error: BaseException) -> None:
         """Leave the pipeline and roll back whatever the transaction did (errors on the way are the same error)."""
         link = self.connection
         link.pipeline = None
@@ -259,22 +304,22 @@ class PgConnection(Facts):
 
     @contextmanager
     def replayable(self) -> Iterator[PgLink]:
-        """A transaction that commits without waiting for its WAL flush (see ``pg_shared``: what may do so)."""
+        """A transaction that commits without waiting for its WAL flush (see ``pg.shared``: what may do so)."""
         with self.transaction() as db:
             db.run("SET LOCAL synchronous_commit = off")
             yield db
 
-    def claiming(self):
+    def claiming(self) -> AbstractContextManager[PgLink]:
         """The transaction in which a window's observations are chosen (``FOR UPDATE SKIP LOCKED``) and claimed."""
         return self.replayable()
 
     @staticmethod
-    def _insert_seq(db: PgLink, statement: str, params: Iterable[Any]) -> int | None:
-        row = db.execute(statement + " RETURNING seq", params).fetchone()
+    def _insert_seq(db: Link, statement: str, params: Iterable[Any]) -> int | None:
+        row = db.execute(statement + " RETURNING seq", tuple(params)).fetchone()
         return row[0] if row is not None else None
 
     @staticmethod
-    def _reseed(db: PgLink, tables) -> None:
+    def reseed(db: Link, tables: Iterable[str]) -> None:
         """After rows came in with their own seq, the next one given is after the largest."""
         for table in tables:
             db.execute(f"SELECT setval(pg_get_serial_sequence(?, 'seq'), coalesce((SELECT max(seq) FROM {table}), 0) "

@@ -1,11 +1,11 @@
-"""The host's state in PostgreSQL: ``PgHostDB``, the same methods as ``HostDB`` (contract §6.4, §11).
+"""The host's state in PostgreSQL: ``PgHostDB``, a ``HostDB`` as ``SqliteHostDB`` is (contract §6.4, §11).
 
 When the store is a ``postgresql://`` URL, the host database is the store's
-own database: the store's host schema (``pg_schema``). ``PgHostDB`` is made
-of the same table parts as ``HostDB`` (the SQL written once, see
-``pg_connection``), with search by ``ILIKE`` and marks in one round trip
-(``pg_dialect``), retention and the daemon record (``pg_watch``) and the parts
-several hosts need (``pg_shared``, ``pg_hosts``).
+own database: the store's host schema (``pg.schema``). ``PgHostDB`` is made
+of the same table parts as ``SqliteHostDB`` (the SQL written once, see
+``pg.connection``), with search by ``ILIKE`` and marks in one round trip
+(``pg.dialect``), retention and the daemon record (``pg.watch``) and the parts
+several hosts need (``pg.shared``, ``pg.hosts``).
 
 A host keeps its connections in a ``PgHostPool`` (the daemon opens one per
 job; a connection set up once is used again), each carrying the host's id
@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
+
 from fold_core.store.location import PgLocation, parse_url
+from fold_core.store.pg.recorder import pg_connect
 from fold_host.hostdb.calls import CallTables
 from fold_host.hostdb.cited import CitedTables
 from fold_host.hostdb.consumers import ConsumerTables
@@ -49,9 +52,7 @@ def _location(location: str | PgLocation) -> PgLocation:
     return parse_url(location) if isinstance(location, str) else location
 
 
-def _connect(location: PgLocation):
-    from fold_core.store.pg.recorder import pg_connect
-
+def _connect(location: PgLocation) -> psycopg.Connection:
     return pg_connect(location, application_name="fold-host", doing="cannot connect to the host database of")
 
 

@@ -24,8 +24,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
+from fold_host.hostdb.calls import CallTables
+from fold_host.hostdb.pg.connection import PgPart
+from fold_host.hostdb.protocol import Link
 from fold_host.hostdb.search import MAX_TERMS, hits, like_pattern
+
+if TYPE_CHECKING:
+    from fold_core.observation import Observation
 
 __all__ = ["PgDialect"]
 
@@ -46,10 +53,10 @@ _MARK = (
     "SELECT id, ?, ?, ?, ?, ? FROM changed")
 
 
-class PgDialect:
+class PgDialect(CallTables, PgPart):
     """``_mark_in`` in one round trip; ``search_observations`` over ``observation_text`` with ``ILIKE``."""
 
-    def _insert(self, db, observations: Iterable) -> int:
+    def _insert(self, db: Link, observations: Iterable[Observation]) -> int:
         observations = list(observations)
         added = 0
         for start in range(0, len(observations), INSERT_CHUNK):
@@ -60,11 +67,11 @@ class PgDialect:
             kept = db.execute(f"INSERT INTO observations {_COLUMNS} VALUES {values} ON CONFLICT DO NOTHING "
                               f"RETURNING seq, id", params).fetchall()
             by_id = {o.id: o for o in chunk}
-            self._index_texts(db, sorted((seq, by_id[i].title or "", by_id[i].text or "") for seq, i in kept))
+            self.index_texts(db, sorted((seq, by_id[i].title or "", by_id[i].text or "") for seq, i in kept))
             added += len(kept)
         return added
 
-    def log_call(self, **fields) -> int:
+    def log_call(self, **fields: Any) -> int:
         with self.replayable():  # a call row lost in a server crash is not worth a WAL flush per call
             return super().log_call(**fields)
 
@@ -86,7 +93,7 @@ class PgDialect:
             f"FOR UPDATE SKIP LOCKED) ORDER BY seq", (first[0], max_events)).fetchall()
         return rows or None  # all of them being chosen by other hosts: the next ones in arrival order
 
-    def _mark_in(self, db, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
+    def _mark_in(self, db: Link, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
         rows = []
         for entry in dispositions:
             related = json.dumps(entry.get("related") or [], ensure_ascii=False)
@@ -98,11 +105,11 @@ class PgDialect:
         db.executemany(_MARK, rows)
 
     @staticmethod
-    def _index_text(db, seq: int, title: str | None, text: str | None) -> None:
+    def _index_text(db: Link, seq: int, title: str | None, text: str | None) -> None:
         db.execute("INSERT INTO observation_text (seq, title, text) VALUES (?, ?, ?)", (seq, title or "", text or ""))
 
     @staticmethod
-    def _index_texts(db, rows: list[tuple[int, str, str]]) -> None:
+    def index_texts(db: Link, rows: list[tuple[int, str, str]]) -> None:
         db.executemany("INSERT INTO observation_text (seq, title, text) VALUES (?, ?, ?)", rows)
 
     def search_observations(self, query: str, limit: int) -> list[dict]:

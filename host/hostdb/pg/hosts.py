@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from fold_host.hostdb.pg.connection import PgPart
+
 __all__ = ["HostRows"]
 
 FORGET_AFTER = "7 days"
@@ -23,11 +25,8 @@ def _text(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat(timespec="seconds")
 
 
-class HostRows:
+class HostRows(PgPart):
     """``hosts``: register, heartbeat, stop, list."""
-
-    holder: str | None
-    lease: float
 
     def register_host(self, *, hostname: str, pid: int, command: str) -> None:
         with self.transaction() as db:
@@ -65,11 +64,3 @@ class HostRows:
                  "started_at": _text(row["started_at"]), "heartbeat_at": _text(row["heartbeat_at"]),
                  "stopped_at": _text(row["stopped_at"]), "alive": bool(row["alive"]),
                  "silent_seconds": round(float(row["silent"]), 1), "windows": row["windows"]} for row in rows]
-
-    def lagging_consumers(self, head: int, names: list[str]) -> list[dict]:
-        """Rows of the consumers ``names`` whose cursor is behind the store's event ``head``."""
-        if not names:
-            return []
-        marks = ",".join("?" * len(names))
-        return self._rows(f"SELECT name, event_seq, next_try_at FROM consumers WHERE event_seq < ? AND "
-                          f"name IN ({marks})", (head, *names))

@@ -10,26 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fold_host.hostdb.learning import _ABOUT_LIMIT
+from fold_host.hostdb.learning import ABOUT_LIMIT
+from fold_host.hostdb.part import marks
+from fold_host.hostdb.pg.connection import PgPart
+from fold_host.hostdb.protocol import Link
 
 __all__ = ["PgLearning"]
 
 
-class PgLearning:
+class PgLearning(PgPart):
     """``observations_about`` and ``_note_learning_in`` for PostgreSQL."""
 
     def observations_about(self, item: str, refs: Iterable[str] = ()) -> list[tuple[str | None, str | None]]:
         refs = tuple(dict.fromkeys(refs))
-        cited = f"id IN ({','.join('?' * len(refs))}) OR " if refs else ""
+        cited = f"id IN ({marks(refs)}) OR " if refs else ""
         rows = self.connection.execute(
             f"SELECT CAST(body AS jsonb) ->> 'from', thread FROM observations "
             f"WHERE channel NOT IN ('feedback', 'reminder') AND ({cited}"
             f"(related LIKE '[%' AND jsonb_exists(CAST(related AS jsonb), ?))) ORDER BY seq DESC LIMIT ?",
-            (*refs, item, _ABOUT_LIMIT)).fetchall()
+            (*refs, item, ABOUT_LIMIT)).fetchall()
         return [(sender, thread) for sender, thread in rows]
 
     @staticmethod
-    def _note_learning_in(db, *, feedback: str, at: str, item: str, meaning: str,
+    def _note_learning_in(db: Link, *, feedback: str, at: str, item: str, meaning: str,
                           keys: Iterable[tuple[str, str]]) -> None:
         db.executemany("INSERT INTO feedback_learning (feedback, at, item, meaning, by, key) "
                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",

@@ -47,27 +47,22 @@ from datetime import datetime
 from typing import Any
 
 from fold_core.errors import FoldError
+from fold_core.observation import Poll
+from fold_host.hostdb.dispositions import DispositionTables
+from fold_host.hostdb.failures import ClaimLost
+from fold_host.hostdb.inbox import InboxTables
+from fold_host.hostdb.pg.connection import PgPart
+from fold_host.hostdb.protocol import Link
+from fold_host.hostdb.sources import SourceTables
 
-__all__ = ["ClaimLost", "SharedWork"]
+__all__ = ["SharedWork"]
 
 _UNTIL = "clock_timestamp() + ? * interval '1 second'"
 MOVED = "moved"  # the holder of a window that came with a moved store
 
 
-class ClaimLost(FoldError):
-    """This host no longer holds the window or lease it was working under (another host took it over)."""
-
-    exit_code = 3
-
-    def to_error(self) -> dict:
-        return {"code": "store_unavailable", "message": str(self)}
-
-
-class SharedWork:
+class SharedWork(InboxTables, DispositionTables, SourceTables, PgPart):
     """Windows, leases and consumer turns shared by several hosts (see the module doc)."""
-
-    holder: str | None
-    lease: float
 
     # -- windows -------------------------------------------------------------------------
 
@@ -146,7 +141,7 @@ class SharedWork:
         rows = self.connection.execute("SELECT body, intent FROM windows ORDER BY opened_at, batch_id").fetchall()
         return [(json.loads(body), json.loads(intent) if intent is not None else None) for body, intent in rows]
 
-    def adopt_window(self, db, window: dict, intent: dict | None) -> None:
+    def adopt_window(self, db: Link, window: dict, intent: dict | None) -> None:
         """A window moved here: held by no host and already expired, so the first host to look finishes it."""
         db.execute("INSERT INTO windows (batch_id, holder, expires_at, review, body, intent) VALUES "
                    "(?, ?, clock_timestamp(), ?, ?, ?)",
@@ -163,11 +158,11 @@ class SharedWork:
                                           ).fetchone()[0]
         return super().ready_count(now) + expired
 
-    def _holds(self, db, batch_id: str) -> bool:
+    def _holds(self, db: Link, batch_id: str) -> bool:
         return db.execute("SELECT 1 FROM windows WHERE batch_id = ? AND holder = ? FOR UPDATE",
                           (batch_id, self._holder())).fetchone() is not None
 
-    def _fence(self, db, batch_id: str) -> None:
+    def _fence(self, db: Link, batch_id: str) -> None:
         if not self._holds(db, batch_id):
             raise ClaimLost(f"the window {batch_id} was taken over by another host (this one did not renew it "
                             "in time); that host finishes it")
@@ -178,7 +173,7 @@ class SharedWork:
                 raise ClaimLost(f"the window {batch_id} was taken over by another host; that host finishes it")
 
     @staticmethod
-    def _release(db, batch_id: str) -> None:
+    def _release(db: Link, batch_id: str) -> None:
         db.execute("UPDATE observations SET claim = NULL WHERE claim = ?", (batch_id,))
         db.execute("DELETE FROM windows WHERE batch_id = ?", (batch_id,))
 
@@ -203,7 +198,7 @@ class SharedWork:
         with self.replayable() as db:
             db.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, self._holder()))
 
-    def record_poll(self, source: str, poll, *, now: str) -> int:
+    def record_poll(self, source: str, poll: Poll, *, now: str) -> int:
         """Keep a poll's observations and cursor — only while this host still holds the source's lease.
 
         (A connection that is no host's, such as a tool's, holds no lease and is not checked.)
@@ -218,7 +213,7 @@ class SharedWork:
                                 "nothing of this poll was kept")
             return super().record_poll(source, poll, now=now)
 
-    def save_poll_outcome(self, source: str, **fields) -> int:
+    def save_poll_outcome(self, source: str, **fields: Any) -> int:
         with self.replayable():  # a source's health and next poll: the next poll writes them again
             return super().save_poll_outcome(source, **fields)
 

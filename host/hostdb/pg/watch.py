@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from fold_host.hostdb.pg.connection import PgPart
+
 __all__ = ["PgWatch"]
 
 CHUNK = 500  # observations per statement
@@ -24,7 +26,7 @@ _DROP_TEXT = (
     "AS text) WHERE seq IN ({marks})")
 
 
-class PgWatch:
+class PgWatch(PgPart):
     """``forget_text`` and ``daemon_record`` for PostgreSQL."""
 
     def forget_text(self, *, before: str, now: str) -> int:
