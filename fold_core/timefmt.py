@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 
-__all__ = ["compact_duration", "duration_between", "instant_key", "instant_key_once", "parse_instant"]
+__all__ = ["compact_duration", "duration_between", "instant", "instant_key", "instant_key_once", "parse_instant"]
 
 
 def parse_instant(text: object) -> datetime | None:
@@ -86,3 +86,11 @@ def compact_duration(seconds: int, microseconds: int = 0) -> str:
     hours, mins = divmod(rest, 60)
     parts = [f"{value}{unit}" for value, unit in ((days, "d"), (hours, "h"), (mins, "m")) if value]
     return ("-" if negative else "") + "".join(parts[:2])
+
+
+def instant(text: str) -> datetime:
+    """The aware datetime of ``text``, which must be an instant with an offset (``ValueError`` otherwise)."""
+    moment = parse_instant(text)
+    if moment is None:
+        raise ValueError(f"expected an instant with an offset, found {text!r}")
+    return moment

@@ -63,20 +63,26 @@ class Demo:
 
     # -- foldctl -------------------------------------------------------------
 
-    def foldctl(self, *args: str, check: bool = True, json_out: bool = True) -> dict | str:
-        # stdout is a pipe here, so every command answers in JSON unless told otherwise.
-        command = [sys.executable, "-m", "fold_host", "--config", str(self.config), *args]
-        done = subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=self.out)
-        if check and done.returncode not in (0,):
-            raise DemoFailed(f"`foldctl {' '.join(args)}` exited {done.returncode}:\n{done.stderr.strip()}\n"
-                             f"{done.stdout.strip()[:2000]}")
-        if not json_out:
-            return done.stdout
+    def foldctl(self, *args: str, check: bool = True) -> dict:
+        """The command's answer; stdout is a pipe here, so every command answers in JSON."""
+        done = self._foldctl(args, check)
         try:
             return json.loads(done.stdout)
         except ValueError:
             raise DemoFailed(f"`foldctl {' '.join(args)}` printed no JSON:\n{done.stdout[:2000]}\n"
                              f"{done.stderr[:2000]}") from None
+
+    def foldctl_text(self, *args: str) -> str:
+        """What the command printed (one that was told to print text)."""
+        return self._foldctl(args, True).stdout
+
+    def _foldctl(self, args: tuple[str, ...], check: bool) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "fold_host", "--config", str(self.config), *args]
+        done = subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=self.out)
+        if check and done.returncode not in (0,):
+            raise DemoFailed(f"`foldctl {' '.join(args)}` exited {done.returncode}:\n{done.stderr.strip()}\n"
+                             f"{done.stdout.strip()[:2000]}")
+        return done
 
     # -- set-up ----------------------------------------------------------------
 
@@ -148,7 +154,7 @@ class Demo:
             self.cycle(CYCLES[2][0])
 
         self.step(7, total, "the briefing (also written to briefing.md by the briefing consumer)")
-        briefing = self.foldctl("brief", "--format", "md", "--now", CYCLES[-1][0], json_out=False)
+        briefing = self.foldctl_text("brief", "--format", "md", "--now", CYCLES[-1][0])
         print(briefing)
 
         self.step(8, total, "the overview picture and a full check of the store")

@@ -143,6 +143,9 @@ class Sentence(str):
     given: paths, numbers, a server's own words).
     """
 
+    template: str
+    values: dict[str, object]
+
     def __new__(cls, template: str, **values: object) -> "Sentence":
         self = super().__new__(cls, template.format(**values) if values else template)
         self.template, self.values = template, values

@@ -85,6 +85,9 @@ class Recorder(ABC):
     def session(self, *, write: bool) -> AbstractContextManager[Session]:
         """Take the lock (exclusive when ``write``), recover, yield the session."""
 
+    def close(self) -> None:
+        """A long-lived reader's clean end (its cache brought up to date, its files closed); none by default."""
+
 
 class Store:
     """Commit, annotate, state and history over one recorder."""

@@ -4,7 +4,8 @@ Generated, never written by hand, from the same sources as the rest of Fold
 so that nothing drifts: the skill text is ``load_skill(lang)`` verbatim, the
 reference of the MCP tools is ``fold_host.mcp.catalogue`` (what ``foldctl
 mcp`` lists), the reference of the commands is the ``foldctl`` parser
-itself, and ``references/output-schema.json`` is ``output_schema()``.
+itself (the one the command ran from, handed in: this module never imports
+the command line), and ``references/output-schema.json`` is ``output_schema()``.
 
 The folder (Agent Skills format: ``SKILL.md`` opens with YAML front matter
 holding ``name`` and ``description``; the name is the folder's name)::
@@ -22,6 +23,8 @@ import json
 import re
 
 __all__ = ["NAME_RULE", "skill_files"]
+
+Commands = argparse._SubParsersAction  # the parser's subcommands (``add_subparsers``), as ``register`` gets them
 
 NAME_RULE = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$")
 WIDTH = 100
@@ -88,8 +91,8 @@ Fold 编辑守则；改动任何东西之前先读它。
 }
 
 
-def skill_files(lang: str, name: str) -> dict[str, str]:
-    """Every file of the skill folder: relative path → text."""
+def skill_files(lang: str, name: str, commands: Commands) -> dict[str, str]:
+    """Every file of the skill folder: relative path → text (``commands``: the parser's subcommands)."""
     from fold_host.skill import load_skill, output_schema
 
     if not NAME_RULE.match(name):
@@ -101,7 +104,7 @@ def skill_files(lang: str, name: str) -> dict[str, str]:
     return {
         "SKILL.md": front + "\n" + FRAME[lang] + load_skill(lang).rstrip("\n") + "\n",
         "references/mcp-tools.md": tools_reference(),
-        "references/foldctl.md": commands_reference(),
+        "references/foldctl.md": commands_reference(commands),
         "references/output-schema.json": json.dumps(output_schema(), ensure_ascii=False, indent=2) + "\n",
     }
 
@@ -140,19 +143,15 @@ def _type(spec: dict) -> str:
     return spec.get("type", "any") + (f" ({', '.join(bounds)})" if bounds else "")
 
 
-def commands_reference() -> str:
-    """Every ``foldctl`` command from the parser: synopsis, description and flags."""
-    from fold_host.cli import build_parser
-
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    helps = {choice.dest: choice.help for choice in action._choices_actions}
+def commands_reference(commands: Commands) -> str:
+    """Every ``foldctl`` command of the parser's ``commands``: synopsis, description and flags."""
+    helps = {choice.dest: choice.help for choice in commands._choices_actions}
     lines = ["# The `foldctl` commands", "",
              "Every command takes `--store DIR` and `--config FILE` (the plugins.toml) and answers one JSON "
              "document on stdout when stdout is not a terminal (`--format json|text` chooses); explanations go "
              "to stderr. Exit codes: 0 ok, 1 rejected, 2 usage or configuration error, 3 store unavailable "
              "(outcome unknown: retry with the same batch_id), 4 store corrupt.", ""]
-    for name, command in action.choices.items():
+    for name, command in commands.choices.items():
         formatter = argparse.HelpFormatter(command.prog, width=WIDTH)
         shown = [flag for flag in command._actions if flag.dest != "help"]
         formatter.add_usage(command.usage, shown, command._mutually_exclusive_groups, prefix="")

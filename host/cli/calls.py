@@ -17,6 +17,7 @@ import argparse
 import json
 
 from fold_core.cli.common import add_format, add_store, non_negative, positive
+from fold_host.cli.shared import existing_store
 
 __all__ = ["register", "run_calls", "run_inbox_show"]
 
@@ -45,11 +46,10 @@ def _show_id(args: argparse.Namespace, kind: str) -> str:
 
 def run_calls(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.errors import UsageError
-    from fold_host.cli.commands import _existing_store
     from fold_host.hostdb import open_host_db
     from fold_host.hostdb.calls import call_entry
 
-    store_dir = _existing_store(args.store)
+    store_dir = existing_store(args.store)
     if args.action is not None or args.id is not None:
         wanted = _show_id(args, "calls")
         try:

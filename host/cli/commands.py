@@ -13,6 +13,7 @@ import argparse
 
 from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
 from fold_core.cli.textview import width
+from fold_host.cli.shared import existing_store, text_view
 
 __all__ = ["register"]
 
@@ -22,7 +23,7 @@ def register(commands) -> None:
                                description="One host cycle: poll due sources, signal, editor, commit, consumers.")
     _common(tick)
     tick.add_argument("--now", help="stands in for the clock in the whole cycle (an instant with an offset)")
-    tick.set_defaults(run=run_tick, render_text=_view(_tick_text))
+    tick.set_defaults(run=run_tick, render_text=text_view(_tick_text))
 
     run = commands.add_parser("run", help="the daemon (until SIGTERM / SIGINT)",
                               description="Run the host daemon: sources on their schedules, cycles, reviews, "
@@ -45,7 +46,7 @@ def register(commands) -> None:
     inbox.add_argument("--search", metavar="TEXT", help="only observations whose title or text holds every word "
                                                         "of TEXT (best first, with a snippet)")
     inbox.add_argument("--limit", type=non_negative, default=50, help="at most N observations (default 50)")
-    inbox.set_defaults(run=run_inbox, render_text=_view(_inbox_text))
+    inbox.set_defaults(run=run_inbox, render_text=text_view(_inbox_text))
 
     feedback = commands.add_parser("feedback", help="give feedback on an item (the editor reads it next cycle)",
                                    description="Store a feedback observation; a snooze also schedules a reminder.")
@@ -55,7 +56,7 @@ def register(commands) -> None:
     feedback.add_argument("--value", help="what was decided / done / given")
     feedback.add_argument("--until", help="snooze: when to be reminded (an instant with an offset)")
     feedback.add_argument("--now", help="the instant it was given (default: the current clock)")
-    feedback.set_defaults(run=run_feedback, render_text=_view(_feedback_text))
+    feedback.set_defaults(run=run_feedback, render_text=text_view(_feedback_text))
 
     doctor = commands.add_parser("doctor", help="check configuration, store, sources, editor, consumers",
                                  description="Configuration and health checks; exit 1 when a check fails.")
@@ -69,7 +70,7 @@ def register(commands) -> None:
     plugins = commands.add_parser("plugins", help="installed plugin types",
                                   description="Installed adapter, consumer and agent types and where they come from.")
     _common(plugins)
-    plugins.set_defaults(run=run_plugins, render_text=_view(_plugins_text))
+    plugins.set_defaults(run=run_plugins, render_text=text_view(_plugins_text))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -115,7 +116,8 @@ def run_daemon(args: argparse.Namespace) -> tuple[dict, int]:
     store_dir = resolve_store(args.store, url_ok=True)
     if not args.serve:
         return run(config, store_dir, log_format=args.log_format, load_config=lambda: load_config(given))
-    from fold_host.web.server import ServerThread, from_config
+    from fold_host.pinboard.app import from_config
+    from fold_host.web.server import ServerThread
 
     with ServerThread(*from_config(config, store_dir)) as pinboard:
         explain(f"foldctl run: the Pinboard at {pinboard.url}")
@@ -129,8 +131,8 @@ def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:
     if args.action == "show" or args.id is not None:
         from fold_host.cli.calls import run_inbox_show
 
-        return run_inbox_show(args, _existing_store(args.store))
-    store_dir = _existing_store(args.store)
+        return run_inbox_show(args, existing_store(args.store))
+    store_dir = existing_store(args.store)
     with open_host_db(store_dir) as db:
         if args.search is None:
             return {"observations": db.observations(status=args.status, source=args.source, limit=args.limit)}, 0
@@ -181,37 +183,7 @@ def host_clock(config, given: str | None):
     return now, now.isoformat()
 
 
-def _existing_store(given: str | None) -> str:
-    """The store named (a directory or a URL); ``StoreMissing`` (exit 3) when there is none yet."""
-    import os
-
-    from fold_core.store.location import is_url
-    from fold_core.store.meta import StoreMissing
-
-    location = resolve_store(given, url_ok=True)
-    if is_url(location):
-        from fold_core.store.locate import open_store
-
-        with open_store(location).recorder.session(write=False):  # StoreMissing when the database has none
-            return location
-    if not os.path.exists(os.path.join(location, "meta.json")):
-        raise StoreMissing(f"no store at {location} (no meta.json): `foldctl tick` or `foldctl init` creates one")
-    return location
-
-
 # -- text views ----------------------------------------------------------------------
-
-
-def _view(render):
-    """A command's text view; a refusal (``ok: false``) reads like every other command's."""
-    def text(document: dict) -> str:
-        if document.get("ok") is False:
-            from fold_core.cli.textview import render_answer
-
-            return render_answer("", document)
-        return render(document)
-    return text
-
 
 
 def _tick_text(doc: dict) -> str:

@@ -87,10 +87,11 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
         _explain(args.out, error.to_error(), str(error))
         raise
     if args.item is not None:
-        from fold_core import kernel
+        from fold_core.kernel.outcome import Rejected
+        from fold_core.kernel.view import state_document
 
-        check = kernel.state_document(state, now, item=args.item, depth=0, not_active=0)
-        if isinstance(check, kernel.Rejected):
+        check = state_document(state, now, item=args.item, depth=0, not_active=0)
+        if isinstance(check, Rejected):
             _explain(args.out, check.document["errors"][0], check.document["errors"][0]["message"])
             return check.document, 1
     shot = layout.capture(state, now=now, baseline=baseline)

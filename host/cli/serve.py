@@ -34,10 +34,10 @@ def register(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> tuple[dict, int]:
-    from fold_host.web.server import from_config, listen, serve_socket
-    from fold_host.plugins import load_config
-
     from fold_core.store.locate import describe
+    from fold_host.pinboard.app import from_config
+    from fold_host.plugins import load_config
+    from fold_host.web.server import listen, serve_socket
 
     location = resolve_store(args.store, url_ok=True)
     store = describe(location)  # a password written in a URL is masked

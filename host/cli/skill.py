@@ -29,7 +29,8 @@ def register(commands) -> None:
                             "(a skill folder, with --out)")
     skill.add_argument("--out", metavar="DIR",
                        help="with --format agent-skill: the skill folder to write (its name is the skill's name)")
-    skill.set_defaults(run=run_skill, render_text=_text)
+    # The commands reference of an Agent Skill describes the parser this command runs from.
+    skill.set_defaults(run=run_skill, render_text=_text, every_command=commands)
 
 
 def run_skill(args) -> tuple[dict, int]:
@@ -45,10 +46,10 @@ def run_skill(args) -> tuple[dict, int]:
     if args.out is None:
         raise UsageError("--format agent-skill needs --out DIR: the skill folder to write, "
                          "like ~/.claude/skills/fold")
-    return _write_agent_skill(args.out, lang), 0
+    return _write_agent_skill(args.out, lang, args.every_command), 0
 
 
-def _write_agent_skill(out: str, lang: str) -> dict:
+def _write_agent_skill(out: str, lang: str, commands) -> dict:
     import os
 
     from fold_core.errors import UsageError
@@ -59,7 +60,7 @@ def _write_agent_skill(out: str, lang: str) -> dict:
     if not NAME_RULE.match(name):
         raise UsageError(f"--out {out}: the folder's name is the skill's name and must be lowercase letters and "
                          f"digits with single hyphens (at most 64), like ~/.claude/skills/fold; got {name!r}")
-    files = skill_files(lang, name)
+    files = skill_files(lang, name, commands)
     try:
         for relative, text in files.items():
             path = os.path.join(folder, relative)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 
 from fold_core.cli.common import add_format, add_store
+from fold_host.cli.shared import text_view
 
 __all__ = ["register"]
 
@@ -31,18 +32,18 @@ def register(commands) -> None:
 
     listed = actions.add_parser("list", help="every source with its health (each feed of a many-feed instance)")
     _common(listed)
-    listed.set_defaults(run=run_list, render_text=_text(_list_text))
+    listed.set_defaults(run=run_list, render_text=text_view(_list_text))
 
     discover = actions.add_parser("discover", help="the feeds a URL offers")
     _common(discover)
     discover.add_argument("url", help="a feed or a web page (http or https)")
     discover.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for an answer (default 30)")
-    discover.set_defaults(run=run_discover, render_text=_text(_discover_text))
+    discover.set_defaults(run=run_discover, render_text=text_view(_discover_text))
 
     export = actions.add_parser("export-opml", help="every configured feed as OPML 2.0")
     _common(export)
     export.add_argument("--out", help="write the OPML to this file (default: stdout)")
-    export.set_defaults(run=run_export, render_text=_text(_export_text))
+    export.set_defaults(run=run_export, render_text=text_view(_export_text))
 
     imported = actions.add_parser("import-opml", help="an [[adapters]] block reading an OPML list's feeds")
     _common(imported)
@@ -51,22 +52,12 @@ def register(commands) -> None:
     imported.add_argument("--every", default="30m", help='how often to poll (default "30m")')
     imported.add_argument("--into", metavar="PLUGINS_TOML",
                           help="append the block to this plugins.toml (after checking that it still loads)")
-    imported.set_defaults(run=run_import, render_text=_text(_import_text))
+    imported.set_defaults(run=run_import, render_text=text_view(_import_text))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_store(parser)
     add_format(parser)
-
-
-def _text(render):
-    def text(document: dict) -> str:
-        if document.get("ok") is False:
-            from fold_core.cli.textview import render_answer
-
-            return render_answer("", document)
-        return render(document)
-    return text
 
 
 # -- list ----------------------------------------------------------------------------

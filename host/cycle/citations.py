@@ -13,6 +13,10 @@ was lost and built anew has such observations.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
+
+from fold_core.store.base import Store
+from fold_host.hostdb import HostDB
 
 __all__ = ["citations", "settle_cited"]
 
@@ -21,18 +25,18 @@ READ_CHUNK = 5_000  # records read from the store at once
 
 def citations(records: Iterable[Mapping]) -> list[tuple[str, str]]:
     """``(observation id, item id)`` for every ``event:<id>`` source in the records' item images."""
-    found = []
+    found: list[tuple[str, str]] = []
     for record in records:
         for change in record.get("changes") or ():
-            image = change.get("item") or {}
+            image: Mapping[str, Any] = change.get("item") or {}
             for source in image.get("sources") or ():
                 ref = source.get("ref") if isinstance(source, Mapping) else None
                 if isinstance(ref, str) and ref.startswith("event:"):
-                    found.append((ref[len("event:"):], image.get("id")))
+                    found.append((ref[len("event:"):], image["id"]))  # an item image always has its id
     return found
 
 
-def settle_cited(store, db, now: str) -> list[str]:
+def settle_cited(store: Store, db: HostDB, now: str) -> list[str]:
     """Learn the records' citations up to the store's last record; settle what is cited; the settled ids."""
     through = db.cited_through()
     while True:

@@ -28,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fold_core.observation import Observation, bound_text
+from fold_core.store.base import Store
 from fold_host.cycle.learning import learned_for
+from fold_host.hostdb import HostDB
 
 __all__ = ["ANNOTATION_TEXT_LIMIT", "EVENT_TEXT_LIMIT", "RECENT", "build_input"]
 
@@ -38,7 +40,7 @@ ANNOTATION_TEXT_LIMIT = 1000
 THREAD_LOOKBACK = 200  # earlier observations of the same threads consulted for related items
 
 
-def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Sequence[Observation],
+def build_input(store: Store, db: HostDB, *, now: str, batch_id: str, user: dict, events: Sequence[Observation],
                 signal: dict) -> dict:
     """The §9 input document for one editor call."""
     state = store.state_document(now=now, not_active=RECENT).document
@@ -63,7 +65,7 @@ def build_input(store, db, *, now: str, batch_id: str, user: dict, events: Seque
     }
 
 
-def _events(db, events: Sequence[Observation]) -> list[dict]:
+def _events(db: HostDB, events: Sequence[Observation]) -> list[dict]:
     """The events as the editor reads them; one offered again carries ``deferred: {at, times}``."""
     marks = db.deferral_marks([event.id for event in events])
     listed = []
@@ -75,7 +77,7 @@ def _events(db, events: Sequence[Observation]) -> list[dict]:
     return listed
 
 
-def _referenced(db, events: Sequence[Observation], state: dict) -> set[str]:
+def _referenced(db: HostDB, events: Sequence[Observation], state: dict) -> set[str]:
     """Item ids that this input points at (only the not-active ones matter to the caller)."""
     found = {note["resolved_item"] for note in state["pending_annotations"]}
     threads = set()

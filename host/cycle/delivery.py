@@ -50,9 +50,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone as dt_timezone
 from typing import Any
 
-from fold_core.errors import StoreError
-from fold_core.plugin_api import Consumer, ConsumerContext, StateView
 from fold_core.bounded import Hung, Worker, backoff
+from fold_core.errors import StoreError
+from fold_core.kernel.view import state_document
+from fold_core.plugin_api import Consumer, ConsumerContext, StateView
+from fold_core.state import empty_state
+from fold_core.store.base import Store
+from fold_core.store.locate import open_store
+from fold_core.store.meta import StoreMissing
+from fold_core.timefmt import instant
+from fold_host.hostdb import HostDB
 
 __all__ = ["BATCH", "READ_CHUNK", "deliver_all", "register_new", "retry_wait"]
 
@@ -66,8 +73,8 @@ def retry_wait(failures: int) -> timedelta:
     return backoff(failures, BACKOFF_BASE, BACKOFF_CAP)
 
 
-def register_new(db, location: str, instances: Sequence[Any], *, now: str | None = None,
-                 store=None) -> list[str]:
+def register_new(db: HostDB, location: str, instances: Sequence[Any], *, now: str | None = None,
+                 store: Store | None = None) -> list[str]:
     """Give every instance without a cursor its starting event_seq; the names registered.
 
     ``from = "now"`` (default): the store's current event_seq; ``"start"``: 0.
@@ -84,9 +91,9 @@ def register_new(db, location: str, instances: Sequence[Any], *, now: str | None
     return [instance.name for instance in new]
 
 
-def deliver_all(db, location: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
+def deliver_all(db: HostDB, location: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
                 coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None,
-                store=None) -> list[dict]:
+                store: Store | None = None) -> list[dict]:
     """Hand every consumer the records after its cursor; one result per instance (see module doc).
 
     ``store``: an open ``Store`` of ``location`` to read through (a daemon's, kept between cycles);
@@ -114,7 +121,7 @@ def deliver_all(db, location: str, instances: Sequence[Any], *, now: str, timezo
         if _hung.busy((store_dir, instance.name)):
             results[instance.name] = _result(instance.name, "failed", 0, "the previous delivery has not finished "
                                              "(it outran deliver_timeout); skipped", event_seq=row["event_seq"])
-        elif row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
+        elif row["next_try_at"] and instant(row["next_try_at"]) > instant(now):
             results[instance.name] = _result(instance.name, "waiting", 0, row["last_error"],
                                              next_try_at=row["next_try_at"], event_seq=row["event_seq"])
         elif row["event_seq"] > current:
@@ -158,19 +165,19 @@ class _Run:
         self.instance, self.cursor, self.failures, self.context = instance, cursor, failures, context
         self.store_dir = store_dir
         self.consumer_class = instance.cls
-        self.consumer = None
+        self.consumer: Consumer | None = None
         self.worker: Worker | None = None
         self.delivered = 0
         self.error: str | None = None
         self.next_try_at: str | None = None
         self.elsewhere = False  # several hosts: another host was delivering to this consumer
 
-    def call(self, db, records: list[dict], now: str) -> bool:
+    def call(self, db: HostDB, records: list[dict], now: str) -> bool:
         """``deliver(records)``; the cursor moves on success, the failure is recorded otherwise."""
         try:
-            if self.consumer is None:
-                self.consumer = self._on_worker(self.instance.build, "build()")
             consumer, context = self.consumer, self.context
+            if consumer is None:
+                consumer = self.consumer = self._on_worker(self.instance.build, "build()")
             self._on_worker(lambda: consumer.deliver(records, context), "deliver()")
         except Exception as error:  # any consumer bug: recorded, never stops the others
             self._failed(db, error, now)
@@ -196,11 +203,11 @@ class _Run:
             raise DeliveryTimeout(f"{what} did not return within {seconds:g}s (deliver_timeout); "
                                   "the records will be handed over again") from None
 
-    def _failed(self, db, error: Exception, now: str) -> None:
+    def _failed(self, db: HostDB, error: Exception, now: str) -> None:
         self.failures += 1
         message = f"{type(error).__name__}: {error}"
         self.error = message if len(message) <= 1000 else message[:997] + "..."
-        self.next_try_at = (_instant(now) + retry_wait(self.failures)).isoformat(timespec="seconds")
+        self.next_try_at = (instant(now) + retry_wait(self.failures)).isoformat(timespec="seconds")
         db.consumer_failed(self.instance.name, failures=self.failures, next_try_at=self.next_try_at, error=self.error,
                            now=now)
 
@@ -222,7 +229,7 @@ class _Run:
         return _result(self.instance.name, "ok", self.delivered, event_seq=self.cursor)
 
 
-def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
+def _hand_over(db: HostDB, store: Store, runs: list[_Run], current: int, now: str) -> None:
     """Read the records after the lowest cursor once (in chunks) and hand each run its part."""
     behind = [run for run in runs if run.cursor < current]
     position = min((run.cursor for run in behind), default=current)
@@ -236,7 +243,7 @@ def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
         # chunk and go first; every other consumer gets its own copy, the last one the chunk itself.
         takers.sort(key=lambda run: not run.consumer_class.shares_records)
         copies = sum(1 for run in takers if not run.consumer_class.shares_records) - 1
-        text = json.dumps(chunk, ensure_ascii=False) if copies > 0 else None
+        text = json.dumps(chunk, ensure_ascii=False) if copies > 0 else ""
         for run in takers:
             records = chunk
             if not run.consumer_class.shares_records and copies > 0:
@@ -249,7 +256,7 @@ def _hand_over(db, store, runs: list[_Run], current: int, now: str) -> None:
         behind = [run for run in behind if run.error is None and run.cursor < current]
 
 
-def _hand_over_in_turns(db, store, runs: list[_Run], current: int, now: str) -> None:
+def _hand_over_in_turns(db: HostDB, store: Store, runs: list[_Run], current: int, now: str) -> None:
     """Several hosts: each ``deliver`` call in its consumer's turn (the row locked, the cursor read again)."""
     for run in runs:
         done = False
@@ -261,10 +268,10 @@ def _hand_over_in_turns(db, store, runs: list[_Run], current: int, now: str) -> 
                     done = _turn(db, store, run, row, current, now)
 
 
-def _turn(db, store, run: _Run, row: dict, current: int, now: str) -> bool:
+def _turn(db: HostDB, store: Store, run: _Run, row: dict, current: int, now: str) -> bool:
     """One ``deliver`` call inside the consumer's turn; True when this consumer is done for this run."""
     run.cursor, run.failures = row["event_seq"], row["failures"]
-    if row["next_try_at"] and _instant(row["next_try_at"]) > _instant(now):
+    if row["next_try_at"] and instant(row["next_try_at"]) > instant(now):
         run.next_try_at = row["next_try_at"]  # another host's delivery failed meanwhile: wait as it says
         return True
     if run.cursor >= current:
@@ -277,7 +284,7 @@ def _turn(db, store, run: _Run, row: dict, current: int, now: str) -> bool:
     return not run.call(db, records, now) or run.cursor >= current
 
 
-def _idle_call_in_turn(db, run: _Run, now: str) -> None:
+def _idle_call_in_turn(db: HostDB, run: _Run, now: str) -> None:
     with db.consumer_turn(run.instance.name) as row:
         if row is None:
             run.elsewhere = True
@@ -286,7 +293,7 @@ def _idle_call_in_turn(db, run: _Run, now: str) -> None:
         run.call(db, [], now)
 
 
-def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> None:
+def _register(db: HostDB, instances: Sequence[Any], document: dict | None, now: str) -> None:
     """Insert the cursor rows of new instances and call their ``begin``."""
     if not instances:
         return
@@ -314,22 +321,15 @@ def _register(db, instances: Sequence[Any], document: dict | None, now: str) -> 
 
 
 def _empty_document(document: dict | None, now: str) -> dict:
-    from fold_core.kernel import state_document
-    from fold_core.state import empty_state
-
     return state_document(empty_state(document["budget"] if document is not None else 64), now)
 
 
-def _store(location: str):
-    from fold_core.store.locate import open_store
-
+def _store(location: str) -> Store:
     return open_store(location)
 
 
-def _document(store, now: str) -> dict | None:
+def _document(store: Store, now: str) -> dict | None:
     """The §8 document at ``now`` (shared lock), or None when there is no store yet."""
-    from fold_core.store.meta import StoreMissing
-
     try:
         answer = store.state_document(now=now)
     except StoreMissing:
@@ -343,15 +343,6 @@ def _result(name: str, status: str, delivered: int, error: str | None = None, **
         result["error"] = error
     result.update({key: value for key, value in extra.items() if value is not None})
     return result
-
-
-def _instant(text: str) -> datetime:
-    from fold_core.timefmt import parse_instant
-
-    moment = parse_instant(text)
-    if moment is None:
-        raise ValueError(f"expected an instant with an offset, found {text!r}")
-    return moment
 
 
 def _clock() -> str:

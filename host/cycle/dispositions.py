@@ -32,6 +32,7 @@ __all__ = ["check_output", "host_receipt"]
 WHY_LIMIT = 500
 OUTPUT_KEYS = ("dispositions", "batch")
 
+
 def host_receipt(batch_id: str, revision: int, errors: Sequence[Mapping[str, Any]]) -> dict:
     """The receipt for an answer the host refused (the §4.2 rejection shape)."""
     return {"ok": False, "batch_id": batch_id, "revision": revision, "errors": list(errors)}
@@ -54,7 +55,7 @@ def check_output(output: Any, event_ids: Sequence[str]) -> list[dict]:
     if not isinstance(batch, dict):
         errors.append(_error("invalid_output", "batch must be an object {declarations, acknowledges}",
                              field="batch"))
-    if errors:
+    if errors or not isinstance(dispositions, list) or not isinstance(batch, dict):
         return errors
     known = set(event_ids)
     given: dict[str, str] = {}
@@ -120,7 +121,8 @@ def _cited_events(declarations: Any) -> Iterator[tuple[str, str]]:
     for declaration in declarations:
         if not isinstance(declaration, dict):
             continue
-        item = declaration.get("id") if isinstance(declaration.get("id"), str) else "?"
+        named = declaration.get("id")
+        item = named if isinstance(named, str) else "?"
         sources = declaration.get("sources")
         for source in sources if isinstance(sources, list) else ():
             ref = source.get("ref") if isinstance(source, dict) else None

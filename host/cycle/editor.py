@@ -26,16 +26,19 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 from fold_core.errors import StoreError
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction, Reply
 from fold_core.settings import env_value
-from fold_host.cycle.tools import HostTools
 from fold_host.cycle.dispositions import check_output, host_receipt
 from fold_host.cycle.fallback import Editor, fallback_editor, note_reached, note_unreachable
+from fold_host.cycle.host import Host
+from fold_host.cycle.tools import HostTools
 from fold_host.cycle.windows import Window, save_intent
+from fold_host.hostdb import HostDB
 
 __all__ = ["Attempts", "OUTCOMES", "ask_editor", "log_call", "skill_digest"]
 
@@ -64,7 +67,8 @@ class Attempts:
         return (self.error or {}).get("code") == "agent_unavailable"
 
 
-def ask_editor(host, db, window: Window, document: dict, now: str, *, fallback: bool = True) -> Attempts:
+def ask_editor(host: Host, db: HostDB, window: Window, document: dict, now: str, *,
+               fallback: bool = True) -> Attempts:
     """The window's attempts with the configured editor; the fallback editor's when that one is out of reach.
 
     ``fallback=False`` (the skill evaluation) asks the configured editor only and keeps no count.
@@ -78,7 +82,7 @@ def ask_editor(host, db, window: Window, document: dict, now: str, *, fallback: 
         return result
     count = note_unreachable(db, now, result.error)
     stand_in = fallback_editor(host.config)
-    if stand_in is None or count < host.config.agent.settings.fallback_after:
+    if stand_in is None or count < host.agent_instance.settings.fallback_after:
         result.unreachable = count
         return result
     attempts = result.attempts
@@ -88,7 +92,8 @@ def ask_editor(host, db, window: Window, document: dict, now: str, *, fallback: 
     return result
 
 
-def _attempts(host, db, window: Window, document: dict, now: str, editor: Editor, tools) -> Attempts:
+def _attempts(host: Host, db: HostDB, window: Window, document: dict, now: str, editor: Editor,
+              tools: HostTools) -> Attempts:
     """Run the attempts of one window with one editor; the accepted receipt or the failure."""
     result = Attempts()
     corrections: list[Correction] = []
@@ -135,8 +140,8 @@ def _attempts(host, db, window: Window, document: dict, now: str, editor: Editor
     return result
 
 
-def log_call(db, host, window: Window, request: AgentRequest, *, editor: Editor, now: str, outcome: str,
-             reply: Reply | None = None, error: dict | None = None, latency_ms: float | None = None,
+def log_call(db: HostDB, host: Host, window: Window, request: AgentRequest, *, editor: Editor, now: str,
+             outcome: str, reply: Reply | None = None, error: dict | None = None, latency_ms: float | None = None,
              stderr: str | None = None) -> None:
     """One row of ``agent_calls``; older rows drop their request body (the inbox keeps the events).
 
@@ -146,11 +151,12 @@ def log_call(db, host, window: Window, request: AgentRequest, *, editor: Editor,
             "corrections": [c.receipt for c in request.corrections]} if request.attempt == 1 else \
         {"attempt": request.attempt, "corrections": [c.receipt for c in request.corrections]}
     scrub = _scrubber(host)
+    told = reply.stderr if reply is not None else stderr
     db.log_call(batch_id=window.batch_id, attempt=request.attempt, backend=editor.type_name, at=now,
                 latency_ms=reply.latency_ms if reply is not None else latency_ms,
                 request=scrub(json.dumps(body, ensure_ascii=False)),
                 response=scrub(reply.raw) if reply is not None else None,
-                stderr=scrub(reply.stderr if reply is not None else stderr),
+                stderr=scrub(told) if told is not None else None,
                 input_tokens=reply.input_tokens if reply is not None else None,
                 output_tokens=reply.output_tokens if reply is not None else None,
                 outcome=outcome, error=scrub(json.dumps(error, ensure_ascii=False)) if error is not None else None,
@@ -164,20 +170,18 @@ def skill_digest(skill: str) -> str:
     return hashlib.sha256(skill.encode("utf-8")).hexdigest()[:12]
 
 
-def _scrubbed(host, document: dict) -> dict:
+def _scrubbed(host: Host, document: dict) -> dict:
     """``document`` with the agent's secret values blanked out."""
     return json.loads(_scrubber(host)(json.dumps(document, ensure_ascii=False)))
 
 
-def _scrubber(host):
+def _scrubber(host: Host) -> Callable[[str], str]:
     """A function that blanks the agent's secret values out of a text."""
-    settings = host.config.agent.settings if host.config.agent is not None else None
+    settings = host.agent_instance.settings
     secrets = [value for name in (type(settings).model_fields if settings is not None else ())
                if name.endswith("_env") and (value := env_value(getattr(settings, name))) and len(value) >= 4]
 
-    def scrub(text: str | None) -> str | None:
-        if text is None:
-            return None
+    def scrub(text: str) -> str:
         for secret in secrets:
             text = text.replace(secret, "[secret]")
         return text

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fold_host.hostdb import HostDB
+
 __all__ = ["Editor", "UNREACHABLE_KEY", "editor_status", "fallback_editor", "note_reached", "note_unreachable"]
 
 UNREACHABLE_KEY = "agent_unreachable"
@@ -30,7 +32,7 @@ class Editor:
     fallback: bool = False
 
 
-def note_unreachable(db, now: str, error: dict | None) -> int:
+def note_unreachable(db: HostDB, now: str, error: dict | None) -> int:
     """One more window in a row without the editor; the count."""
     known = db.meta(UNREACHABLE_KEY) or {}
     count = int(known.get("windows", 0)) + 1
@@ -39,7 +41,7 @@ def note_unreachable(db, now: str, error: dict | None) -> int:
     return count
 
 
-def note_reached(db) -> None:
+def note_reached(db: HostDB) -> None:
     """The editor answered: the count starts again."""
     if db.meta(UNREACHABLE_KEY) is not None:
         db.drop_meta(UNREACHABLE_KEY)
@@ -56,7 +58,7 @@ def fallback_editor(config) -> Editor | None:
     return Editor(entry.cls(entry.cls.Settings()), "baseline", "agent:baseline", fallback=True)
 
 
-def editor_status(db, config) -> dict | None:
+def editor_status(db: HostDB, config) -> dict | None:
     """None while the editor answers; else ``{"type", "windows", "since", "error", "fallback"}``.
 
     ``fallback`` is ``"baseline"`` when the baseline editor is standing in.

@@ -18,7 +18,10 @@ from datetime import timezone
 
 from fold_core.errors import UsageError
 from fold_core.observation import Observation
-from fold_core.timefmt import parse_instant
+from fold_core.store.locate import open_store
+from fold_core.timefmt import instant, parse_instant
+from fold_host.cycle.learning import learning_for
+from fold_host.hostdb import open_host_db
 
 __all__ = ["FEEDBACK_SOURCE", "MEANINGS", "save_feedback"]
 
@@ -38,16 +41,13 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     rejection, refs = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
-    from fold_host.hostdb import open_host_db
-    from fold_host.cycle.learning import learning_for
-
     feedback = {"target": item, "action": action or meaning, "meaning": meaning, "via": via}
     if value is not None:
         feedback["value"] = value
     if until is not None:
         feedback["until"] = until
     key = hashlib.sha256(json.dumps([feedback, now], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:10]
-    stamp = parse_instant(now).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = instant(now).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     native = f"{stamp}-{key}"
     observation = Observation(id=f"{FEEDBACK_SOURCE}:{native}", source=FEEDBACK_SOURCE, channel="feedback",
                               sender="user", at=now, observed_at=now, title=f"{meaning}: {item}",
@@ -79,8 +79,6 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
 def _check_item(store_dir: str, item: str, now: str) -> tuple[dict | None, list[str]]:
     """``(None, observation ids its sources cite)`` when feedback may target ``item`` (active or
     withdrawn); else ``(the rejection, [])``."""
-    from fold_core.store.locate import open_store
-
     answer = open_store(store_dir).state_document(now=now, item=item, depth=0, not_active=0)
     if answer.exit_code == 0:
         view = answer.document.get("item") or {}

@@ -20,7 +20,8 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 
 from fold_core.observation import KEY_LIMIT, sender_key
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant
+from fold_host.hostdb import HostDB
 
 __all__ = ["LEARN_DAYS", "MAX_LEARNED", "learned_for", "learning_for"]
 
@@ -30,10 +31,10 @@ _NOTED = ("ack", "snooze", "act", "decide")
 
 
 def _utc(now: str) -> str:
-    return parse_instant(now).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return instant(now).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def learning_for(db, item: str, refs, meaning: str, now: str) -> dict | None:
+def learning_for(db: HostDB, item: str, refs, meaning: str, now: str) -> dict | None:
     """The ``learning`` part of ``HostDB.add_feedback`` for one feedback, or None when it teaches nothing."""
     if meaning not in _NOTED and meaning != "input":
         return None
@@ -51,9 +52,9 @@ def learning_for(db, item: str, refs, meaning: str, now: str) -> dict | None:
 
 
 def _since(now: str) -> str:
-    return (parse_instant(now) - timedelta(days=LEARN_DAYS)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (instant(now) - timedelta(days=LEARN_DAYS)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def learned_for(db, now: str) -> list[dict]:
+def learned_for(db: HostDB, now: str) -> list[dict]:
     """``user.learned`` at ``now``: the counts of the last ``LEARN_DAYS`` days (older feedback is dropped)."""
     return db.learned(_since(now), MAX_LEARNED)

@@ -15,7 +15,8 @@ Read top to bottom, this is the data's path::
 
 ``tick`` is all of it once (``foldctl tick``); the daemon polls each source
 on its own schedule and calls ``run_window`` when there is something to do.
-Nothing here reads a clock: ``now`` comes from the caller.
+Both run over a ``Host`` (``fold_host.cycle.host``). Nothing here reads a
+clock: ``now`` comes from the caller.
 """
 
 from __future__ import annotations
@@ -23,101 +24,26 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from fold_core.errors import ConfigError
+from fold_core.store.base import Store
 from fold_core.store.location import is_url
 from fold_core.timefmt import compact_duration
 from fold_host.cycle.citations import settle_cited
 from fold_host.cycle.context import build_input
+from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.cycle.editor import OUTCOMES, ask_editor
 from fold_host.cycle.fallback import editor_status
-from fold_host.hostdb import ClaimLost, open_host_db
-from fold_host.hostdb.guard import clear_halt, quick_check
+from fold_host.cycle.host import Host, same_instance
 from fold_host.cycle.reminders import fire_due
 from fold_host.cycle.signal import decide_signal
-from fold_host.skill import load_skill, output_schema
-from fold_host.cycle.sources import Poller, coverage
-from fold_host.cycle.windows import (drop_intent, drop_window, events_of, last_window, load_intent, load_window,
-                               note_failure, open_window, settle, still_pending)
+from fold_host.cycle.windows import (Window, drop_intent, drop_window, events_of, last_window, load_intent,
+                                     load_window, note_failure, open_window, retry_window, settle, still_pending)
+from fold_host.hostdb import ClaimLost, HostDB
+from fold_host.hostdb.guard import clear_halt, quick_check
 
 __all__ = ["CycleReport", "Host", "OUTCOMES", "deliver_records", "describe_error", "run_window", "same_instance",
            "tick"]
-
-
-
-class Host:
-    """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
-
-    def __init__(self, config, location: str, *, reuse: "Host | None" = None, holder: str | None = None) -> None:
-        """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept.
-
-        ``holder``: this host's id among several (a store in PostgreSQL: ``presence``).
-        """
-        from fold_core.store.locate import create, open_store
-        from fold_core.store.meta import DEFAULT_BUDGET
-
-        if config.agent is None:
-            where = str(config.path) if config.path else "(embedded defaults)"
-            raise ConfigError(f"{where}: [agent], field 'type': no editor: no [agent] is configured and no "
-                              "baseline editor is installed", file=where, instance="agent", field="type")
-        self.config, self.location = config, location
-        self.holder = reuse.holder if reuse is not None else holder
-        create(location, DEFAULT_BUDGET)  # a cycle writes: like commit, it creates the store on first use
-        self.store = reuse.store if reuse is not None else open_store(location)
-        self._pool = reuse._pool if reuse is not None else None
-        if self._pool is None and is_url(location):  # the host's tables: in the store's database, shared
-            from fold_host.hostdb.pg.database import PgHostPool
-
-            self._pool = PgHostPool(location, holder=self.holder, lease=config.host.lease.total_seconds())
-        kept = {instance.name: (instance, adapter) for instance, adapter in reuse.adapters} if reuse else {}
-        self.adapters = [(instance, kept[instance.name][1]) if same_instance(kept.get(instance.name), instance)
-                         else (instance, _build(instance)) for instance in config.adapters]
-        self.consumers = config.consumers
-        self.agent = _build(config.agent)
-        self.agent_type = config.agent.type_name
-        self.agent_is_default = not config.agent_configured
-        self.actor = f"agent:{self.agent_type}"
-        self.skill = load_skill(config.host.language)
-        self.output_schema = output_schema()
-        self.poller = reuse.poller if reuse is not None else Poller(config.host.max_backoff)
-        self.guard = reuse.guard if reuse is not None else None  # the daemon's HostDBGuard: its connections check host.db is still the same file
-
-    @property
-    def store_dir(self) -> str:
-        """The store's location (a directory, or a URL): the name older callers use."""
-        return self.location
-
-    def open_db(self):
-        if self._pool is not None:
-            return self._pool.open()
-        if self.guard is not None:
-            return self.guard.open()
-        return open_host_db(self.location)
-
-    def describe_agent(self) -> str:
-        text = getattr(self.agent, "describe", lambda: self.agent_type)()
-        if self.agent_is_default:
-            text += ", the default: no [agent] in plugins.toml"
-        return text
-
-    def coverage(self, db) -> list[dict]:
-        return coverage(db, self.adapters)
-
-    def close(self, *, refresh_snapshot: bool = False) -> None:
-        """Release the adapters; a long-lived host (the daemon) also brings the snapshot up to date.
-
-        One ``tick`` does not refresh it: like ``foldctl commit``, that would rewrite it on every run.
-        """
-        for _, adapter in self.adapters:
-            try:
-                adapter.close()
-            except Exception:  # closing is best effort; the cycle's data is already safe
-                pass
-        if refresh_snapshot:
-            self.store.recorder.close()
-            if self._pool is not None:
-                self._pool.close()
 
 
 @dataclass
@@ -175,7 +101,7 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
     return report
 
 
-def run_window(host: Host, db, now: datetime, now_text: str, *, deliver: bool = True) -> CycleReport:
+def run_window(host: Host, db: HostDB, now: datetime, now_text: str, *, deliver: bool = True) -> CycleReport:
     """Reminders → signal → context → editor → commit → mark → consumers (``deliver``: the caller delivers)."""
     fire_due(db, now, now_text)
     _register_consumers(host, db, now_text)
@@ -195,7 +121,7 @@ def run_window(host: Host, db, now: datetime, now_text: str, *, deliver: bool = 
     return report
 
 
-def _finish_interrupted_commit(host: Host, db, window, now_text: str) -> CycleReport | None:
+def _finish_interrupted_commit(host: Host, db: HostDB, window: Window | None, now_text: str) -> CycleReport | None:
     """A previous cycle kept an accepted answer but died before marking: commit it (again) and settle."""
     intent = load_intent(db, window) if window is not None else None
     if intent is None or window is None or intent["batch_id"] != window.batch_id:
@@ -208,7 +134,8 @@ def _finish_interrupted_commit(host: Host, db, window, now_text: str) -> CycleRe
     return CycleReport(window.signal, 0, OUTCOMES[answer.document["type"]], answer.document)
 
 
-def _window(host: Host, db, window, now: datetime, now_text: str):
+def _window(host: Host, db: HostDB, window: Window | None, now: datetime,
+            now_text: str) -> tuple[Window, list] | None:
     """``(window, events)`` to work on — the one left open (``window``), else a new one — or None."""
     if window is not None and still_pending(db, window) and (window.event_ids or db.pending_count() == 0):
         return window, events_of(db, window)
@@ -232,28 +159,28 @@ def _window(host: Host, db, window, now: datetime, now_text: str):
     return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 
-def _edit(host: Host, db, window, events, now_text: str) -> CycleReport:
+def _edit(host: Host, db: HostDB, window: Window, events: list, now_text: str) -> CycleReport:
     document = build_input(host.store, db, now=now_text, batch_id=window.batch_id, user=_user(host),
                            events=events, signal=window.signal)
     result = ask_editor(host, db, window, document, now_text)
     if result.error and _codes(result.error) == {"batch_conflict"}:
         # host.db lost track of an accepted window: the derived id is taken, so derive a fresh one.
-        window = open_window(db, window.signal, window.event_ids, now_text, retry=window.retry + 1,
-                             replaces=window.batch_id)
+        window = retry_window(db, window, now_text)
         document["batch_id"] = window.batch_id
         result = ask_editor(host, db, window, document, now_text)
-    if result.accepted:
+    if result.receipt is not None:  # accepted
         pause_point(host.location, "after_commit")
         settle(db, window, result.dispositions, receipt=result.receipt, now=now_text)
         return CycleReport(window.signal, result.attempts, OUTCOMES[result.receipt["type"]], result.receipt,
                            fallback=result.fallback, unreachable=result.unreachable)
-    note_failure(db, window, result.error, attempts=result.attempts, now=now_text)
-    receipt = result.error if "errors" in result.error else None
+    error = result.error or {}  # a window that was not accepted always says why
+    note_failure(db, window, error, attempts=result.attempts, now=now_text)
+    receipt = error if "errors" in error else None
     return CycleReport(window.signal, result.attempts, "failed", receipt, error=result.error,
                        fallback=result.fallback, unreachable=result.unreachable)
 
 
-def spell_duration(span) -> str:
+def spell_duration(span: timedelta) -> str:
     """A configured duration as people write it (``7d``, ``1d12h``)."""
     return compact_duration(int(span.total_seconds()))
 
@@ -267,20 +194,16 @@ def _user(host: Host) -> dict:
     return {"background": user.background, "purpose": user.purpose, "feedback_policy": user.feedback_policy}
 
 
-def _register_consumers(host: Host, db, now_text: str) -> None:
+def _register_consumers(host: Host, db: HostDB, now_text: str) -> None:
     """A consumer seen for the first time starts at the event_seq current now, before this cycle's commit."""
     if host.consumers:
-        from fold_host.cycle.delivery import register_new
-
         register_new(db, host.location, host.consumers, now=now_text, store=host.store)
 
 
-def deliver_records(host: Host, db, now_text: str, store=None) -> list[dict]:
+def deliver_records(host: Host, db: HostDB, now_text: str, store: Store | None = None) -> list[dict]:
     """Hand the consumers what is new (``store``: a reader of the caller's; default the host's own)."""
     if not host.consumers:
         return []
-    from fold_host.cycle.delivery import deliver_all
-
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.reader_language, coverage=host.coverage(db),
@@ -297,16 +220,3 @@ def pause_point(location: str, point: str) -> None:
         with open(os.path.join(folder, f"paused.{point}"), "w") as marker:
             marker.write(str(os.getpid()))
         time.sleep(600)
-
-
-def same_instance(kept: tuple | None, instance) -> bool:
-    """Whether a running ``(instance, adapter)`` has the type and settings of ``instance`` (a reload keeps it)."""
-    return kept is not None and kept[0].type_name == instance.type_name and kept[0].settings == instance.settings
-
-
-def _build(instance):
-    try:
-        return instance.build()
-    except Exception as error:
-        raise ConfigError(f"{instance.kind} {instance.name!r} (type {instance.type_name!r}) could not be set up: "
-                          f"{type(error).__name__}: {error}", instance=instance.name, field="type") from None

@@ -15,16 +15,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from fold_core.observation import Observation
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant
+from fold_host.hostdb import HostDB
 
 __all__ = ["REMINDER_SOURCE", "fire_due", "reminder_observation", "unfired"]
 
 REMINDER_SOURCE = "reminder"
 
 
-def unfired(db) -> list[dict]:
+def unfired(db: HostDB) -> list[dict]:
     """Reminders that have not fired yet, soonest first."""
-    return sorted(db.unfired_reminders(), key=lambda r: (parse_instant(r["due_at"]).timestamp(), r["id"]))
+    return sorted(db.unfired_reminders(), key=lambda r: (instant(r["due_at"]).timestamp(), r["id"]))
 
 
 def reminder_observation(reminder: dict, *, now_text: str) -> Observation:
@@ -37,11 +38,11 @@ def reminder_observation(reminder: dict, *, now_text: str) -> Observation:
                   "requested_at": reminder["requested_at"]})
 
 
-def fire_due(db, now: datetime, now_text: str) -> int:
+def fire_due(db: HostDB, now: datetime, now_text: str) -> int:
     """Turn every reminder due at ``now`` into its observation; the number fired."""
     fired = 0
     for reminder in unfired(db):
-        if parse_instant(reminder["due_at"]) > now:
+        if instant(reminder["due_at"]) > now:
             break
         fired += db.add_observations([reminder_observation(reminder, now_text=now_text)])
         db.reminder_fired(reminder["id"], now=now_text)

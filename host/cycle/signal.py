@@ -29,14 +29,15 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from fold_core.observation import Observation
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant
+from fold_host.hostdb import HostDB
 
 __all__ = ["FIRST_CYCLE_KEY", "decide_signal", "next_review_at"]
 
 FIRST_CYCLE_KEY = "first_cycle_at"
 
 
-def decide_signal(db, *, now: datetime, now_text: str, review_every: timedelta, max_events: int,
+def decide_signal(db: HostDB, *, now: datetime, now_text: str, review_every: timedelta, max_events: int,
                   coverage: Sequence[dict], last_window: dict | None,
                   max_deferred: int = 0) -> tuple[dict, list[Observation]] | None:
     """``(signal, events)`` for this cycle, or None when the editor has nothing to do.
@@ -80,10 +81,10 @@ def _offered(deferred: Sequence[Observation]) -> str:
 def next_review_at(last_window: dict | None, anchor: str, review_every: timedelta) -> datetime:
     """When the next zero-event review is due."""
     since = last_window["to"] if last_window else anchor
-    return parse_instant(since) + review_every
+    return instant(since) + review_every
 
 
-def _anchor(db, now_text: str) -> str:
+def _anchor(db: HostDB, now_text: str) -> str:
     anchor = db.meta(FIRST_CYCLE_KEY)
     if anchor is None:
         db.set_meta(FIRST_CYCLE_KEY, now_text)
@@ -99,9 +100,9 @@ def _signal(kind: str, reason: str, received: int, start: str, end: str, coverag
 
 def _latest(events: Sequence[Observation], now: datetime) -> str:
     """The last observation time among ``events`` (never after ``now``)."""
-    latest = max(events, key=lambda event: parse_instant(event.observed_at))
-    return latest.observed_at if parse_instant(latest.observed_at) <= now else now.isoformat(timespec="seconds")
+    latest = max(events, key=lambda event: instant(event.observed_at))
+    return latest.observed_at if instant(latest.observed_at) <= now else now.isoformat(timespec="seconds")
 
 
 def _earliest(start: str, end: str) -> str:
-    return start if parse_instant(start) <= parse_instant(end) else end
+    return start if instant(start) <= instant(end) else end

@@ -39,9 +39,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from fold_core.observation import Health, Poll
-from fold_core.timefmt import parse_instant
 from fold_core.bounded import Hung, Job, Worker, backoff
+from fold_core.config import Instance
+from fold_core.observation import Health, Poll
+from fold_core.plugin_api import Adapter
+from fold_core.timefmt import parse_instant
+from fold_host.hostdb import ClaimLost, HostDB
 
 __all__ = ["BACKOFF_CAP", "MAX_BACKOFF", "PollOutcome", "Poller", "coverage", "lease_name", "next_delay",
            "server_delay", "settings_digest"]
@@ -95,7 +98,7 @@ def lease_name(instance: Any) -> str:
     return f"source:{instance.name}"
 
 
-def coverage(db, adapters: Sequence[tuple[Any, Any]]) -> list[dict]:
+def coverage(db: HostDB, adapters: Sequence[tuple[Instance, Adapter]]) -> list[dict]:
     """Per configured source, its health (§9 ``coverage``): ``HostDB.source_health``."""
     return db.source_health(instance for instance, _ in adapters)
 
@@ -107,7 +110,7 @@ class Poller:
         self._hung = Hung()
         self.max_backoff = max_backoff
 
-    def due(self, db, instance: Any, now: datetime, slack: timedelta = timedelta(0)) -> bool:
+    def due(self, db: HostDB, instance: Any, now: datetime, slack: timedelta = timedelta(0)) -> bool:
         """Whether the source should be polled at ``now`` (backoff, Retry-After, disabled).
 
         :param slack: how early a poll may come (the daemon's interval job fires at
@@ -124,7 +127,8 @@ class Poller:
         moment = parse_instant(next_poll_at) if next_poll_at else None
         return moment is None or moment <= now + slack
 
-    def poll_due(self, db, adapters: Sequence[tuple[Any, Any]], now: datetime, now_text: str) -> list[PollOutcome]:
+    def poll_due(self, db: HostDB, adapters: Sequence[tuple[Instance, Adapter]], now: datetime,
+                 now_text: str) -> list[PollOutcome]:
         """Poll every due source at once; keep each result as it comes; never raise for a source."""
         due = [(i, a) for i, a in adapters if self.due(db, i, now)]
         held = [(i, a) for i, a in due if db.take_lease(lease_name(i))]
@@ -136,16 +140,16 @@ class Poller:
             for instance, _ in held:
                 db.release_lease(lease_name(instance))
 
-    def _poll(self, db, due, now: datetime, now_text: str) -> list[PollOutcome]:
+    def _poll(self, db: HostDB, due: Sequence[tuple[Instance, Adapter]], now: datetime, now_text: str) -> list[PollOutcome]:
         started = [(instance, time.monotonic() + instance.settings.poll_timeout.total_seconds(),
-                    *self._start(db, instance, adapter, now)) for instance, adapter in due]
+                    self._start(db, instance, adapter, now)) for instance, adapter in due]
         outcomes = []
-        for instance, deadline, worker, job in started:
-            poll = self._result(instance, worker, job, deadline - time.monotonic())
+        for instance, deadline, running in started:
+            poll = self._result(instance, running, deadline - time.monotonic())
             outcomes.append(self._keep(db, instance, poll, now, now_text))
         return outcomes
 
-    def poll_one(self, db, instance: Any, adapter: Any, now: datetime, now_text: str,
+    def poll_one(self, db: HostDB, instance: Instance, adapter: Adapter, now: datetime, now_text: str,
                  slack: timedelta = timedelta(0), *, force: bool = False) -> PollOutcome | None:
         """Poll one source if it is due (the daemon's per-source job); None when not due.
 
@@ -162,17 +166,20 @@ class Poller:
         finally:
             db.release_lease(lease_name(instance))
 
-    def _start(self, db, instance, adapter, now) -> tuple[Worker | None, Job | None]:
+    def _start(self, db: HostDB, instance: Instance, adapter: Adapter,
+               now: datetime) -> tuple[Worker, Job] | None:
+        """The poll's worker and its job; None while the previous poll of the source still hangs."""
         if self._hung.busy(instance.name):
-            return None, None
+            return None
         cursor = db.cursor(instance.name)
         worker = Worker(f"poll-{instance.name}")
         return worker, worker.submit(lambda: adapter.poll(cursor, now=now))
 
-    def _result(self, instance, worker: Worker | None, job: Job | None, seconds: float) -> Poll:
-        if job is None:
+    def _result(self, instance: Instance, running: tuple[Worker, Job] | None, seconds: float) -> Poll:
+        if running is None:
             return Poll(health=Health.failed(
                 "timeout", "the previous poll has not finished yet (it hung past poll_timeout)"))
+        worker, job = running
         try:
             poll = job.wait(seconds)
         except TimeoutError:
@@ -193,9 +200,7 @@ class Poller:
                             f"found {strangers[0]!r}; nothing of this poll was kept"))
         return poll
 
-    def _keep(self, db, instance, poll: Poll, now: datetime, now_text: str) -> PollOutcome:
-        from fold_host.hostdb import ClaimLost
-
+    def _keep(self, db: HostDB, instance: Instance, poll: Poll, now: datetime, now_text: str) -> PollOutcome:
         try:
             added = db.record_poll(instance.name, poll, now=now_text)
         except ClaimLost as lost:  # another host polls it now: it keeps what it finds

@@ -12,7 +12,10 @@ its size is the ``ToolBox``'s.
 from __future__ import annotations
 
 from fold_core.editor_tools import EditorTools
+from fold_core.store.base import Store
+from fold_core.store.locate import open_store
 from fold_core.timefmt import instant_key
+from fold_host.hostdb import HostDB, open_host_db
 
 __all__ = ["HostTools"]
 
@@ -28,18 +31,14 @@ class HostTools(EditorTools):
 
     def __init__(self, store_dir: str, now: str) -> None:
         self.store_dir, self.now = str(store_dir), now
-        self._store = None
+        self._store: Store | None = None
 
-    def _reader(self):
+    def _reader(self) -> Store:
         if self._store is None:
-            from fold_core.store.locate import open_store
-
             self._store = open_store(self.store_dir)
         return self._store
 
-    def _db(self):
-        from fold_host.hostdb import open_host_db
-
+    def _db(self) -> HostDB:
         return open_host_db(self.store_dir)
 
     # -- items ------------------------------------------------------------------

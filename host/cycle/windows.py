@@ -25,11 +25,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import timezone
 
-from fold_core.timefmt import parse_instant
+from fold_core.timefmt import instant
+from fold_host.hostdb import ClaimLost, HostDB
 from fold_host.hostdb.one_host import INTENT_KEY, WINDOW_KEY
 
-__all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of", "last_failure", "last_window", "load_intent", "load_window",
-           "note_failure", "open_window", "save_intent", "settle", "still_pending"]
+__all__ = ["Window", "derive_batch_id", "drop_intent", "drop_window", "events_of", "last_failure", "last_window",
+           "load_intent", "load_window", "note_failure", "open_window", "retry_window", "save_intent", "settle",
+           "still_pending"]
 
 LAST_KEY, FAILURE_KEY = "last_window", "last_failure"
 WINDOW_OUTCOMES = {"commit": "committed", "checked": "checked", "acknowledge": "acknowledged"}  # counted per window
@@ -39,7 +41,7 @@ def derive_batch_id(event_ids: Sequence[str], signal_type: str, window_end: str)
     """The batch_id of a window: the same window always gives the same id."""
     canonical = json.dumps([sorted(event_ids), signal_type, window_end], ensure_ascii=False, separators=(",", ":"))
     digest = hashlib.sha256(canonical.encode()).hexdigest()[:16]
-    end = parse_instant(window_end).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    end = instant(window_end).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return f"fold-{signal_type}-{end}-{digest}"
 
 
@@ -64,7 +66,7 @@ class Window:
                    now=data["now"], retry=data.get("retry", 0))
 
 
-def open_window(db, signal: dict, event_ids: Sequence[str], now: str, *, retry: int = 0,
+def open_window(db: HostDB, signal: dict, event_ids: Sequence[str], now: str, *, retry: int = 0,
                 replaces: str | None = None) -> Window | None:
     """Derive and persist a new window; None when another host holds one like it (a review) first.
 
@@ -80,53 +82,61 @@ def open_window(db, signal: dict, event_ids: Sequence[str], now: str, *, retry: 
     return window
 
 
-def load_window(db) -> Window | None:
+def retry_window(db: HostDB, window: Window, now: str) -> Window:
+    """``window`` again under a fresh batch_id (its derived one is taken: ``batch_conflict``), replacing it."""
+    fresh = open_window(db, window.signal, window.event_ids, now, retry=window.retry + 1, replaces=window.batch_id)
+    if fresh is None:  # a replacing window is never turned away: another host holding it is ``ClaimLost``
+        raise ClaimLost(f"the window {window.batch_id} could not be replaced")
+    return fresh
+
+
+def load_window(db: HostDB) -> Window | None:
     """The window a previous cycle left open (it died or failed before settling)."""
     data = db.window_row()
     return Window.from_json(data) if data else None
 
 
-def still_pending(db, window: Window) -> bool:
+def still_pending(db: HostDB, window: Window) -> bool:
     """Whether every event of ``window`` is still pending or deferred (else the window is stale)."""
     return db.all_open(window.event_ids)
 
 
-def events_of(db, window: Window) -> list:
+def events_of(db: HostDB, window: Window) -> list:
     """The window's observations, in arrival order."""
     return db.observations_by_id(window.event_ids)
 
 
-def drop_intent(db, window: Window) -> None:
+def drop_intent(db: HostDB, window: Window) -> None:
     db.drop_window_intent(window.batch_id)
 
 
-def drop_window(db, window: Window) -> None:
+def drop_window(db: HostDB, window: Window) -> None:
     db.drop_window_row(window.batch_id)
 
 
-def save_intent(db, window: Window, *, actor: str, batch: dict, dispositions: list, now: str) -> None:
+def save_intent(db: HostDB, window: Window, *, actor: str, batch: dict, dispositions: list, now: str) -> None:
     """The accepted-by-the-host answer, kept before it goes to the store."""
     db.save_window_intent(window.batch_id, {"batch_id": window.batch_id, "actor": actor, "batch": batch,
                                             "dispositions": dispositions, "now": now})
 
 
-def load_intent(db, window: Window) -> dict | None:
+def load_intent(db: HostDB, window: Window) -> dict | None:
     return db.window_intent(window.batch_id)
 
 
-def settle(db, window: Window, dispositions: Sequence[dict], *, receipt: dict, now: str) -> None:
+def settle(db: HostDB, window: Window, dispositions: Sequence[dict], *, receipt: dict, now: str) -> None:
     """Mark the window's observations, clear the window and intent, note the last window: one transaction."""
     last = {"batch_id": window.batch_id, "type": window.signal["type"], "to": window.signal["window"]["to"],
             "settled_at": now, "outcome": receipt.get("type"), "event_seq": receipt.get("event_seq")}
     db.settle_window(dispositions, batch_id=window.batch_id, now=now, drop=(WINDOW_KEY, INTENT_KEY, FAILURE_KEY),
-                     note=(LAST_KEY, last), outcome=WINDOW_OUTCOMES.get(receipt.get("type")))
+                     note=(LAST_KEY, last), outcome=WINDOW_OUTCOMES.get(receipt.get("type", "")))
 
 
-def last_window(db) -> dict | None:
+def last_window(db: HostDB) -> dict | None:
     return db.meta(LAST_KEY)
 
 
-def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) -> None:
+def note_failure(db: HostDB, window: Window, error: dict, *, attempts: int, now: str) -> None:
     """A window the editor could not settle: its observations stay pending; doctor shows why.
 
     Unless the editor was not reached at all (``agent_unavailable``: not the
@@ -140,5 +150,5 @@ def note_failure(db, window: Window, error: dict, *, attempts: int, now: str) ->
                    drop=(WINDOW_KEY, INTENT_KEY), note=(FAILURE_KEY, failure), batch_id=window.batch_id)
 
 
-def last_failure(db) -> dict | None:
+def last_failure(db: HostDB) -> dict | None:
     return db.meta(FAILURE_KEY)

@@ -23,8 +23,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from fold_core.errors import FoldError
+from fold_core.state import State
 from fold_core.store.location import is_url
 from fold_core.timefmt import parse_instant
+from fold_host.daemon.hostlock import host_running
+from fold_host.hostdb import host_db_exists, open_host_db
 from fold_host.words import Sentence
 
 __all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "daemon_check", "health", "host_db_check", "hosts_check"]
@@ -66,9 +70,6 @@ def _holder_pid(holder: str) -> int | None:
 
 def host_db_check(store_dir: str) -> tuple[bool, str, dict | None]:
     """``(ok, detail, daemon record)``: host.db opens and reads (it may not exist yet)."""
-    from fold_core.errors import FoldError
-    from fold_host.hostdb import host_db_exists, open_host_db
-
     try:
         if not host_db_exists(store_dir):
             return True, "no host database yet: the first cycle creates it", None
@@ -84,8 +85,6 @@ def host_db_check(store_dir: str) -> tuple[bool, str, dict | None]:
 
 def hosts_check(location: str) -> tuple[bool, str]:
     """``(ok, detail)`` on a store in PostgreSQL: a daemon runs, or the last one stopped cleanly (or none ran)."""
-    from fold_host.hostdb import open_host_db
-
     with open_host_db(location) as db:
         daemons = [row for row in db.hosts() if row["command"] == "foldctl run"]
     running = [row for row in daemons if row["alive"]]
@@ -101,11 +100,8 @@ def hosts_check(location: str) -> tuple[bool, str]:
                    "stop: start it again (`foldctl run`)")
 
 
-def health(store_dir: str, read_store: Callable[[], object], now: datetime) -> tuple[bool, dict]:
+def health(store_dir: str, read_store: Callable[[], State], now: datetime) -> tuple[bool, dict]:
     """``(ok, {name: {"ok", "detail"}})`` — see the module docstring."""
-    from fold_core.errors import FoldError
-    from fold_host.daemon.hostlock import host_running
-
     checks: dict[str, dict] = {}
     try:
         state = read_store()

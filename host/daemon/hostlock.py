@@ -34,16 +34,17 @@ class HostLock:
     def __init__(self, store_dir: str, what: str) -> None:
         os.makedirs(store_dir, exist_ok=True)
         self.path = os.path.join(store_dir, FILE_NAME)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd: int | None = fd  # None once released
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = self.holder()
-            os.close(self._fd)
+            os.close(fd)
             raise HostBusy(f"another Fold host works on the store {store_dir}: {holder or 'unknown process'}; "
                            "only one `foldctl run` (or one `foldctl tick` at a time) per store") from None
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, f"pid {os.getpid()}: foldctl {what}\n".encode())
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}: foldctl {what}\n".encode())
 
     def holder(self) -> str:
         try:

@@ -19,9 +19,14 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from fold_core.errors import FoldError
 from fold_core.store.location import is_url
+from fold_host.daemon.hostlock import HostLock
+
+if TYPE_CHECKING:
+    from fold_host.hostdb.pg.database import PgHostDB
 
 __all__ = ["HostPresence", "presence"]
 
@@ -30,8 +35,6 @@ __all__ = ["HostPresence", "presence"]
 def presence(location: str, what: str, lease: float, log: Callable[..., None] | None = None) -> Iterator[str | None]:
     """Hold the right to work on the store at ``location``; yields this host's id (None on a directory)."""
     if not is_url(location):
-        from fold_host.daemon.hostlock import HostLock
-
         with HostLock(location, what):
             yield None
         return
@@ -48,7 +51,7 @@ class HostPresence:
         self.log = log or (lambda event, **fields: None)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._db = None
+        self._db: PgHostDB | None = None
 
     def __enter__(self) -> "HostPresence":
         self._db = self._open()
@@ -70,7 +73,8 @@ class HostPresence:
             if self._db is not None:
                 self._db.close()
 
-    def _open(self):
+    def _open(self) -> PgHostDB:
+        # lazy: psycopg loads only for a store in PostgreSQL
         from fold_host.hostdb.pg.database import open_pg_host_db
 
         return open_pg_host_db(self.location, holder=self.id, lease=self.lease)

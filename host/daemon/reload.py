@@ -21,16 +21,19 @@ One ``reload`` line says what changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
+
+from fold_core.config import Config
+from fold_core.errors import ConfigError, FoldError
+from fold_host.cycle.pipeline import Host
+from fold_host.daemon.scheduler import Daemon
 
 __all__ = ["reload"]
 
 
-def reload(daemon, load_config) -> bool:
+def reload(daemon: Daemon, load_config: Callable[[], Config]) -> bool:
     """Apply the configuration ``load_config()`` returns; False (and logged) when it is refused."""
-    from fold_core.errors import ConfigError, FoldError
-    from fold_host.cycle.pipeline import Host
-
     log, running = daemon.log, daemon.host
     try:
         config = load_config()
@@ -54,14 +57,14 @@ def reload(daemon, load_config) -> bool:
     return True
 
 
-def _store_moved(running, config) -> str | None:
+def _store_moved(running: Host, config: Config) -> str | None:
     if config.store != running.config.store:
         return (f"[store] path changed ({running.config.store} → {config.store}); this daemon works on "
                 f"{running.store_dir}: restart it to move")
     return None
 
 
-def _swap(daemon, running, host) -> dict:
+def _swap(daemon: Daemon, running: Host, host: Host) -> dict:
     """Put ``host`` in place of ``running``; the poll jobs follow the sources. What changed, for the log."""
     old = {instance.name: (instance, adapter) for instance, adapter in running.adapters}
     new = {instance.name: (instance, adapter) for instance, adapter in host.adapters}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from fold_core.timefmt import parse_instant
+from fold_host.hostdb import HostDB
 
 __all__ = ["RETAIN_EVERY", "retain"]
 
@@ -17,7 +18,7 @@ RETAIN_EVERY = timedelta(hours=1)
 LAST_KEY = "retained_at"
 
 
-def retain(db, keep: timedelta | None, now: datetime, now_text: str) -> int | None:
+def retain(db: HostDB, keep: timedelta | None, now: datetime, now_text: str) -> int | None:
     """Drop the text of processed observations older than ``keep``; how many, or None when not due."""
     if keep is None:
         return None

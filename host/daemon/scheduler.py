@@ -31,7 +31,7 @@ and ``/healthz``) and waits to be restarted; it never builds a new host.db
 under itself.
 
 On a store in PostgreSQL any number of daemons (on any number of machines)
-share the work (``presence``, ``hostdb.pg_shared``): a source is polled by
+share the work (``presence``, ``hostdb.pg.shared``): a source is polled by
 one host at a time (a poll that finds another host polling leaves the source
 to it; a watched source's news is tried again ``watch_delay`` later), windows
 are claimed, each consumer delivers from one host at a time in a delivery job
@@ -49,21 +49,30 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from fold_core.store.locate import describe
+from apscheduler.jobstores.base import ConflictingIdError
+from apscheduler.schedulers.background import BackgroundScheduler
+
 from fold_core.bounded import backoff
-from fold_host.cycle.pipeline import Host, run_window
-from fold_host.daemon.eventlog import EventLog
-from fold_host.daemon.health import HEARTBEAT_EVERY
-from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
-from fold_host.daemon.systemd import notify, watchdog_seconds
+from fold_core.errors import FoldError
+from fold_core.store.location import is_url
+from fold_core.store.locate import describe
+from fold_host.cycle.pipeline import CycleReport, Host, run_window
 from fold_host.cycle.reminders import unfired
-from fold_host.daemon.retention import retain
-from fold_host.daemon.shared_jobs import SharedJobs
 from fold_host.cycle.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.cycle.windows import last_window
+from fold_host.daemon.eventlog import EventLog
+from fold_host.daemon.health import HEARTBEAT_EVERY
+from fold_host.daemon.retention import retain
+from fold_host.daemon.shared_jobs import Coalesced, Deliveries
+from fold_host.daemon.systemd import notify, watchdog_seconds
+from fold_host.daemon.watch import Watcher
+from fold_host.hostdb import HostDB
+from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
 
 __all__ = ["Daemon"]
 
@@ -73,7 +82,7 @@ AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
 
 
-class Daemon(SharedJobs):
+class Daemon:
     """The scheduler wiring around one ``Host``."""
 
     def __init__(self, host: Host, log: EventLog) -> None:
@@ -81,29 +90,25 @@ class Daemon(SharedJobs):
         self.zone = ZoneInfo(host.config.host.timezone)
         self.cycles = 0
         self._flags = threading.Lock()
-        self._cycling = self._requested = False
+        self._cycle = Coalesced(self._flags, lambda: self.start_job(self.cycle, "cycle"))
+        self.shared = is_url(host.location)  # several hosts: deliveries in a job of their own
+        self.deliveries = Deliveries(self, self._flags)
         self._busy = 0  # jobs running now
         self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
         self._deep_check_at: float = 0.0
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
-        self.scheduler = None
+        self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
+            "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         self._stopping = threading.Event()
-        self._watchers: dict[str, tuple] = {}  # source -> (Watcher, its stop event)
+        self._watchers: dict[str, tuple[Watcher, threading.Event]] = {}  # source -> (Watcher, its stop event)
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
-        self._shared_init()
 
     # -- lifecycle ------------------------------------------------------------
 
     def start(self) -> None:
-        from apscheduler.schedulers.background import BackgroundScheduler
-
-        from fold_core.errors import FoldError
-
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
-        self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
-            "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         now = datetime.now(self.zone)
         for instance, adapter in self.host.adapters:
             self.add_source(instance, adapter, at=now)
@@ -192,7 +197,11 @@ class Daemon(SharedJobs):
             time.sleep(0.05)
         return False
 
-    def _job(self, function, *args):
+    def start_job(self, function: Callable[[], None], job_id: str) -> None:
+        """Run ``function`` as a job now (one at a time per ``job_id``)."""
+        self.scheduler.add_job(self._job(function), id=job_id, replace_existing=True)
+
+    def _job(self, function: Callable[..., None], *args: Any) -> Callable[[], None]:
         source = getattr(args[0], "name", None) if function.__name__ in ("poll", "poll_now") and args else None
 
         def job() -> None:
@@ -243,8 +252,6 @@ class Daemon(SharedJobs):
 
     def start_watcher(self, instance, adapter) -> None:
         """A watcher thread for a source that can say when it has news (each with its own stop event)."""
-        from fold_host.daemon.watch import Watcher
-
         if adapter.watch_delay() is None:
             return
         stopping = threading.Event()
@@ -264,8 +271,6 @@ class Daemon(SharedJobs):
 
     def _news(self, instance, adapter, why: str) -> None:
         """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
-        from apscheduler.jobstores.base import ConflictingIdError
-
         if self._stopping.is_set():
             return
         if why != "connected":
@@ -287,8 +292,8 @@ class Daemon(SharedJobs):
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
-            if self.deliveries_behind(db):
-                self.request_delivery()
+            if self.shared and self.deliveries.behind(db):
+                self.deliveries.request()
         for reminder in reminders:
             if reminder["id"] not in self._reminders:
                 self._reminders.add(reminder["id"])
@@ -298,41 +303,27 @@ class Daemon(SharedJobs):
                 self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
         if pending and time.monotonic() >= self._agent_retry_at:
             with self._flags:
-                idle = not self._cycling
+                idle = not self._cycle.running
             if idle:
                 self.request_cycle(f"{pending} pending observation(s)")
 
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""
-        with self._flags:
-            if self._cycling:
-                self._requested = True
-                return
-            self._cycling = True
-        self.scheduler.add_job(self._job(self.cycle), id="cycle", replace_existing=True)
+        self._cycle.request()
 
     def cycle(self) -> None:
-        try:
-            while True:
-                with self._flags:
-                    self._requested = False
-                report = self._window()
-                with self.host.open_db() as db:
-                    # Observations pausing after failed windows wait for the watch to find them ready.
-                    more = (report is not None and report.outcome not in ("failed", "nothing")
-                            and db.ready_count(self.clock()[0]) > 0)
-                with self._flags:
-                    if not (more or (self._requested and report is not None and report.outcome != "failed")):
-                        self._cycling = False
-                        return
-        except BaseException:
-            with self._flags:
-                self._cycling = False
-            raise
+        self._cycle.run(self._cycle_once)
 
-    def _window(self):
-        from fold_core.errors import FoldError
+    def _cycle_once(self) -> bool | None:
+        """One window: True when more is ready at once, None when none may follow on request (it failed)."""
+        report = self._window()
+        with self.host.open_db() as db:
+            # Observations pausing after failed windows wait for the watch to find them ready.
+            more = (report is not None and report.outcome not in ("failed", "nothing")
+                    and db.ready_count(self.clock()[0]) > 0)
+        return None if report is None or report.outcome == "failed" else more
 
+    def _window(self) -> CycleReport | None:
         now, now_text = self.clock()
         try:
             with self.host.open_db() as db:
@@ -356,7 +347,7 @@ class Daemon(SharedJobs):
         elif report.outcome != "nothing":
             self._agent_failures, self._agent_retry_at = 0, 0.0
         if self.shared and report.receipt is not None and report.outcome != "failed":
-            self.request_delivery()
+            self.deliveries.request()
         return report
 
     def _editor_failed(self) -> None:
@@ -365,7 +356,7 @@ class Daemon(SharedJobs):
         self._agent_retry_at = time.monotonic() + wait
         self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
 
-    def _schedule_review(self, db) -> None:
+    def _schedule_review(self, db: HostDB) -> None:
         anchor = db.meta(FIRST_CYCLE_KEY)
         if anchor is None:
             return

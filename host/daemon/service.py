@@ -21,25 +21,30 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from fold_host.cycle.pipeline import Host
-from fold_host.daemon.scheduler import Daemon
-from fold_host.daemon.eventlog import EventLog, ForwardedLog
+from fold_core.cli.common import emit
+from fold_core.config import Config
 from fold_core.store.location import is_url
-from fold_host.hostdb.guard import HostDBGuard
+from fold_host.cycle.pipeline import Host
+from fold_host.daemon import systemd
+from fold_host.daemon.eventlog import EventLog, ForwardedLog
 from fold_host.daemon.presence import presence
+from fold_host.daemon.reload import reload
+from fold_host.daemon.scheduler import Daemon
+from fold_host.hostdb.guard import HostDBGuard
+from fold_host.plugins import load_config as load
 
 __all__ = ["STOP_GRACE", "run"]
 
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 
 
-def run(config, store_dir: str, *, log_format: str = "text", load_config=None) -> tuple[dict, int]:
+def run(config, store_dir: str, *, log_format: str = "text",
+        load_config: Callable[[], Config] | None = None) -> tuple[dict, int]:
     """Run until SIGTERM / SIGINT; SIGHUP reloads the configuration (``load_config()``, default: the same file)."""
     if load_config is None:
-        from fold_host.plugins import load_config as load
-
         given = str(config.path) if config.path is not None else None
         load_config = lambda: load(given)  # noqa: E731
     log = EventLog(log_format, zone=ZoneInfo(config.host.timezone))
@@ -51,10 +56,7 @@ def run(config, store_dir: str, *, log_format: str = "text", load_config=None) -
         logging.getLogger().removeHandler(forwarded)
 
 
-def _run(config, store_dir: str, log: EventLog, load_config) -> tuple[dict, int]:
-    from fold_host.daemon import systemd
-    from fold_host.daemon.reload import reload
-
+def _run(config, store_dir: str, log: EventLog, load_config: Callable[[], Config]) -> tuple[dict, int]:
     with presence(store_dir, "run", config.host.lease.total_seconds(), log) as holder:
         daemon = Daemon(Host(config, store_dir, holder=holder), log)
         if not is_url(store_dir):  # several hosts on PostgreSQL: there is no host.db file to guard
@@ -94,8 +96,6 @@ def _run(config, store_dir: str, log: EventLog, load_config) -> tuple[dict, int]
         if not finished:
             # A job is still inside a poll or an editor call: leave it. Everything it did so
             # far is durable and the next start resumes the rest.
-            from fold_core.cli.common import emit
-
             emit(document)
             os._exit(0)
         daemon.host.close(refresh_snapshot=True)

@@ -1,10 +1,12 @@
-"""The daemon's jobs that only several hosts need (a store in PostgreSQL; ``daemon.Daemon`` part).
+"""Jobs run on request, and the deliveries that only several hosts need (a store in PostgreSQL).
 
-* **Deliveries in a job of their own.** With several hosts, each consumer
-  delivers from one host at a time (``hostdb.pg_shared``: its turn). A host
-  asks for a delivery after each committed window (requests made while one
-  runs are coalesced into one more), so that its windows follow one another
-  without waiting for the consumers.
+* **Coalesced requests** (``Coalesced``): the daemon's cycle and the
+  delivery job run when asked; requests made while one runs are coalesced
+  into exactly one more run.
+* **Deliveries in a job of their own** (``Deliveries``). With several hosts,
+  each consumer delivers from one host at a time (``hostdb.pg.shared``: its
+  turn). A host asks for a delivery after each committed window, so that its
+  windows follow one another without waiting for the consumers.
 * **Consumers left behind.** A record committed while another host held a
   consumer's turn is delivered by whichever host's watch job sees the
   consumer behind the store's last record next (every ``WATCH_EVERY``).
@@ -15,63 +17,103 @@ not shared between threads).
 
 from __future__ import annotations
 
-__all__ = ["SharedJobs"]
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
+
+from fold_core.store.base import Store
+from fold_core.store.locate import open_store
+from fold_core.timefmt import instant
+from fold_host.cycle.pipeline import Host, deliver_records
+from fold_host.daemon.eventlog import EventLog
+from fold_host.hostdb import HostDB
+
+__all__ = ["Coalesced", "Deliveries", "JobHost"]
 
 
-class SharedJobs:
-    """``request_delivery``, ``deliver`` and ``deliveries_behind`` (see the module doc)."""
+class Coalesced:
+    """A job started on request; requests made while it runs make exactly one more run.
 
-    def _shared_init(self) -> None:
-        from fold_core.store.location import is_url
+    ``start()`` hands the job to the scheduler; the job calls ``run(step)``.
+    """
 
-        self.shared = is_url(self.host.location)  # several hosts: deliveries in a job of their own
-        self._delivering = self._delivery_requested = False
-        self._deliveries_store = None  # the delivery job's store reader
-        self._reader = None  # the watch job's store reader
+    def __init__(self, flags: threading.Lock, start: Callable[[], None]) -> None:
+        self._flags, self._start = flags, start
+        self.running = False  # read under ``flags``
+        self._requested = False
 
-    def request_delivery(self) -> None:
-        """Ask for a delivery; requests made while one runs are coalesced into one more."""
+    def request(self) -> None:
         with self._flags:
-            if self._delivering:
-                self._delivery_requested = True
+            if self.running:
+                self._requested = True
                 return
-            self._delivering = True
-        self.scheduler.add_job(self._job(self.deliver), id="deliver", replace_existing=True)
+            self.running = True
+        self._start()
 
-    def deliver(self) -> None:
-        from fold_core.store.locate import open_store
-        from fold_host.cycle.pipeline import deliver_records
-
+    def run(self, step: Callable[[], bool | None]) -> None:
+        """``step()`` again while it answers True, or False and a request came meanwhile; None stops it."""
         try:
             while True:
                 with self._flags:
-                    self._delivery_requested = False
-                if self._deliveries_store is None:
-                    self._deliveries_store = open_store(self.host.location)
-                with self.host.open_db() as db:
-                    results = deliver_records(self.host, db, self.clock()[1], store=self._deliveries_store)
-                for result in results:
-                    if result.get("status") == "failed":
-                        self.log("problem", detail=f"consumer {result.get('consumer')} failed: {result.get('error')}")
+                    self._requested = False
+                again = step()
                 with self._flags:
-                    if not self._delivery_requested:
-                        self._delivering = False
+                    if not (again or (again is not None and self._requested)):
+                        self.running = False
                         return
         except BaseException:
             with self._flags:
-                self._delivering = False
+                self.running = False
             raise
 
-    def deliveries_behind(self, db) -> list[str]:
-        """Consumers (not waiting after a failure) behind the store's last record; none on a directory."""
-        if not self.shared or not self.host.consumers:
-            return []
-        from fold_core.store.locate import open_store
-        from fold_core.timefmt import parse_instant
 
+class JobHost(Protocol):
+    """What the deliveries use of the daemon (its ``host`` is replaced on a reload)."""
+
+    host: Host
+    log: EventLog
+
+    def clock(self) -> tuple[datetime, str]: ...
+
+    def start_job(self, function: Callable[[], None], job_id: str) -> None: ...
+
+
+class Deliveries:
+    """``request``, ``deliver`` and ``behind`` for several hosts (see the module doc)."""
+
+    def __init__(self, daemon: JobHost, flags: threading.Lock) -> None:
+        self.daemon = daemon
+        self._turn = Coalesced(flags, lambda: daemon.start_job(self.deliver, "deliver"))
+        self._store: Store | None = None  # the delivery job's store reader
+        self._reader: Store | None = None  # the watch job's store reader
+
+    def request(self) -> None:
+        """Ask for a delivery; requests made while one runs are coalesced into one more."""
+        self._turn.request()
+
+    def deliver(self) -> None:
+        self._turn.run(self._deliver_once)
+
+    def _deliver_once(self) -> bool:
+        host = self.daemon.host
+        if self._store is None:
+            self._store = open_store(host.location)
+        with host.open_db() as db:
+            results = deliver_records(host, db, self.daemon.clock()[1], store=self._store)
+        for result in results:
+            if result.get("status") == "failed":
+                self.daemon.log("problem", detail=f"consumer {result.get('consumer')} failed: {result.get('error')}")
+        return False  # again only when asked meanwhile
+
+    def behind(self, db: HostDB) -> list[str]:
+        """Consumers (not waiting after a failure) behind the store's last record."""
+        host = self.daemon.host
+        if not host.consumers:
+            return []
         if self._reader is None:
-            self._reader = open_store(self.host.location)
+            self._reader = open_store(host.location)
         head = self._reader.state().event_seq
-        now = self.clock()[0]
-        return [row["name"] for row in db.lagging_consumers(head, [c.name for c in self.host.consumers])
-                if not row["next_try_at"] or parse_instant(row["next_try_at"]) <= now]
+        now = self.daemon.clock()[0]
+        return [row["name"] for row in db.lagging_consumers(head, [c.name for c in host.consumers])
+                if not row["next_try_at"] or instant(row["next_try_at"]) <= now]

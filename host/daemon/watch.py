@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from fold_core.bounded import backoff
+from fold_core.plugin_api import WatchUnsupported
 
 __all__ = ["RETRY_CAP", "RETRY_FIRST", "Watcher"]
 
@@ -48,8 +49,6 @@ class Watcher:
         self.thread.join(seconds)
 
     def _run(self) -> None:
-        from fold_core.plugin_api import WatchUnsupported
-
         name, failures = self.instance.name, 0
         while not self.stopping.is_set():
             connected = threading.Event()

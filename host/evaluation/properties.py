@@ -11,13 +11,15 @@ order of the ``expect`` object; nothing here calls an agent or a clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fold_host.evaluation.scenarios import WEIGHTS, Scenario
 
 __all__ = ["Finding", "Run", "active_items", "check"]
+
+DUE_WORDS: dict[bool | None, str] = {True: " with due_at", False: " without due_at", None: ""}  # Surface.due
 
 
 @dataclass
@@ -56,7 +58,7 @@ def active_items(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     yield from walk(document.get("root"))
 
 
-def flatten(declarations: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+def flatten(declarations: Sequence[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
     """Declarations with their nested children, document order."""
     for declaration in declarations:
         if isinstance(declaration, Mapping):
@@ -91,7 +93,7 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
                           + ")" for i in matching) or "no active item matches"
         findings.append(Finding(f"surface /{surface.match}/ ≥ {surface.min_weight}"
                                 + (f" {surface.kind}" if surface.kind else "")
-                                + ({True: " with due_at", False: " without due_at"}.get(surface.due, "")),
+                                + DUE_WORDS[surface.due],
                                 bool(good), shown))
     for bound in expect.at_most:
         pattern = re.compile(bound.match)
@@ -100,9 +102,9 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
                                 "none above" if not above else ", ".join(f"{i['id']} ({i['weight']})" for i in above)))
     for absent in expect.absent:
         pattern = re.compile(absent.match)
-        matching = [i["id"] for i in items if pattern.search(_text(i))]
-        findings.append(Finding(f"absent /{absent.match}/", not matching,
-                                "none" if not matching else "active: " + ", ".join(matching)))
+        named = [i["id"] for i in items if pattern.search(_text(i))]
+        findings.append(Finding(f"absent /{absent.match}/", not named,
+                                "none" if not named else "active: " + ", ".join(named)))
     if expect.forbidden:
         hits = overclaims(scenario, run)
         findings.append(Finding("forbidden " + " / ".join(expect.forbidden), not hits,

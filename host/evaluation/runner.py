@@ -12,56 +12,54 @@ log, so an overclaim in a rejected attempt still counts.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from fold_core.plugin_api import extract_json
+from fold_core.store.file import create_store
+from fold_host.cycle.editor import ask_editor
+from fold_host.cycle.pipeline import OUTCOMES, Host
+from fold_host.cycle.windows import open_window
 from fold_host.evaluation.properties import Run, check
 from fold_host.evaluation.report import Result, build_report, write_reports
 from fold_host.evaluation.scenarios import Scenario, load_scenarios
+from fold_host.skill import load_skill
 
 __all__ = ["evaluate", "run_scenario", "skill_digest"]
 
 
 def skill_digest(lang: str) -> str:
     """``sha256:`` and the first 16 hex digits of the skill text's UTF-8 bytes."""
-    import hashlib
-
-    from fold_host.skill import load_skill
-
     return "sha256:" + hashlib.sha256(load_skill(lang).encode("utf-8")).hexdigest()[:16]
 
 
 def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
     """One scenario in a fresh temporary store; never raises for the editor's failures."""
-    from fold_host.cycle.pipeline import OUTCOMES, Host
-    from fold_host.cycle.editor import ask_editor
-    from fold_host.cycle.windows import open_window
-
     with tempfile.TemporaryDirectory(prefix="fold-eval-") as folder:
         store_dir = str(Path(folder) / "store")
-        from fold_core.store.file import create_store
-
         create_store(store_dir, budget=scenario.budget)
         host = Host(_for_scenario(config, scenario), store_dir)
         try:
             for number, step in enumerate(scenario.setup, 1):
-                batch = dict(step.batch)
-                batch.setdefault("batch_id", f"setup-{number}")
-                answer = host.store.commit(batch, actor="setup", now=step.now)
+                setup = dict(step.batch)
+                setup.setdefault("batch_id", f"setup-{number}")
+                answer = host.store.commit(setup, actor="setup", now=step.now)
                 if answer.exit_code != 0:
                     return _broken(scenario, f"setup batch {number} was rejected: {answer.document.get('errors')}")
-            for step in scenario.annotations:
-                answer = host.store.annotate(item=step.item, text=step.text, author=step.author, now=step.now)
+            for note in scenario.annotations:
+                answer = host.store.annotate(item=note.item, text=note.text, author=note.author, now=note.now)
                 if answer.exit_code != 0:
-                    return _broken(scenario, f"annotation on {step.item!r} was rejected: {answer.document}")
+                    return _broken(scenario, f"annotation on {note.item!r} was rejected: {answer.document}")
             before = host.store.state_document(now=scenario.now).document
             events = [event.to_event() for event in scenario.events]
             signal = _signal(scenario, before)
             with host.open_db() as db:
                 window = open_window(db, signal, [e["id"] for e in events], scenario.now)
+                if window is None:  # another host holds a review like it: never in the scenario's own store
+                    return _broken(scenario, "its window could not be opened")
                 document = {"now": scenario.now, "batch_id": window.batch_id, "user": scenario.user.document(),
                             "state": before, "pending_annotations": before["pending_annotations"],
                             "events": events, "signal": signal}
@@ -72,7 +70,8 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
             after = host.store.state_document(now=scenario.now, depth=None).document
         finally:
             host.close()
-    declared, accepted = [], []
+    declared: list[dict] = []
+    accepted: list[dict] = []
     for call in calls:
         output, _ = extract_json(call.get("response") or "")
         batch = (output or {}).get("batch") if isinstance(output, dict) else None
@@ -82,9 +81,10 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
             if call.get("outcome") in ACCEPTED:
                 accepted = [d for d in declarations if isinstance(d, dict)]
     return Run(
-        outcome=OUTCOMES[result.receipt["type"]] if result.accepted else "failed",
+        outcome=OUTCOMES[result.receipt["type"]] if result.receipt is not None else "failed",
         before=before, after=after, declarations=declared, accepted_declarations=accepted,
-        dispositions={d.get("event"): d.get("disposition") for d in result.dispositions if isinstance(d, dict)},
+        # An accepted answer's dispositions passed check_output: each names its event and disposition.
+        dispositions={d["event"]: d["disposition"] for d in result.dispositions if isinstance(d, dict)},
         receipt=result.receipt, attempts=result.attempts, calls=len(calls),
         input_tokens=sum(c.get("input_tokens") or 0 for c in calls),
         output_tokens=sum(c.get("output_tokens") or 0 for c in calls),

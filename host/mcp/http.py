@@ -24,6 +24,7 @@ import hmac
 import json
 import os
 
+from fold_core.cli.common import explain
 from fold_core.errors import UsageError
 from fold_host.web.security import is_loopback
 from fold_host.web.server import Bind, listen, serve_socket
@@ -32,7 +33,7 @@ __all__ = ["ENDPOINT", "BearerGuard", "http_app", "read_token", "resolve_bind", 
 
 ENDPOINT = "/mcp"
 INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
-GRACE = 5.0
+GRACE = 5  # seconds
 MIN_TOKEN = 16
 
 
@@ -51,8 +52,6 @@ def read_token(section) -> str | None:
                              f"{getattr(error, 'strerror', None) or error}") from None
         where = f"[mcp] token_file {section.token_file} is empty"
         if token is not None and os.stat(section.token_file).st_mode & 0o077:
-            from fold_core.cli.common import explain
-
             explain(f"foldctl mcp: warning: the token file {section.token_file} can be read by others "
                     f"(chmod 600 {section.token_file})")
     else:
@@ -108,8 +107,9 @@ class BearerGuard:
         return None
 
     def authorised(self, scope) -> bool:
+        """Whether the request carries the token; asked only when one is configured."""
         given = self._given(scope)
-        return given is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
+        return given is not None and self.token is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
 
 
 def http_app(server, bind: Bind):

@@ -28,10 +28,15 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from fold_core.errors import FoldError
+from fold_core.store.locate import open_store
 from fold_core.store.location import is_url
+from fold_core.store.meta import StoreMissing
+from fold_host.cycle.feedback import save_feedback
+from fold_host.hostdb import open_host_db
 from fold_host.mcp import catalogue
 from fold_host.mcp.report import ReportProblem, report_observation, same_report
 from fold_host.mcp.views import filter_state
+from fold_host.skill import LANGUAGES, load_skill
 
 __all__ = ["FoldDesk", "encode", "failure"]
 
@@ -57,8 +62,6 @@ class FoldDesk:
 
     def __init__(self, store_dir: str, *, source: str = "agents", timezone: str = "UTC",
                  now: str | None = None, read_only: bool = False) -> None:
-        from fold_core.store.locate import open_store
-
         self.store_dir, self.source, self.read_only = store_dir, source, read_only
         self._zone, self._now = ZoneInfo(timezone), now
         self.store = open_store(store_dir)  # a directory or a postgresql:// store
@@ -100,8 +103,6 @@ class FoldDesk:
     def read(self, uri: str) -> tuple[bool, str | dict, str]:
         """A resource: ``(True, text, mime type)``, or ``(False, error document, "")``."""
         if uri.startswith("fold://skill/"):
-            from fold_host.skill import LANGUAGES, load_skill
-
             lang = uri.removeprefix("fold://skill/")
             if lang in LANGUAGES:
                 return True, load_skill(lang), "text/markdown"
@@ -120,8 +121,6 @@ class FoldDesk:
     def _guarded(self, operation, arguments: dict) -> tuple[dict, bool]:
         try:
             if not is_url(self.store_dir) and not os.path.exists(os.path.join(self.store_dir, "meta.json")):
-                from fold_core.store.meta import StoreMissing
-
                 raise StoreMissing(f"no store at {self.store_dir} (no meta.json): `foldctl init` or the first "
                                    "`foldctl tick` creates one")
             with self._lock:
@@ -172,8 +171,6 @@ class FoldDesk:
         return {**document, "records": document["records"][-limit:]}, True
 
     def _fold_observation(self, arguments: dict) -> tuple[dict, bool]:
-        from fold_host.hostdb import open_host_db
-
         with open_host_db(self.store_dir) as db:
             detail = db.observation_detail(arguments["id"])
         if detail is None:
@@ -187,15 +184,11 @@ class FoldDesk:
         return answer.document, answer.exit_code == 0
 
     def _fold_feedback(self, arguments: dict) -> tuple[dict, bool]:
-        from fold_host.cycle.feedback import save_feedback
-
         document, code = save_feedback(self.store_dir, arguments["item"], arguments["meaning"],
                                        arguments.get("value"), arguments.get("until"), self.now(), via="mcp")
         return document, code == 0
 
     def _fold_report(self, arguments: dict) -> tuple[dict, bool]:
-        from fold_host.hostdb import open_host_db
-
         try:
             observation = report_observation(arguments, source=self.source, now=self.now())
         except ReportProblem as problem:
@@ -213,7 +206,10 @@ class FoldDesk:
 def _validator(name: str):
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(catalogue.tool(name).schema())
+    entry = catalogue.tool(name)
+    if entry is None:  # asked only for the tool being called
+        raise KeyError(f"no tool {name!r}")
+    return Draft202012Validator(entry.schema())
 
 
 def _schema_problems(entry: catalogue.Tool, arguments: object) -> list[dict]:

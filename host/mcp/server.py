@@ -71,8 +71,8 @@ def build_server(desk: FoldDesk):
 
     async def read_resource(ctx, params) -> types.ReadResourceResult:
         uri = str(params.uri)
-        ok, payload, mime = await anyio.to_thread.run_sync(desk.read, uri)
-        if not ok:
+        _, payload, mime = await anyio.to_thread.run_sync(desk.read, uri)
+        if isinstance(payload, dict):  # not found or failed: the error document
             first = payload["errors"][0]
             code = types.INVALID_PARAMS if first["code"] in NOT_FOUND else types.INTERNAL_ERROR
             raise MCPError(code, first["message"], data=payload)

@@ -34,7 +34,13 @@ import os
 import re
 
 from fold_core.errors import StoreCorrupt, UsageError
-from fold_core.store.log import fsync_dir
+from fold_core.store.file import file_store
+from fold_core.store.log import fsync_dir, line_start
+from fold_core.store.meta import StoreMissing
+from fold_core.store.parts import KINDS
+from fold_core.store.verify import verify_store
+from fold_host.hostdb import open_host_db
+from fold_host.hostdb.copy import PinnedView, ready_for_backup
 from fold_host.ops.filecopy import Produced, Range, copy_files
 
 __all__ = ["FORMAT", "backup", "restore"]
@@ -45,9 +51,6 @@ HOST_DB = "host.db"
 
 def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     """Write a backup of ``store_dir`` into ``out_dir`` (new or empty); the manifest."""
-    from fold_core.store.file import file_store
-    from fold_core.store.meta import StoreMissing
-
     if not os.path.exists(os.path.join(store_dir, "meta.json")):
         raise StoreMissing(f"no store at {store_dir} (no meta.json): nothing to back up")
     _empty_target(out_dir, "--out")
@@ -84,24 +87,18 @@ def _jobs(sources: dict, pinned) -> list:
     return jobs
 
 
-def _pin_host_db(store_dir: str):
+def _pin_host_db(store_dir: str) -> PinnedView | None:
     """A ``PinnedView`` of host.db, not pinned yet (None when there is no host.db)."""
     path = os.path.join(store_dir, HOST_DB)
     if not os.path.exists(path):
         return None
-    from fold_host.hostdb.copy import PinnedView, ready_for_backup
-
     if not ready_for_backup(path):  # a host.db never opened by the host: give it its schema and WAL first
-        from fold_host.hostdb import open_host_db
-
         open_host_db(store_dir).close()
     return PinnedView(path)
 
 
 def _open_store_files(store_dir: str, event_seq: int) -> dict:
     """``{name: (open file, bytes to copy)}``: meta, the log up to ``event_seq``, the snapshot and its parts."""
-    from fold_core.store.log import line_start
-
     opened = {"meta.json": _opened(store_dir, "meta.json")}
     log_path = os.path.join(store_dir, "events.jsonl")
     if event_seq and os.path.exists(log_path):
@@ -160,8 +157,6 @@ def _parts_named(head) -> list[str] | None:
     generation = parts.get("generation") if isinstance(parts, dict) else None
     if not isinstance(generation, str) or "/" in generation or generation.startswith("."):
         return None
-    from fold_core.store.parts import KINDS
-
     return [f"snapshot.{generation}.{kind}" for kind in KINDS]
 
 
@@ -182,8 +177,6 @@ def _empty_target(path: str, what: str) -> None:
 
 def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
     """Restore the backup in ``backup_dir`` into the new store ``store_dir``; the verify report."""
-    from fold_core.store.verify import verify_store
-
     manifest = _manifest(backup_dir)
     _empty_target(store_dir, "--store")
     os.makedirs(store_dir, exist_ok=True)
@@ -195,8 +188,6 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
                                    f"manifest ({expected}): this backup is damaged")
         fsync_dir(store_dir)
         if HOST_DB in manifest["files"]:
-            from fold_host.hostdb import open_host_db
-
             with open_host_db(store_dir) as db:
                 db.daemon_restored(now=now)
         report = verify_store(store_dir)

@@ -22,8 +22,25 @@ from __future__ import annotations
 
 import os
 import stat
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
+from fold_core.cli.common import resolve_store
+from fold_core.errors import StoreError
+from fold_core.store.locate import describe, open_store
 from fold_core.store.location import is_url
+from fold_core.store.meta import StoreMissing
+from fold_core.timefmt import compact_duration, instant
+from fold_host.cycle.fallback import editor_status
+from fold_host.cycle.pipeline import describe_error
+from fold_host.cycle.windows import last_failure
+from fold_host.daemon.health import daemon_check
+from fold_host.daemon.hostlock import host_running
+from fold_host.hostdb import FILE_NAME, HostDB, host_db_exists, open_host_db
+from fold_host.hostdb.failures import REBUILD_HINT
+from fold_host.hostdb.guard import halted
+from fold_host.ops.doctor_probe import probe_all
+from fold_host.plugins import load_config
 from fold_host.words import Sentence
 
 __all__ = ["diagnose"]
@@ -33,16 +50,9 @@ GONE_SHOWN = 5  # hosts no longer running that doctor still lists (a store in Po
 
 def diagnose(config_file: str | None, store_given: str | None, *, now: str | None = None,
              probe: bool = False) -> dict:
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    from fold_core.cli.common import resolve_store
-    from fold_core.timefmt import parse_instant
-    from fold_host.plugins import load_config
-
     config = load_config(config_file)
     store_dir = resolve_store(store_given, url_ok=True)
-    moment = parse_instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
+    moment = instant(now) if now else datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
     checks = [_config(config), _permissions(config), _store(store_dir, moment.isoformat())]
     db, problem = _open_db(store_dir)
     try:
@@ -61,8 +71,6 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
         if db is not None:
             db.close()
     if probe:
-        from fold_host.ops.doctor_probe import probe_all
-
         checks.extend(probe_all(config))
     return {"ok": all(check["status"] != "fail" for check in checks), "checks": checks}
 
@@ -92,12 +100,6 @@ def _permissions(config) -> dict:
 
 
 def _store(store_dir: str, now: str | None) -> dict:
-    from datetime import datetime, timezone
-
-    from fold_core.errors import StoreError
-    from fold_core.store.locate import describe, open_store
-    from fold_core.store.meta import StoreMissing
-
     where = describe(store_dir)
     if not is_url(store_dir) and not os.path.exists(os.path.join(store_dir, "meta.json")):
         return _check("store", "warn", Sentence("no store at {store} yet: the first `foldctl tick` creates it",
@@ -118,9 +120,6 @@ def _store(store_dir: str, now: str | None) -> dict:
 
 def _open_db(store_dir: str):
     """``(HostDB or None, why it could not be opened or None)``; a missing host.db is neither."""
-    from fold_core.errors import StoreError
-    from fold_host.hostdb import FILE_NAME, host_db_exists, open_host_db
-
     try:
         if is_url(store_dir):  # its host tables, when a cycle made them
             return (open_host_db(store_dir) if host_db_exists(store_dir) else None), None
@@ -131,12 +130,8 @@ def _open_db(store_dir: str):
         return None, str(error)
 
 
-def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
+def _host_db(db: HostDB | None, store_dir: str, problem: str | None = None) -> dict:
     """The host.db check: it opens, SQLite's quick_check passes, the daemon did not stop over it."""
-    from fold_core.errors import StoreError
-    from fold_host.hostdb.failures import REBUILD_HINT
-    from fold_host.hostdb.guard import halted
-
     stopped = halted(store_dir) if not is_url(store_dir) else None
     if problem is not None:
         return _check("host database", "fail", problem)
@@ -164,17 +159,14 @@ def _host_db(db, store_dir: str, problem: str | None = None) -> dict:
     return _check("host database", "ok", detail)
 
 
-def _daemon(db, store_dir: str, moment) -> dict:
-    from fold_host.daemon.health import daemon_check
-    from fold_host.daemon.hostlock import host_running
-
+def _daemon(db: HostDB | None, store_dir: str, moment) -> dict:
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
     record = db.daemon_record() if db is not None else None
     ok, detail = daemon_check(record, holder, moment)
     return _check("daemon", "ok" if ok else "fail", detail)
 
 
-def _hosts(db) -> list[dict]:
+def _hosts(db: HostDB | None) -> list[dict]:
     """Several hosts (PostgreSQL): the daemon check, then one per running host and the last few that stopped."""
     hosts = db.hosts() if db is not None else []
     running = [host for host in hosts if host["alive"]]
@@ -198,7 +190,7 @@ def _hosts(db) -> list[dict]:
     return checks
 
 
-def _sources(db, config, moment, daemon: dict) -> list[dict]:
+def _sources(db: HostDB | None, config, moment, daemon: dict) -> list[dict]:
     listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
         {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False}
         for i in config.adapters]
@@ -248,16 +240,11 @@ def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) 
 
 
 def _span(delta) -> str:
-    from fold_core.timefmt import compact_duration
-
     seconds = int(delta.total_seconds())
     return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
-def _agent(db, config) -> dict:
-    from fold_host.cycle.pipeline import describe_error
-    from fold_host.cycle.windows import last_failure
-
+def _agent(db: HostDB | None, config) -> dict:
     if config.agent is None:
         return _check("agent", "fail", Sentence("no [agent] configured and no baseline editor installed"))
     try:
@@ -273,7 +260,7 @@ def _agent(db, config) -> dict:
     held = _held_back(db)
     if failure is not None:
         reasons = describe_error(failure["error"])
-        pending = db.pending_count()
+        pending = db.pending_count() if db is not None else 0  # a failure was read from it
         return _check("agent", "fail", Sentence(
             "{described}; the last window failed at {at} after {attempts} attempt(s): {reasons}; "
             "{pending} observation(s) wait, none lost{held}", described=described, at=failure["at"],
@@ -290,10 +277,8 @@ def _agent(db, config) -> dict:
     return _check("agent", status, described)
 
 
-def _standing_in(db, config) -> str:
+def _standing_in(db: HostDB | None, config) -> str:
     """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
-    from fold_host.cycle.fallback import editor_status
-
     status = editor_status(db, config) if db is not None else None
     if not status or not status["fallback"]:
         return ""
@@ -302,19 +287,19 @@ def _standing_in(db, config) -> str:
                     since=status["since"], error=status["error"])
 
 
-def _held_back(db) -> str:
+def _held_back(db: HostDB | None) -> str:
     """A sentence on the pending observations whose windows failed ("" when there are none)."""
     if db is None:
         return ""
     count, worst = db.held_back()
-    if not count:
+    if not count or worst is None:  # one that failed most, whenever any did
         return ""
     return Sentence("; {count} observation(s) the editor could not settle wait apart and are retried ever more "
                     "rarely (most failures: {id}, {failures} window(s), last at {at}); see `foldctl inbox --status "
                     "pending`", count=count, id=worst["id"], failures=worst["failures"], at=worst["failed_at"])
 
 
-def _consumers(db, config) -> list[dict]:
+def _consumers(db: HostDB | None, config) -> list[dict]:
     checks = []
     for instance in config.consumers:
         name = f"consumer {instance.name}"

@@ -11,8 +11,10 @@ with nothing to try adds no check.
 from __future__ import annotations
 
 import time
+from functools import partial
 
-from fold_core.bounded import Worker
+from fold_core.bounded import Job, Worker
+from fold_core.plugin_api import AgentUnavailable
 from fold_host.words import Sentence
 
 __all__ = ["PROBE_TIMEOUT", "probe_all"]
@@ -22,11 +24,11 @@ PROBE_TIMEOUT = 15.0  # seconds every probe may take
 
 def probe_all(config, timeout: float = PROBE_TIMEOUT) -> list[dict]:
     """One check per source that can be probed, and one for the editor."""
-    started = []
+    started: list[tuple[str, Worker, Job]] = []
     for instance in config.adapters:
         worker = Worker(f"probe-{instance.name}")
-        started.append((f"probe source {instance.name}", worker,
-                        worker.submit(lambda instance=instance: _probe_source(instance, timeout))))
+        job = worker.submit(partial(_probe_source, instance, timeout))
+        started.append((f"probe source {instance.name}", worker, job))
     if config.agent is not None:
         worker = Worker("probe-editor")
         started.append(("probe editor", worker, worker.submit(lambda: _probe_agent(config.agent, timeout))))
@@ -67,8 +69,6 @@ def _probe_source(instance, timeout: float) -> tuple[str, str] | None:
 
 
 def _probe_agent(agent, timeout: float) -> tuple[str, str] | None:
-    from fold_core.plugin_api import AgentUnavailable
-
     try:
         answer = agent.build().probe(timeout=timeout)
     except AgentUnavailable as error:

@@ -34,7 +34,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fold_core.errors import StoreCorrupt
 
@@ -69,7 +69,8 @@ def copy_files(jobs: list[Range | Produced], directory: str) -> dict[str, str]:
     The directory's own entries are not synced here: the caller does that once.
     The largest files start first: they decide when the copy ends.
     """
-    running, small = [], []
+    running: list[tuple[str, _Started, _Started | None]] = []
+    small: list[tuple[Range, str]] = []
     try:
         for job in sorted(jobs, key=_weight, reverse=True):
             path = os.path.join(directory, job.name)
@@ -103,7 +104,9 @@ class _Started(threading.Thread):
 
     def __init__(self, work: Callable, *args) -> None:
         super().__init__(name="copy", daemon=True)
-        self.work, self.args, self.value, self.error = work, args, None, None
+        self.work, self.args = work, args
+        self.value: Any = None
+        self.error: BaseException | None = None
         self.start()
 
     def run(self) -> None:
@@ -112,7 +115,7 @@ class _Started(threading.Thread):
         except BaseException as error:  # handed to the caller by result()
             self.error = error
 
-    def result(self):
+    def result(self) -> Any:
         self.join()
         if self.error is not None:
             raise self.error

@@ -26,7 +26,9 @@ from collections.abc import Callable
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from fold_core.state import State
 from fold_core.timefmt import parse_instant
+from fold_host.hostdb import HostDB, host_db_exists, open_host_db
 
 __all__ = ["StoreCollector", "registry_for"]
 
@@ -37,9 +39,9 @@ REJECTED = {("rejected",), ("invalid",)}  # call outcomes of an answer that was 
 class StoreCollector(Collector):
     """Reads host.db and the store at every ``collect``; keeps one host.db connection between scrapes."""
 
-    def __init__(self, store_dir: str, read_state: Callable[[], object]) -> None:
+    def __init__(self, store_dir: str, read_state: Callable[[], State]) -> None:
         self.store_dir, self.read_state = store_dir, read_state
-        self._db = None
+        self._db: HostDB | None = None
         self._lock = threading.Lock()
 
     def collect(self):
@@ -73,9 +75,7 @@ class StoreCollector(Collector):
             yield _gauge("fold_daemon_heartbeat_timestamp_seconds", "When the daemon last showed it was alive.",
                          beat.timestamp())
 
-    def _open(self):
-        from fold_host.hostdb import host_db_exists, open_host_db
-
+    def _open(self) -> HostDB | None:
         if self._db is None and host_db_exists(self.store_dir):
             self._db = open_host_db(self.store_dir)
         return self._db
@@ -130,7 +130,7 @@ def _counter(name: str, text: str, value: float) -> CounterMetricFamily:
     return CounterMetricFamily(name, text, value=value)
 
 
-def registry_for(store_dir: str, read_state: Callable[[], object]) -> CollectorRegistry:
+def registry_for(store_dir: str, read_state: Callable[[], State]) -> CollectorRegistry:
     """A registry holding only Fold's collector (no process or platform metrics of the server)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StoreCollector(store_dir, read_state))

@@ -19,8 +19,14 @@ is only read.
 
 from __future__ import annotations
 
+import os
+
 from fold_core.errors import UsageError
 from fold_core.store.location import compose, is_url
+from fold_core.store.migrate import migrate_store
+from fold_host.daemon.hostlock import HostBusy, host_running
+from fold_host.hostdb import host_db_exists, open_host_db
+from fold_host.hostdb.move import compare_host_state, copy_host_state, host_state_empty
 
 __all__ = ["move", "with_name"]
 
@@ -38,14 +44,9 @@ def with_name(source: str, target: str, name: str | None) -> tuple[str, str]:
 
 def move(source: str, target: str) -> dict:
     """Move the store at ``source`` and its host state to ``target``; the report (see the module doc)."""
-    from fold_core.store.migrate import migrate_store
-    from fold_host.hostdb import host_db_exists, open_host_db
-
     _no_host_running(source)
     carried = host_db_exists(source)
     if carried and host_db_exists(target):
-        from fold_host.hostdb.move import host_state_empty
-
         with open_host_db(target) as db:
             if not host_state_empty(db):
                 raise UsageError(f"{db.path}: the target already holds host state: move into a new store")
@@ -55,9 +56,6 @@ def move(source: str, target: str) -> dict:
 
 
 def _move_host_state(source: str, target: str) -> dict:
-    from fold_host.hostdb import open_host_db
-    from fold_host.hostdb.move import compare_host_state, copy_host_state
-
     with open_host_db(source) as old, open_host_db(target) as new:
         copied = copy_host_state(old, new)
         compare_host_state(old, new)
@@ -65,19 +63,11 @@ def _move_host_state(source: str, target: str) -> dict:
 
 
 def _no_host_running(source: str) -> None:
-    from fold_host.daemon.hostlock import HostBusy
-
     if not is_url(source):
-        import os
-
-        from fold_host.daemon.hostlock import host_running
-
         holder = host_running(source) if os.path.isdir(source) else None
         if holder:
             raise HostBusy(f"a host works on {source} ({holder}): stop it before moving the store")
         return
-    from fold_host.hostdb import host_db_exists, open_host_db
-
     if not host_db_exists(source):
         return
     with open_host_db(source) as db:

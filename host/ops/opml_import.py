@@ -21,6 +21,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from fold_core.errors import ConfigError, UsageError
+from fold_host.plugins import load_config
+
 __all__ = ["adapter_block", "append_checked", "toml_string"]
 
 
@@ -45,9 +48,6 @@ def adapter_block(name: str, feeds, *, every: str = "30m") -> str:
 
 
 def _problems(path: Path, shown_as: Path) -> set[str]:
-    from fold_core.errors import ConfigError
-    from fold_host.plugins import load_config
-
     try:
         load_config(path=path)
     except ConfigError as error:
@@ -58,8 +58,6 @@ def _problems(path: Path, shown_as: Path) -> set[str]:
 
 def append_checked(path: Path, block: str) -> None:
     """Append ``block`` to the plugins.toml at ``path`` if it brings no new problem; ``ConfigError`` otherwise."""
-    from fold_core.errors import ConfigError, UsageError
-
     try:
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o600

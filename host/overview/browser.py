@@ -17,8 +17,12 @@ A missing Chromium or Playwright, or a browser that does not start, is
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from fold_core.errors import FoldError
+
+if TYPE_CHECKING:  # the names only: Playwright loads when a browser starts
+    from playwright.sync_api import Browser as Chromium, Playwright
 
 __all__ = ["DEFAULT_CHROMIUM", "Browser", "PageRun", "RenderFailed", "RendererUnavailable", "chromium_path",
            "first_line"]
@@ -102,8 +106,8 @@ class Browser:
 
     def __init__(self, executable: str | None = None) -> None:
         self.executable = chromium_path(executable)
-        self._playwright = None
-        self._browser = None
+        self._playwright: Playwright | None = None
+        self._browser: Chromium | None = None
 
     def __enter__(self) -> "Browser":
         try:
@@ -135,6 +139,8 @@ class Browser:
 
     @property
     def version(self) -> str:
+        if self._browser is None:
+            raise RendererUnavailable("Chromium is not running (use the Browser in a with block)")
         return self._browser.version
 
     def page(self, width: int, height: int = 800, *, javascript: bool = False) -> "PageRun":

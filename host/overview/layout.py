@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from types import MappingProxyType
 
+from fold_core.kernel.view import state_document
+from fold_core.state import State
 from fold_host.overview.cardtext import CARD_FIELDS, DEFAULT_FIELDS, FIELDS, card_facts, card_text, marks
 from fold_host.overview.statediff import TreeEntry, item_tree, state_diff
 from fold_host.overview.treemap import layer_tiles, squarify, strip
@@ -133,10 +135,8 @@ class Capture:
         return item_tree(self.current)
 
 
-def capture(state, *, now: str, baseline=None) -> Capture:
+def capture(state: State, *, now: str, baseline: State | None = None) -> Capture:
     """A ``Capture`` of a ``fold_core.state.State`` (and an optional baseline state)."""
-    from fold_core.kernel import state_document
-
     current = state_document(state, now, not_active=0)
     if baseline is None:
         return Capture(current)
@@ -282,7 +282,8 @@ def _card_box(facts: tuple, rect: tuple, diff: str | None, fields: tuple, budget
     below = None
     if children is not None:
         below = MappingProxyType({"count": children[0], "used": children[1], "shown": children[2]})
-    return Box("card", *rect, share=share, id=item_id, kind=kind, weight=weight, diff=diff,
+    x, y, w, h = rect
+    return Box("card", x, y, w, h, share=share, id=item_id, kind=kind, weight=weight, diff=diff,
                lines=lines, detail=detail, badges=badges, fits=likely, children=below)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from fold_host.overview.cardtext import FONT_PX, LINE_HEIGHT, PADDING_PX
 from fold_host.overview.layout import KIND_COLOURS, Overview
 
-__all__ = ["PAGE_MARGIN", "page_html", "page_width", "stylesheet"]
+__all__ = ["PAGE_MARGIN", "TEMPLATES", "page_html", "page_width", "px", "stylesheet"]
 
 PAGE_MARGIN = 24
 TEMPLATES = Path(__file__).with_name("templates")
@@ -35,7 +35,7 @@ def _environment():
         trim_blocks=False,
         lstrip_blocks=False,
     )
-    environment.filters["px"] = _px
+    environment.filters["px"] = px
     # the shared boxes template's words and card lines (the Pinboard installs its own, in [host] language)
     environment.globals.update(t=_words, line=lambda field, text: text)
     return environment
@@ -46,7 +46,7 @@ def _words(template: str, **values) -> str:
     return template.format(**values) if values else template
 
 
-def _px(value: float) -> str:
+def px(value: float) -> str:
     """A coordinate for an SVG attribute: enough digits for sub-pixel exactness, no exponent."""
     text = f"{float(value):.4f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text

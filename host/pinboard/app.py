@@ -1,7 +1,8 @@
 """The Pinboard web app: the state as a live page, and the user's answers (contract §12).
 
 ``create_app(store_dir, ...)`` is an ASGI app (Starlette, wrapped in the
-``security.Guard``; the handlers are ``routes.Pages``). Pages, all server-rendered from the tool's own Jinja2
+``security.Guard``; the handlers are ``routes.Pages``); ``from_config`` builds
+it and its bind (``fold_host.web.server``) from plugins.toml. Pages, all server-rendered from the tool's own Jinja2
 templates, none needing JavaScript (there is none):
 
     GET  /                     the board (filters: ?min_weight=&kind=&item=)
@@ -27,6 +28,7 @@ what happens next (post/redirect/get: a reload never sends twice).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,10 +36,25 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fold_host.pinboard.board import BoardQuery, board
-from fold_host.web.security import Guard
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.routing import Route
 
-__all__ = ["Pinboard", "create_app"]
+from fold_core.store.locate import open_store
+from fold_core.words import Words
+from fold_host.cycle.feedback import save_feedback
+from fold_host.hostdb import host_db_exists, open_host_db
+from fold_host.overview.layout import KINDS, WEIGHTS
+from fold_host.overview.page import TEMPLATES, px, stylesheet
+from fold_host.pinboard.board import BoardQuery, board
+from fold_host.pinboard.routes import Pages
+from fold_host.pinboard.watch import Watch
+from fold_host.pinboard.words import CATALOG
+from fold_host.web.security import Guard, LoginThrottle
+from fold_host.web.server import Bind, resolve_bind
+
+__all__ = ["Pinboard", "PinboardApp", "create_app", "from_config"]
 
 HERE = Path(__file__).parent
 
@@ -47,10 +64,6 @@ class Pinboard:
 
     def __init__(self, store_dir: str, *, timezone: str = "UTC", language: str = "en",
                  clock: Callable[[], datetime] | None = None, board_cache: int = 32) -> None:
-        from fold_core.store.locate import open_store
-        from fold_core.words import Words
-        from fold_host.pinboard.words import CATALOG
-
         self.store_dir, self.timezone = store_dir, timezone
         self.words = Words(language, timezone).extend(CATALOG)
         self.store = open_store(store_dir)
@@ -75,15 +88,11 @@ class Pinboard:
             return self.store.annotate(item=item, text=text, author="user", now=now)
 
     def feedback(self, item: str, meaning: str, value: str | None, until: str | None, now: str):
-        from fold_host.cycle.feedback import save_feedback
-
         with self._lock:  # save_feedback reads the store through its own lock: not beside ours
             return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
 
     def observation(self, observation_id: str) -> dict | None:
         """One observation with its status and dispositions (host.db), or None; never creates host.db."""
-        from fold_host.hostdb import host_db_exists, open_host_db
-
         if not host_db_exists(self.store_dir):
             return None
         with open_host_db(self.store_dir) as db:
@@ -104,22 +113,37 @@ class Pinboard:
         return html
 
 
+class PinboardApp(Guard):
+    """The Pinboard as an ASGI app: its routes behind the ``Guard``, with its store and pages at hand."""
+
+    def __init__(self, app: Starlette, pinboard: Pinboard, pages: Pages, *, token: str | None, loopback: bool,
+                 throttle: LoginThrottle | None) -> None:
+        super().__init__(app, token=token, loopback=loopback, denied=pages.denied, throttle=throttle)
+        self.pinboard, self.pages = pinboard, pages
+
+
+def from_config(config, store_dir: str, *, host: str | None = None,
+                port: int | None = None) -> tuple[PinboardApp, Bind]:
+    """``(app, bind)`` for a loaded configuration, the flags first.
+
+    ``[pinboard]`` gives the bind, ``[host] timezone`` and ``language`` the page's times and words (English when
+    plugins.toml names no language).
+    """
+    section = config.pinboard
+    bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
+    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
+                     language=config.host.reader_language)
+    return app, bind
+
+
 def create_app(store_dir: str, *, token: str | None = None, loopback: bool = True, timezone: str = "UTC",
                language: str = "en", clock: Callable[[], datetime] | None = None, board_cache: int = 32,
-               login_throttle=None):
+               login_throttle: LoginThrottle | None = None) -> PinboardApp:
     """The Pinboard as an ASGI app (``board_cache``: rendered boards kept; 0 renders every request).
 
     Its words are in ``language`` (en | zh) and its times in ``timezone``. ``login_throttle``: the
     ``LoginThrottle`` of wrong tokens (a fresh one by default).
     """
-    from starlette.applications import Starlette
-    from starlette.exceptions import HTTPException
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    from fold_host.pinboard.routes import Pages
-    from fold_host.pinboard.watch import Watch
-
     pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
     pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
@@ -139,8 +163,7 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
         Route("/metrics", watch.metrics),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.not_found})
-    guard = Guard(app, token=token, loopback=loopback, denied=pages.denied, throttle=login_throttle)
-    guard.pinboard, guard.pages = pinboard, pages
+    guard = PinboardApp(app, pinboard, pages, token=token, loopback=loopback, throttle=login_throttle)
     pages.throttle = guard.throttle  # the login form's wrong tokens count with the Bearer ones
     return guard
 
@@ -148,28 +171,19 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
 def _environment(words):
     import jinja2
 
-    from fold_host.overview.page import TEMPLATES, _px
-
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
-    environment.filters["px"] = _px
+    environment.filters["px"] = px
     environment.filters["when"] = words.when  # instants in [host] timezone
     environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
 
 
-_TIMES = None
+_TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")  # the time words of a card
 
 
 def card_line(words):
     """A card's line in the page's language: the weight and kind of its head, the words of its times."""
-    import re
-
-    from fold_host.overview.layout import KINDS, WEIGHTS
-
-    global _TIMES
-    if _TIMES is None:
-        _TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")
     vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
     templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
 
@@ -194,7 +208,5 @@ def card_line(words):
 
 
 def _stylesheet() -> str:
-    from fold_host.overview.page import stylesheet
-
     return stylesheet(960) + "\n" + (HERE / "static" / "pinboard.css").read_text(encoding="utf-8")
 

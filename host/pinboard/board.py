@@ -137,10 +137,11 @@ def board(state, now: str, query: BoardQuery) -> Board:
     layers = []
     for layer in wide.layers:
         entries = [{"view": tree[box.id].view, "badges": box.badges, "children": box.children}
-                   for box in layer.boxes if box.role == "card"]
+                   for box in layer.boxes if box.role == "card" and box.id is not None]
         layers.append({"parent": layer.parent, "key": layer.key, "title": layer.title, "used": layer.used,
                        "free": layer.free, "omitted_share": layer.omitted_share, "entries": entries,
                        "omitted": next((box.ids for box in layer.boxes if box.role == "omitted"), ())})
     details = {name: frozenset(box.id for layer in view.layers for box in layer.boxes
-                               if box.role == "card" and not box.fits) for name, view in views.items()}
+                               if box.role == "card" and box.id is not None and not box.fits)
+               for name, view in views.items()}
     return Board(views, tuple(layers), shot.current, details)

@@ -27,6 +27,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, urlsplit
 
+from fold_core.kernel.outcome import Rejected
+from fold_core.kernel.view import state_document
 from fold_host.overview.layout import Query, capture, layout
 from fold_host.pinboard.board import fold_lines
 
@@ -59,7 +61,8 @@ def observation_link(ref: str, item_id: str | None = None) -> str | None:
 
 
 def _parents(state, record: Mapping) -> list[dict]:
-    chain, parent = [], record["parent"]
+    chain: list[dict] = []
+    parent = record["parent"]
     while parent is not None and len(chain) <= MAX_DEPTH:
         above = state.items[parent]
         chain.append({"id": above["id"], "title": above["title"], "status": above["status"]})
@@ -69,8 +72,6 @@ def _parents(state, record: Mapping) -> list[dict]:
 
 def item_page(state, now: str, item_id: str, canvases: Mapping) -> dict | None:
     """Everything the item page shows, or None when no item ever had this id."""
-    from fold_core.kernel import state_document
-
     record = state.items.get(item_id)
     if record is None:
         return None
@@ -79,6 +80,8 @@ def item_page(state, now: str, item_id: str, canvases: Mapping) -> dict | None:
             "children": None}
     if record["status"] == "active":
         document = state_document(state, now, item=item_id, depth=1, not_active=0)
+        if isinstance(document, Rejected):  # an active item's view is never refused
+            raise ValueError(document.errors[0]["message"])
         view = document["item"]
         page["view"] = view
         if view["children"]:

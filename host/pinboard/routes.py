@@ -23,7 +23,8 @@ from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
 from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
-from fold_host.web.security import AUTH_COOKIE, CSRF_COOKIE, Csrf, client_address, cookies_of, login_value
+from fold_host.web.security import (AUTH_COOKIE, CSRF_COOKIE, Csrf, LoginThrottle, client_address, cookies_of,
+                                    login_value)
 
 __all__ = ["Pages"]
 
@@ -41,13 +42,15 @@ class Pages:
         self.t = pinboard.words
         self.csrf = Csrf()
         self.fragments = Fragments(templates, card_href="/item/")
+        self.throttle: LoginThrottle | None = None  # the Guard's: the login form's wrong tokens count with its own
 
     # -- rendering ------------------------------------------------------------
 
     def page(self, request, name: str, status: int = 200, **context) -> Response:
-        nonce = cookies_of(request.scope).get(CSRF_COOKIE)
-        fresh = nonce is None or not 16 <= len(nonce) <= 64
-        if fresh:
+        kept = cookies_of(request.scope).get(CSRF_COOKIE)
+        nonce = kept if kept is not None and 16 <= len(kept) <= 64 else None
+        fresh = nonce is None
+        if nonce is None:
             nonce = self.csrf.new_nonce()
         html = self.templates.get_template(name).render(csrf=self.csrf.token(nonce), path=request.url.path,
                                                         **context)
@@ -238,9 +241,8 @@ class Pages:
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(AUTH_COOKIE, login_value(self.token), httponly=True, samesite="strict", path="/")
             return response
-        throttle = getattr(self, "throttle", None)
-        if throttle is not None:
-            throttle.wrong(client_address(request.scope))
+        if self.throttle is not None:
+            self.throttle.wrong(client_address(request.scope))
         return self.page(request, "login.html.j2", 401, error=self.t("That is not the token."))
 
     async def denied(self, scope, receive, send) -> None:

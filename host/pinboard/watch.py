@@ -11,8 +11,15 @@ imported on the first scrape.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from starlette.responses import JSONResponse, Response
+
+from fold_core.errors import FoldError
+from fold_host.daemon.health import health
+
+if TYPE_CHECKING:  # the name only: prometheus_client loads on the first scrape
+    from prometheus_client.registry import CollectorRegistry
 
 __all__ = ["Watch"]
 
@@ -22,12 +29,10 @@ class Watch:
 
     def __init__(self, pinboard) -> None:
         self.pinboard = pinboard
-        self._registry = None
+        self._registry: CollectorRegistry | None = None
         self._lock = threading.Lock()
 
     def healthz(self, request) -> Response:
-        from fold_host.daemon.health import health
-
         pinboard = self.pinboard
         ok, checks = health(pinboard.store_dir, pinboard.state, pinboard.now())
         return JSONResponse({"ok": ok, "checks": checks}, status_code=200 if ok else 503)
@@ -35,15 +40,15 @@ class Watch:
     def metrics(self, request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        from fold_core.errors import FoldError
-
         with self._lock:
-            if self._registry is None:
+            registry = self._registry
+            if registry is None:
+                # lazy: prometheus_client loads on the first scrape
                 from fold_host.ops.metrics import registry_for
 
-                self._registry = registry_for(self.pinboard.store_dir, self.pinboard.state)
+                registry = self._registry = registry_for(self.pinboard.store_dir, self.pinboard.state)
             try:
-                body = generate_latest(self._registry)
+                body = generate_latest(registry)
             except (FoldError, OSError) as error:
                 return Response(f"# the store or host.db cannot be read: {error}\n", status_code=503,
                                 media_type="text/plain; charset=utf-8")

@@ -14,6 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from fold_host.skill.output import AgentOutput
+
 __all__ = ["LANGUAGES", "load_skill", "output_schema"]
 
 LANGUAGES = ("zh", "en")
@@ -29,6 +31,4 @@ def load_skill(lang: str = "zh") -> str:
 
 def output_schema() -> dict[str, Any]:
     """JSON Schema of the §9 agent output (a fresh copy each call)."""
-    from fold_host.skill.output import AgentOutput
-
     return AgentOutput.model_json_schema()

@@ -42,6 +42,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
+from typing import Any
 
 __all__ = ["AUTH_COOKIE", "CSP", "CSRF_COOKIE", "Csrf", "Guard", "LoginThrottle", "MAX_BODY", "client_address",
            "is_loopback", "login_value"]
@@ -166,7 +167,7 @@ class Guard:
     """ASGI middleware: security headers, Host check, token check, body cap (see the module docstring)."""
 
     def __init__(self, app, *, token: str | None, loopback: bool,
-                 denied: Callable[[dict, str], Awaitable[None]] | None = None,
+                 denied: Callable[[dict, Any, Any], Awaitable[None]] | None = None,
                  throttle: LoginThrottle | None = None) -> None:
         self.app, self.token, self.loopback = app, token, loopback
         self._login = login_value(token) if token else None
@@ -223,6 +224,9 @@ class Guard:
         return _bearer(scope) is not None or (scope["path"] == "/login" and scope["method"] == "POST")
 
     def authorised(self, scope: dict) -> bool:
+        """Whether the request carries the token (a Bearer header or the login cookie); asked only with one."""
+        if self.token is None or self._login is None:
+            return False
         given = _bearer(scope)
         if given is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8")):
             return True

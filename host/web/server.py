@@ -1,13 +1,12 @@
-"""Running the Pinboard: the bind policy and the uvicorn server (contract §11.2).
+"""The web server the Pinboard and MCP's HTTP transport run on: the bind policy and uvicorn (contract §11.2).
 
-``resolve_bind`` decides whether a bind may start: a loopback address always
+``resolve_bind`` is the Pinboard's bind policy: a loopback address always
 may; any other address (``0.0.0.0``, a LAN address, a host name) only with a
 token, read from the environment variable that ``[pinboard] token_env``
 names — otherwise it refuses with a ``UsageError`` (exit 2) before anything
 listens. A configured token is checked on every request, loopback or not.
 
-``from_config`` builds the app and the bind from plugins.toml (``[pinboard]``,
-``[host] timezone`` and ``language`` — English when plugins.toml names none). ``serve_socket`` runs uvicorn in the foreground until
+``serve_socket`` runs uvicorn in the foreground until
 SIGINT / SIGTERM. ``ServerThread`` runs the same server in a thread of this
 process (port 0 picks a free port) — for tests, benchmarks, and ``foldctl run
 --serve`` (the daemon and the Pinboard in one process); ``stop()`` ends it and
@@ -16,15 +15,18 @@ joins the thread.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
-from fold_host.web.security import is_loopback
 from fold_core.errors import UsageError
+from fold_core.settings import FILE_SECRET_PREFIX, env_value
+from fold_host.web.security import is_loopback
 
-__all__ = ["Bind", "ServerThread", "from_config", "listen", "resolve_bind", "serve_socket"]
+__all__ = ["Bind", "ServerThread", "listen", "resolve_bind", "serve_socket"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,6 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
         raise UsageError(f"--port must be 0…65535, got {port}")
     if host.startswith("[") and host.endswith("]"):  # "[::1]" as written in a URL: the address is inside
         host = host[1:-1]
-    from fold_core.settings import FILE_SECRET_PREFIX, env_value
-
     token = None
     if token_env:
         token = env_value(token_env)
@@ -71,21 +71,8 @@ def resolve_bind(host: str, port: int, token_env: str | None) -> Bind:
     return Bind(host, port, token)
 
 
-def from_config(config, store_dir: str, *, host: str | None = None, port: int | None = None):
-    """``(app, bind)`` for a loaded configuration: ``[pinboard]`` and ``[host] timezone``, flags first."""
-    from fold_host.pinboard.app import create_app
-
-    section = config.pinboard
-    bind = resolve_bind(host or section.host, section.port if port is None else port, section.token_env)
-    app = create_app(store_dir, token=bind.token, loopback=bind.loopback, timezone=config.host.timezone,
-                     language=config.host.reader_language)
-    return app, bind
-
-
-def listen(bind: Bind):
+def listen(bind: Bind) -> socket.socket:
     """The listening socket, bound before uvicorn starts: a busy port is a clear error, not a log line."""
-    import socket
-
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
     try:
         return socket.create_server((bind.host, bind.port), family=family, backlog=128)
@@ -93,7 +80,10 @@ def listen(bind: Bind):
         raise UsageError(f"cannot listen on {bind.host}:{bind.port}: {error.strerror or error}") from None
 
 
-def _server(app, lifespan: str = "off", graceful: float | None = None):
+Lifespan = Literal["auto", "on", "off"]
+
+
+def _server(app, lifespan: Lifespan = "off", graceful: int | None = None):
     import uvicorn
 
     # log_config=None: uvicorn's warnings go through the root logger (the daemon's one log format)
@@ -102,8 +92,8 @@ def _server(app, lifespan: str = "off", graceful: float | None = None):
     return uvicorn.Server(config)
 
 
-def serve_socket(app, sock, ready: Callable[[], None] = lambda: None, *, lifespan: str = "off",
-                 graceful: float | None = None) -> str | None:
+def serve_socket(app, sock: socket.socket, ready: Callable[[], None] = lambda: None, *,
+                 lifespan: Lifespan = "off", graceful: int | None = None) -> str | None:
     """Serve on a listening socket until SIGINT / SIGTERM; the name of the signal that stopped it.
 
     The handlers are in place before ``ready()`` announces the server, so a
@@ -139,7 +129,7 @@ class ServerThread:
     def __init__(self, app, bind: Bind) -> None:
         self.bind = bind
         self.server = _server(app)
-        self._socket = None
+        self._socket: socket.socket | None = None
         self._port: int | None = None
         self._thread: threading.Thread | None = None
 
@@ -152,9 +142,9 @@ class ServerThread:
         return self.bind.url(self.port)
 
     def start(self, timeout: float = 30.0) -> "ServerThread":
-        self._socket = listen(self.bind)
-        self._port = self._socket.getsockname()[1]
-        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]},
+        self._socket = sock = listen(self.bind)
+        self._port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                         name="pinboard", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout

@@ -216,7 +216,7 @@ def test_one_language_and_zone_for_every_view_a_person_reads(tmp_path):
     """Text views, the briefing and the Pinboard: [host] language else English, [host] timezone else UTC."""
     from starlette.testclient import TestClient
 
-    from fold_host.web.server import from_config
+    from fold_host.pinboard.app import from_config
     from fold_host.plugins import load_config
     from tests.support.host_workspace import Workspace
 
