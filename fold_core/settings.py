@@ -26,7 +26,7 @@ import os
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WrapValidator
 
@@ -130,6 +130,8 @@ class Prices(Settings):
     ``cached_input`` for those that were (``Reply.cached_tokens``), ``output``
     for the answer's tokens.
     """
+
+    config_label: ClassVar[str] = "table `{input, cached_input, output}` (numbers ≥ 0)"  # the reference's type
 
     input: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)  # unset: cached tokens cost as much as the others
