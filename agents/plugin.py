@@ -1,4 +1,4 @@
-"""Built-in editor backends as a plugin (contract §11): openai, anthropic, command, baseline.
+"""Built-in editor backends as a plugin (contract §11): openai, anthropic, llm, command, baseline.
 
 The host calls the hook whenever it loads a configuration, so the backend
 modules are imported here at the top; what is heavy stays inside them (each
@@ -12,6 +12,7 @@ from fold_core.plugin_api import AgentBackend
 from fold_agents.baseline.editor import BaselineBackend
 from fold_agents.command import CommandBackend
 from fold_agents.llm.anthropic import AnthropicBackend
+from fold_agents.llm.llm_library import LlmBackend
 from fold_agents.llm.openai import OpenAIBackend
 
 __all__ = ["fold_agent_types"]
@@ -19,4 +20,4 @@ __all__ = ["fold_agent_types"]
 
 @hookimpl
 def fold_agent_types() -> list[type[AgentBackend]]:
-    return [OpenAIBackend, AnthropicBackend, CommandBackend, BaselineBackend]
+    return [OpenAIBackend, AnthropicBackend, LlmBackend, CommandBackend, BaselineBackend]

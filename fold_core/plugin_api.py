@@ -161,12 +161,13 @@ class Reply:
     output: dict | None
     raw: str
     error: str | None = None
-    input_tokens: int | None = None
+    input_tokens: int | None = None  # the whole prompt, cached tokens included
     output_tokens: int | None = None
     latency_ms: float | None = None
     stderr: str | None = None
     model: str | None = None
     tools: list[dict] = field(default_factory=list)  # the tool calls made (``ToolBox.calls``), for the call log
+    cached_tokens: int | None = None  # of ``input_tokens``, those read from (or written to) the prompt cache
 
 
 class AgentBackend(ABC):

@@ -26,7 +26,7 @@ import os
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, ValidatorFunctionWrapHandler,
                       WrapValidator)
@@ -124,6 +124,30 @@ class ConsumerSettings(Settings):
     deliver_timeout: Duration = Field(default=timedelta(seconds=120))
 
 
+class Prices(Settings):
+    """``[agent] prices``: what the backend charges, per million tokens (no table ships: prices change).
+
+    ``input`` is charged for the prompt tokens not read from the cache,
+    ``cached_input`` for those that were (``Reply.cached_tokens``), ``output``
+    for the answer's tokens.
+    """
+
+    config_label: ClassVar[str] = "table `{input, cached_input, output}` (numbers ≥ 0)"  # the reference's type
+
+    input: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)  # unset: cached tokens cost as much as the others
+    output: float = Field(ge=0)
+
+    def cost(self, tokens_in: int | None, tokens_cached: int | None, tokens_out: int | None) -> float | None:
+        """The cost of one call, or None when the backend reported no tokens."""
+        if tokens_in is None and tokens_out is None:
+            return None
+        cached = min(tokens_cached or 0, tokens_in or 0)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        total = ((tokens_in or 0) - cached) * self.input + cached * cached_price + (tokens_out or 0) * self.output
+        return round(total / 1_000_000, 9)
+
+
 class AgentSettings(Settings):
     """Keys every ``[agent]`` understands (besides ``type``).
 
@@ -139,6 +163,7 @@ class AgentSettings(Settings):
     max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024, le=64 * 1024 * 1024)
     fallback: Literal["baseline"] | None = None
     fallback_after: int = Field(default=3, ge=1, le=1000)
+    prices: Prices | None = None
 
 
 class ToolSettings(AgentSettings):
@@ -151,4 +176,4 @@ class ToolSettings(AgentSettings):
     max_tool_bytes: int = Field(default=16_384, ge=1024, le=1_048_576)
 
 
-__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "ToolSettings"]
+__all__ += ["AdapterSettings", "AgentSettings", "ConsumerSettings", "Prices", "ToolSettings"]

@@ -30,7 +30,8 @@ CATALOG = {"zh": {
     # foldctl doctor
     "warn": "警告", "fail": "失败",
     "config": "配置", "config permissions": "配置文件权限", "store": "存储", "host database": "主机数据库",
-    "daemon": "守护进程", "agent": "编辑器", "source {name}": "信息源 {name}", "consumer {name}": "消费者 {name}",
+    "daemon": "守护进程", "agent": "编辑器", "prompt cache": "提示缓存",
+    "source {name}": "信息源 {name}", "consumer {name}": "消费者 {name}",
     "probe source {name}": "探测信息源 {name}", "probe editor": "探测编辑器",
     "{failed} check(s) failed": "{failed} 项检查失败", ", {warned} warning(s)": "，{warned} 项警告",
     "ok ({warned} warning(s))": "正常（{warned} 项警告）",
@@ -104,7 +105,14 @@ CATALOG = {"zh": {
         "#{id}  {at}  {backend}{model}{fallback}  技能 {skill}",
     "window {window} · attempt {attempt}": "窗口 {window} · 第 {attempt} 次尝试",
     "{tokens_in} → {tokens_out} tokens": "{tokens_in} → {tokens_out} 个 token", " · tools: {tools}": " · 工具：{tools}",
-    "(no calls)": "（没有调用）", "(no such call)": "（没有这个调用）", "tool": "工具",
+    "the last {calls} calls of {type}, each with a prompt over {tokens} tokens, read no token from a prompt "
+    "cache: caching is expected but not happening (see `foldctl calls --summary`)":
+        "{type} 最近 {calls} 次调用的提示都超过 {tokens} 个 token，却没有一个 token 来自提示缓存："
+        "本应有缓存却没有生效（见 `foldctl calls --summary`）",
+    "(no calls)": "（没有调用）", "no model": "未用模型", " ({cached} cached)": "（其中 {cached} 个来自缓存）",
+    " · cost {cost}": " · 费用 {cost}",
+    "day         calls  attempts  tokens in  cached  out  cost  cached share":
+        "日期        调用  尝试  输入 token  缓存  输出  费用  缓存占比", "(no such call)": "（没有这个调用）", "tool": "工具",
     " → error {error}": " → 错误 {error}", " → {bytes} bytes": " → {bytes} 字节",
     "request:": "请求：", "response:": "回应：", "stderr:": "标准错误输出：", "(none)": "（无）",
     "(not kept: only the most recent calls keep their request)": "（未保留：只有最近的调用保留请求）",

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Shared set-up for the README's two commands: a venv in .venv with Fold and
-# its test extras installed. Idempotent; safe to run on a fresh machine.
+# its test extras and the llm extra installed. Idempotent; safe to run on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,llm]'

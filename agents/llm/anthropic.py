@@ -2,7 +2,9 @@
 
 Same conversation as every chat backend (``fold_agents.llm.conversation``):
 the skill as ``system``, the §9 input as the first user message, each earlier
-attempt and its receipt after it. The Messages API has no JSON mode; the
+attempt and its receipt after it. The skill block (and the tool list) carry
+a cache breakpoint (``cache_control: ephemeral``): every call after the first
+within the cache's lifetime reads them from the prompt cache. The Messages API has no JSON mode; the
 answer is parsed robustly (code fences, leading prose). The SDK is imported
 only when a call is made, and its own retries are off (the host owns retries).
 With ``request.tools`` the model may call the editor's tools (``tool_loop``).
@@ -17,7 +19,7 @@ from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
-from fold_agents.llm.tool_loop import anthropic_reply, tool_box
+from fold_agents.llm.tool_loop import EPHEMERAL, anthropic_reply, anthropic_usage, tool_box
 
 __all__ = ["AnthropicBackend"]
 
@@ -47,7 +49,8 @@ class AnthropicBackend(SdkBackend):
     def propose(self, request: AgentRequest) -> Reply:
         client = self._connect()
         arguments: dict[str, Any] = {"model": self.settings.model, "max_tokens": self.settings.max_tokens,
-                                     "system": request.skill, "messages": messages(request)}
+                                     "system": [{"type": "text", "text": request.skill, "cache_control": EPHEMERAL}],
+                                     "messages": messages(request)}
         if self.settings.temperature is not None:
             arguments["temperature"] = self.settings.temperature
         clock, deadline = Clock(), self.deadline()
@@ -63,11 +66,12 @@ class AnthropicBackend(SdkBackend):
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])
                        if getattr(block, "type", None) == "text")
-        usage = getattr(response, "usage", None)
+        tokens_in, tokens_out, tokens_cached = anthropic_usage(getattr(response, "usage", None))
         return read_answer(
             text,
-            input_tokens=getattr(usage, "input_tokens", None),
-            output_tokens=getattr(usage, "output_tokens", None),
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cached_tokens=tokens_cached,
             latency_ms=clock.ms,
             model=getattr(response, "model", None) or self.settings.model,
         )

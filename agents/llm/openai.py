@@ -9,6 +9,9 @@ way (code fences, leading prose). The SDK's own retries are off: the host owns
 retries. A local server needs no key: without ``api_key_env`` a placeholder is sent.
 With ``request.tools`` the model may call the editor's tools (``tool_loop``); a
 server that refuses a request with tools is asked without them from then on.
+The system message (the skill) and the tool list are the same bytes on every
+call of one skill and configuration and come before everything that varies,
+so automatic prefix caching (OpenAI, DeepSeek, vLLM, Ollama) can reuse them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
 from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
-from fold_agents.llm.tool_loop import names_tools, openai_reply, refused_tools, tool_box
+from fold_agents.llm.tool_loop import names_tools, openai_reply, openai_usage, refused_tools, tool_box
 
 __all__ = ["OpenAIBackend"]
 
@@ -81,11 +84,12 @@ class OpenAIBackend(SdkBackend):
             raise unavailable(error, clock, "openai") from None
         choices = getattr(response, "choices", None) or []
         text = choices[0].message.content if choices and choices[0].message else None
-        usage = getattr(response, "usage", None)
+        tokens_in, tokens_out, tokens_cached = openai_usage(getattr(response, "usage", None))
         return read_answer(
             text,
-            input_tokens=getattr(usage, "prompt_tokens", None),
-            output_tokens=getattr(usage, "completion_tokens", None),
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cached_tokens=tokens_cached,
             latency_ms=clock.ms,
             model=getattr(response, "model", None) or self.settings.model,
         )

@@ -15,7 +15,9 @@ any other and, holding no JSON object, goes back as a rejected attempt.
   ``tool_use`` content blocks, answered by one user message of
   ``tool_result`` blocks (``is_error`` for an error).
 
-Token counts are summed over the exchange's requests.
+Token counts are summed over the exchange's requests, the cached prompt
+tokens too. Anthropic's tool list carries a cache breakpoint
+(``cache_control``) on its last tool.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from fold_core.editor_tools import ToolBox
 from fold_core.plugin_api import Reply
 from fold_agents.llm.conversation import Clock, read_answer
 
-__all__ = ["Exchange", "anthropic_exchange", "anthropic_reply", "names_tools", "openai_exchange", "openai_reply",
-           "refused_tools", "tool_box"]
+__all__ = ["EPHEMERAL", "Exchange", "anthropic_exchange", "anthropic_reply", "anthropic_usage", "names_tools",
+           "openai_exchange", "openai_reply", "openai_usage", "refused_tools", "tool_box"]
 
 REFUSED = {400, 404, 415, 422}  # what a server that takes no tools answers a request with them
 
@@ -43,12 +45,15 @@ class Exchange:
     input_tokens: int | None = None
     output_tokens: int | None = None
     overrun: bool = False
+    cached_tokens: int | None = None
 
-    def count(self, tokens_in: Any, tokens_out: Any) -> None:
+    def count(self, tokens_in: Any, tokens_out: Any, tokens_cached: Any = None) -> None:
         if isinstance(tokens_in, int):
             self.input_tokens = (self.input_tokens or 0) + tokens_in
         if isinstance(tokens_out, int):
             self.output_tokens = (self.output_tokens or 0) + tokens_out
+        if isinstance(tokens_cached, int):
+            self.cached_tokens = (self.cached_tokens or 0) + tokens_cached
 
 
 def tool_box(request, settings) -> ToolBox | None:
@@ -73,7 +78,7 @@ def refused_tools(error: BaseException, box: ToolBox) -> bool:
 def reply_of(exchange: Exchange, box: ToolBox, clock: Clock, model: str | None) -> Reply:
     """The attempt's ``Reply``: the last answer read as usual, with the tool calls made."""
     reply = read_answer(exchange.text, input_tokens=exchange.input_tokens, output_tokens=exchange.output_tokens,
-                        latency_ms=clock.ms, model=getattr(exchange.response, "model", None) or model)
+                        cached_tokens=exchange.cached_tokens, latency_ms=clock.ms, model=getattr(exchange.response, "model", None) or model)
     reply.tools = list(box.calls)
     if exchange.overrun and reply.output is None:
         reply.error = (f"after {box.max_calls} tool calls (max_tool_calls) the answer asked for more tools instead "
@@ -98,12 +103,14 @@ def openai_exchange(create: Callable[[dict], Any], arguments: dict, box: ToolBox
     exchange = Exchange(None, None)
     while True:
         closing = box.exhausted
+        # The tools never change within a configuration: servers render them with the system message into the
+        # prompt's prefix, which automatic prompt caching (OpenAI, DeepSeek, vLLM, Ollama) reuses.
         request = {**arguments, "messages": conversation, "tools": tools}
         if closing:
             request["tool_choice"] = "none"
         response = create(request)
         usage = getattr(response, "usage", None)
-        exchange.count(getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        exchange.count(*openai_usage(usage))
         choices = getattr(response, "choices", None) or []
         message = choices[0].message if choices else None
         calls = list(getattr(message, "tool_calls", None) or [])
@@ -136,8 +143,10 @@ def _function(call: Any) -> tuple[Any, Any]:
 def anthropic_exchange(create: Callable[[dict], Any], arguments: dict, box: ToolBox) -> Exchange:
     """Messages with tools until an answer without ``tool_use`` blocks."""
     conversation = list(arguments["messages"])
-    tools = [{"name": spec["name"], "description": spec["description"], "input_schema": spec["parameters"]}
-             for spec in box.specs]
+    tools: list[dict[str, Any]] = [{"name": spec["name"], "description": spec["description"],
+                                    "input_schema": spec["parameters"]} for spec in box.specs]
+    if tools:  # a cache breakpoint on the last tool caches the whole (unchanging) tool list
+        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
     exchange = Exchange(None, None)
     while True:
         closing = box.exhausted
@@ -146,7 +155,7 @@ def anthropic_exchange(create: Callable[[dict], Any], arguments: dict, box: Tool
             request["tool_choice"] = {"type": "none"}
         response = create(request)
         usage = getattr(response, "usage", None)
-        exchange.count(getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
+        exchange.count(*anthropic_usage(usage))
         blocks = list(getattr(response, "content", None) or [])
         uses = [block for block in blocks if getattr(block, "type", None) == "tool_use"]
         exchange.response = response
@@ -168,6 +177,30 @@ def anthropic_exchange(create: Callable[[dict], Any], arguments: dict, box: Tool
                 result["is_error"] = True
             results.append(result)
         conversation.append({"role": "user", "content": results})
+
+
+def openai_usage(usage: Any) -> tuple[Any, Any, Any]:
+    """``(prompt, completion, cached)`` tokens of a chat completion's usage (cached: ``prompt_tokens_details``)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    return (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+            getattr(details, "cached_tokens", None))
+
+
+def anthropic_usage(usage: Any) -> tuple[Any, Any, Any]:
+    """``(prompt, output, cached)`` tokens of a Messages usage.
+
+    Anthropic's ``input_tokens`` leaves out the tokens read from and written to
+    the cache; the prompt is all three, as OpenAI counts it, and the cached
+    share is the two cache counts.
+    """
+    plain = getattr(usage, "input_tokens", None)
+    cache = [getattr(usage, name, None) for name in ("cache_read_input_tokens", "cache_creation_input_tokens")]
+    cached = sum(value for value in cache if isinstance(value, int)) if any(isinstance(v, int) for v in cache) else None
+    prompt = plain + (cached or 0) if isinstance(plain, int) else plain
+    return prompt, getattr(usage, "output_tokens", None), cached
+
+
+EPHEMERAL = {"type": "ephemeral"}  # Anthropic's prompt-cache marker (the default lifetime)
 
 
 def _kept(block: Any) -> bool:

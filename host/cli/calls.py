@@ -3,7 +3,8 @@
 * ``foldctl calls [--limit N] [--window ID]`` — the editor's calls, newest
   first, one per attempt; ``foldctl calls show ID`` — one call with its
   request and response (the request body is kept for the most recent calls
-  only).
+  only); ``foldctl calls --summary [--since T]`` — per UTC day: windows
+  asked, attempts, tokens in / cached / out, cost, the cached share.
 * ``foldctl inbox show ID`` — one observation as the adapter gave it, its
   status and every disposition the editor gave it (and its expiry); an
   unknown id is ``{"found": false, "observation": null}``, exit 0.
@@ -32,6 +33,9 @@ def register(commands) -> None:
     calls.add_argument("id", nargs="?", metavar="ID", help="the call id (with show)")
     calls.add_argument("--limit", type=positive, default=20, help="at most N calls (default 20)")
     calls.add_argument("--window", metavar="ID", help="only the calls of this window (its batch_id)")
+    calls.add_argument("--summary", action="store_true",
+                       help="per UTC day: calls, attempts, tokens in / cached / out, cost, cached share")
+    calls.add_argument("--since", metavar="T", help="with --summary: only calls at or after the instant T")
     calls.set_defaults(run=run_calls)
 
 
@@ -50,6 +54,10 @@ def run_calls(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.hostdb.calls import call_entry
 
     store_dir = existing_store(args.store)
+    if args.summary:
+        return _summary(args, store_dir), 0
+    if args.since is not None:
+        raise UsageError("foldctl calls: --since goes with --summary")
     if args.action is not None or args.id is not None:
         wanted = _show_id(args, "calls")
         try:
@@ -65,6 +73,22 @@ def run_calls(args: argparse.Namespace) -> tuple[dict, int]:
         rows = db.calls(limit=args.limit, batch_id=args.window)
     args.render_text = _calls_text
     return {"calls": [call_entry(row) for row in rows]}, 0
+
+
+def _summary(args: argparse.Namespace, store_dir: str) -> dict:
+    from fold_core.errors import UsageError
+    from fold_core.timefmt import parse_instant
+    from fold_host.hostdb import open_host_db
+
+    if args.action is not None or args.id is not None or args.window is not None:
+        raise UsageError("foldctl calls --summary takes no call id and no --window")
+    since = parse_instant(args.since) if args.since is not None else None
+    if args.since is not None and since is None:
+        raise UsageError(f"foldctl calls --since: an RFC 3339 instant with its offset, found {args.since!r}")
+    with open_host_db(store_dir) as db:
+        days = db.call_days(since=since)
+    args.render_text = _summary_text
+    return {"days": days, "since": args.since}
 
 
 def run_inbox_show(args: argparse.Namespace, store_dir: str) -> tuple[dict, int]:
@@ -91,9 +115,16 @@ def _headline(w, call: dict) -> str:
 
 
 def _figures(w, call: dict) -> str:
-    tokens = w("{tokens_in} → {tokens_out} tokens",
-               tokens_in=call["tokens_in"] if call["tokens_in"] is not None else "?",
-               tokens_out=call["tokens_out"] if call["tokens_out"] is not None else "?")
+    if call["backend"] == "baseline" and call["tokens_in"] is None and call["tokens_out"] is None:
+        tokens = w("no model")
+    else:
+        tokens = w("{tokens_in} → {tokens_out} tokens",
+                   tokens_in=call["tokens_in"] if call["tokens_in"] is not None else "?",
+                   tokens_out=call["tokens_out"] if call["tokens_out"] is not None else "?")
+    if call.get("tokens_cached"):
+        tokens += w(" ({cached} cached)", cached=call["tokens_cached"])
+    if call.get("cost") is not None:
+        tokens += w(" · cost {cost}", cost=f"{call['cost']:.6f}")
     latency = f"{call['latency_ms']:.0f} ms" if call.get("latency_ms") is not None else "? ms"
     tools = w(" · tools: {tools}", tools=", ".join(call["tools"])) if call.get("tools") else ""
     return f"    {w(call['outcome'])} · {tokens} · {latency}{tools}"
@@ -106,6 +137,21 @@ def _calls_text(doc: dict) -> str:
     if not doc["calls"]:
         return w("(no calls)") + "\n"
     return "\n".join(f"{_headline(w, call)}\n{_figures(w, call)}" for call in doc["calls"]) + "\n"
+
+
+def _summary_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
+    if not doc["days"]:
+        return w("(no calls)") + "\n"
+    lines = [w("day         calls  attempts  tokens in  cached  out  cost  cached share")]
+    for day in doc["days"]:
+        share = f"{day['cached_share']:.0%}" if day["cached_share"] is not None else "-"
+        cost = f"{day['cost']:.4f}" if day["cost"] is not None else "-"
+        lines.append(f"{day['day']}  {day['calls']}  {day['attempts']}  {day['tokens_in']}  {day['tokens_cached']}  "
+                     f"{day['tokens_out']}  {cost}  {share}")
+    return "\n".join(lines) + "\n"
 
 
 def _call_text(doc: dict) -> str:

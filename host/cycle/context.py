@@ -19,6 +19,9 @@ store or the length of the inbox backlog:
 * ``events`` — the window's observations (at most ``max_events``); one the
   editor deferred earlier carries ``"deferred": {"at": first deferral,
   "times": N}``;
+* the keys come stable first (``user``, ``state``, ``pending_annotations``,
+  ``signal``, ``events``, then ``now`` and ``batch_id``), so that a prompt
+  cache reuses as much as it can;
 * long texts are cut with a mark that says how much was left out: event texts
   at ``EVENT_TEXT_LIMIT``, annotation texts at ``ANNOTATION_TEXT_LIMIT``.
 """
@@ -54,14 +57,16 @@ def build_input(store: Store, db: HostDB, *, now: str, batch_id: str, user: dict
     learned = learned_for(db, now)
     if learned:
         user["learned"] = learned
+    # Stable parts first, volatile ones last: a server's prompt cache reuses the longest unchanged prefix
+    # (the user's background rarely changes, the state changes by one batch, the events and now every window).
     return {
-        "now": now,
-        "batch_id": batch_id,
         "user": user,
         "state": state,
         "pending_annotations": state["pending_annotations"],
-        "events": _events(db, events),
         "signal": signal,
+        "events": _events(db, events),
+        "now": now,
+        "batch_id": batch_id,
     }
 
 

@@ -159,10 +159,19 @@ def log_call(db: HostDB, host: Host, window: Window, request: AgentRequest, *, e
                 stderr=scrub(told) if told is not None else None,
                 input_tokens=reply.input_tokens if reply is not None else None,
                 output_tokens=reply.output_tokens if reply is not None else None,
+                cached_tokens=reply.cached_tokens if reply is not None else None, cost=_cost(editor, reply),
                 outcome=outcome, error=scrub(json.dumps(error, ensure_ascii=False)) if error is not None else None,
                 model=(reply.model if reply is not None else None) or getattr(editor.backend.settings, "model", None),
                 skill=skill_digest(request.skill), tools=(reply.tools or None) if reply is not None else None,
                 fallback=editor.fallback, keep_requests=KEEP_REQUESTS)
+
+
+def _cost(editor: Editor, reply: Reply | None) -> float | None:
+    """The call's cost under ``[agent] prices`` (None without prices or token counts)."""
+    prices = getattr(editor.backend.settings, "prices", None)
+    if prices is None or reply is None:
+        return None
+    return prices.cost(reply.input_tokens, reply.cached_tokens, reply.output_tokens)
 
 
 def skill_digest(skill: str) -> str:

@@ -1,8 +1,9 @@
 """The editor's call log: the ``agent_calls`` table (``HostDB`` part; ``foldctl calls``).
 
 One row per attempt: the window's ``batch_id``, the backend and model, a
-short digest of the skill text sent, the tool calls made, token counts,
-latency, the outcome, and — for the most recent rows — the request body (the
+short digest of the skill text sent, the tool calls made, token counts
+(``cached_tokens``: the prompt tokens the backend read from or wrote to its
+prompt cache), the cost under ``[agent] prices``, latency, the outcome, and — for the most recent rows — the request body (the
 §9 input and the receipts sent back) and the answer's text. Nothing a
 backend authenticates with is ever part of a row (the host scrubs the
 values of the agent's ``*_env`` variables before writing).
@@ -11,15 +12,19 @@ values of the agent's ``*_env`` variables before writing).
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
+from fold_core.timefmt import parse_instant
 from fold_host.hostdb.part import TablePart
 from fold_host.hostdb.watch import count_in
 
-__all__ = ["CALL_COLUMNS", "CallTables", "call_entry"]
+__all__ = ["CALL_COLUMNS", "COST_UNIT", "CallTables", "call_entry"]
 
 CALL_COLUMNS = ("batch_id", "attempt", "backend", "at", "latency_ms", "request", "response", "stderr",
-                "input_tokens", "output_tokens", "outcome", "error", "model", "skill", "tools", "fallback")
+                "input_tokens", "output_tokens", "outcome", "error", "model", "skill", "tools", "fallback",
+                "cached_tokens", "cost")
+COST_UNIT = 1_000_000  # the cost counter counts millionths (host.db counters are integers)
 
 
 def _json(text: str | None) -> Any:
@@ -36,7 +41,8 @@ def call_entry(row: dict) -> dict:
     tools = _json(row.get("tools")) or []
     return {"id": row["seq"], "at": row["at"], "backend": row["backend"], "model": row.get("model"),
             "skill": row.get("skill"), "window": row["batch_id"], "attempt": row["attempt"],
-            "tokens_in": row["input_tokens"], "tokens_out": row["output_tokens"], "latency_ms": row["latency_ms"],
+            "tokens_in": row["input_tokens"], "tokens_cached": row.get("cached_tokens"),
+            "tokens_out": row["output_tokens"], "cost": row.get("cost"), "latency_ms": row["latency_ms"],
             "outcome": row["outcome"], "tools": [call.get("name") for call in tools if isinstance(call, dict)],
             "fallback": bool(row.get("fallback"))}
 
@@ -58,6 +64,8 @@ class CallTables(TablePart):
             count_in(db, "agent_calls", (fields.get("backend") or "", fields.get("outcome") or ""))
             count_in(db, "agent_tokens", ("input",), fields.get("input_tokens") or 0)
             count_in(db, "agent_tokens", ("output",), fields.get("output_tokens") or 0)
+            count_in(db, "agent_tokens", ("cached",), fields.get("cached_tokens") or 0)
+            count_in(db, "agent_cost", (), round((fields.get("cost") or 0) * COST_UNIT))
             if keep_requests is not None:
                 # The inbox keeps the events: older rows drop their request body.
                 db.execute("UPDATE agent_calls SET request = NULL WHERE seq <= (SELECT max(seq) FROM agent_calls) "
@@ -71,6 +79,35 @@ class CallTables(TablePart):
             return self._rows("SELECT * FROM agent_calls ORDER BY seq DESC LIMIT ?", (limit,))
         return self._rows("SELECT * FROM agent_calls WHERE batch_id = ? ORDER BY seq DESC LIMIT ?",
                           (batch_id, limit))
+
+    def call_days(self, *, since: datetime | None = None) -> list[dict]:
+        """Per UTC day of ``at``, oldest first: calls (windows asked), attempts, tokens, cost, cached share."""
+        days: dict[str, dict] = {}
+        windows: dict[str, set] = {}
+        for row in self._rows("SELECT at, batch_id, input_tokens, cached_tokens, output_tokens, cost "
+                              "FROM agent_calls ORDER BY seq", ()):
+            moment = parse_instant(row["at"])
+            if moment is None or (since is not None and moment < since):
+                continue
+            day = moment.astimezone(timezone.utc).date().isoformat()
+            total = days.setdefault(day, {"day": day, "calls": 0, "attempts": 0, "tokens_in": 0, "tokens_cached": 0,
+                                          "tokens_out": 0, "cost": None})
+            windows.setdefault(day, set()).add(row["batch_id"])
+            total["attempts"] += 1
+            for key, column in (("tokens_in", "input_tokens"), ("tokens_cached", "cached_tokens"),
+                                ("tokens_out", "output_tokens")):
+                total[key] += row[column] or 0
+            if row["cost"] is not None:
+                total["cost"] = round((total["cost"] or 0) + row["cost"], 9)
+        for day, total in days.items():
+            total["calls"] = len(windows[day])
+            total["cached_share"] = round(total["tokens_cached"] / total["tokens_in"], 4) if total["tokens_in"] else None
+        return [days[day] for day in sorted(days)]
+
+    def recent_prompts(self, backend: str, *, limit: int = 20) -> list[dict]:
+        """The last ``limit`` calls of ``backend`` that reported their prompt tokens, newest first."""
+        return self._rows("SELECT input_tokens, cached_tokens FROM agent_calls WHERE backend = ? AND "
+                          "input_tokens IS NOT NULL ORDER BY seq DESC LIMIT ?", (backend, limit))
 
     def call_detail(self, seq: int) -> dict | None:
         """One call as ``foldctl calls show`` gives it, or None."""

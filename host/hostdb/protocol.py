@@ -225,6 +225,10 @@ class Calls(Protocol):
 
     def call_detail(self, seq: int) -> dict | None: ...
 
+    def call_days(self, *, since: datetime | None = None) -> list[dict]: ...
+
+    def recent_prompts(self, backend: str, *, limit: int = 20) -> list[dict]: ...
+
 
 class Watch(Protocol):
     """What monitoring reads: the counters and the daemon's record."""

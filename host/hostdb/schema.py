@@ -236,6 +236,12 @@ MIGRATIONS: tuple[str, ...] = (
             coalesce(json_extract(new.body, '$.title'), ''), coalesce(json_extract(new.body, '$.text'), ''));
     END;
     """,
+    # 9: what an editor call cost: the prompt tokens the backend read from (or wrote to) its prompt cache,
+    # and the cost under ``[agent] prices`` when set (contract §11.1).
+    """
+    ALTER TABLE agent_calls ADD COLUMN cached_tokens INTEGER;
+    ALTER TABLE agent_calls ADD COLUMN cost REAL;
+    """,
 )
 
 

@@ -66,6 +66,7 @@ def diagnose(config_file: str | None, store_given: str | None, *, now: str | Non
         checks.extend(hosts)
         checks.extend(_sources(db, config, moment, daemon))
         checks.append(_agent(db, config))
+        checks.extend(_caching(db, config))
         checks.extend(_consumers(db, config))
     finally:
         if db is not None:
@@ -275,6 +276,24 @@ def _agent(db: HostDB | None, config) -> dict:
     if held:
         return _check("agent", "warn", Sentence.joined(described, held))
     return _check("agent", status, described)
+
+
+CACHE_CALLS, CACHE_PROMPT = 20, 2000  # a backend's last calls read, and the prompt size above which caching pays
+
+
+def _caching(db: HostDB | None, config) -> list[dict]:
+    """A warning when the LLM backend's last calls, all with long prompts, read nothing from its prompt cache."""
+    if db is None or config.agent is None or not config.agent_configured or config.agent.type_name == "baseline":
+        return []
+    recent = db.recent_prompts(config.agent.type_name, limit=CACHE_CALLS)
+    if len(recent) < CACHE_CALLS or any((row["input_tokens"] or 0) <= CACHE_PROMPT for row in recent):
+        return []
+    if any(row["cached_tokens"] for row in recent):
+        return []
+    return [_check("prompt cache", "warn", Sentence(
+        "the last {calls} calls of {type}, each with a prompt over {tokens} tokens, read no token from a prompt "
+        "cache: caching is expected but not happening (see `foldctl calls --summary`)", calls=CACHE_CALLS,
+        type=config.agent.type_name, tokens=CACHE_PROMPT))]
 
 
 def _standing_in(db: HostDB | None, config) -> str:

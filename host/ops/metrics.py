@@ -8,7 +8,8 @@ agree. Nothing is counted in memory.
 
 Counters (``_total``): ``fold_polls_total{source,status}``,
 ``fold_windows_total{outcome}``, ``fold_agent_calls_total{backend,outcome}``,
-``fold_agent_tokens_total{direction}``, ``fold_rejections_total`` (editor
+``fold_agent_tokens_total{direction}``, ``fold_editor_tokens_total{kind}``
+(in, cached, out), ``fold_editor_cost_total`` (under ``[agent] prices``), ``fold_rejections_total`` (editor
 answers refused: no usable JSON, the host's checks, the kernel), ``fold_deliveries_total{consumer,outcome}``,
 ``fold_commits_total`` (accepted batches that changed the state: the store's
 revision). Gauges: ``fold_observations{status}``, ``fold_store_event_seq``,
@@ -29,6 +30,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from fold_core.state import State
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import HostDB, host_db_exists, open_host_db
+from fold_host.hostdb.calls import COST_UNIT
 
 __all__ = ["StoreCollector", "registry_for"]
 
@@ -104,6 +106,14 @@ def _counted(counters: dict):
                 if outcome not in seen:
                     family.add_metric([outcome], 0)
         yield family
+    tokens = CounterMetricFamily("fold_editor_tokens", "Prompt tokens (in, cached among them) and answer tokens (out) "
+                                 "the editor's backend reported.", labels=["kind"])
+    counted = {values[0]: value for values, value in counters.get("agent_tokens", ()) if len(values) == 1}
+    for kind, key in (("in", "input"), ("cached", "cached"), ("out", "output")):
+        tokens.add_metric([kind], counted.get(key, 0))
+    yield tokens
+    cost = sum(value for _, value in counters.get("agent_cost", ())) / COST_UNIT
+    yield _counter("fold_editor_cost", "What the editor's calls cost under [agent] prices.", cost)
     rejected = sum(value for values, value in counters.get("agent_calls", ()) if values[-1:] in REJECTED)
     yield _counter("fold_rejections_total", "Editor answers rejected (no usable JSON, the host's checks, the kernel).",
                    rejected)

@@ -16,10 +16,10 @@ def config(tmp_path, text: str):
     return load_config(path=path, entry_points=False)
 
 
-def test_the_four_types_are_builtin_and_baseline_is_the_default(tmp_path):
+def test_the_five_types_are_builtin_and_baseline_is_the_default(tmp_path):
     loaded = config(tmp_path, "")
     assert sorted(e.type_name for e in loaded.registry.all() if e.kind == "agent") == [
-        "anthropic", "baseline", "command", "openai"]
+        "anthropic", "baseline", "command", "llm", "openai"]
     assert {e.plugin for e in loaded.registry.all() if e.kind == "agent"} == {"fold_agents.plugin"}
     backend = loaded.agent.build()
     assert backend.type_name == "baseline" and backend.uses_llm is False and not loaded.agent_configured

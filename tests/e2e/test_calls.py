@@ -37,7 +37,7 @@ def test_calls_list_each_attempt_and_show_one_whole_without_the_key(tmp_path, mo
     assert [c["attempt"] for c in calls] == [2, 1, 1]
     assert calls[0]["window"] == calls[1]["window"] == second["receipt"]["batch_id"] != calls[2]["window"]
     assert set(calls[0]) == {"id", "at", "backend", "model", "skill", "window", "attempt", "tokens_in",
-                             "tokens_out", "latency_ms", "outcome", "tools", "fallback"}
+                             "tokens_cached", "tokens_out", "cost", "latency_ms", "outcome", "tools", "fallback"}
     assert calls[0]["model"] == calls[2]["model"] == "gpt-test"  # the answer's model; the configured one
     assert calls[0]["skill"] == skill_digest(load_skill("zh")) and (calls[0]["tokens_in"], calls[0]["tokens_out"]) \
         == (950, 40)

@@ -120,6 +120,24 @@ def test_the_call_log_keeps_the_last_requests(location):
         assert db.call_detail(first)["tools"] == ["fold_get_item"] and db.call_detail(999) is None
 
 
+def test_the_call_log_counts_cached_tokens_and_cost_per_day(location):
+    with open_host_db(location) as db:
+        db.log_call(batch_id="b1", attempt=1, backend="openai", at="2026-10-09T23:30:00+08:00", input_tokens=3000,
+                    cached_tokens=None, output_tokens=50, cost=0.01, outcome="rejected")
+        db.log_call(batch_id="b1", attempt=2, backend="openai", at="2026-10-09T23:31:00+08:00", input_tokens=3100,
+                    cached_tokens=2900, output_tokens=60, cost=0.002, outcome="committed")
+        db.log_call(batch_id="b2", attempt=1, backend="openai", at="2026-10-10T09:00:00+08:00", input_tokens=1000,
+                    cached_tokens=0, output_tokens=10, outcome="checked")
+        days = db.call_days()
+        assert [(d["day"], d["calls"], d["attempts"], d["tokens_in"], d["tokens_cached"], d["tokens_out"])
+                for d in days] == [("2026-10-09", 1, 2, 6100, 2900, 110), ("2026-10-10", 1, 1, 1000, 0, 10)]
+        assert days[0]["cost"] == 0.012 and days[1]["cost"] is None and days[0]["cached_share"] == 0.4754
+        assert [d["day"] for d in db.call_days(since=parse_instant("2026-10-10T00:00:00Z"))] == ["2026-10-10"]
+        assert [row["cached_tokens"] for row in db.recent_prompts("openai", limit=2)] == [0, 2900]
+        counted = dict(db.counters()["agent_tokens"])
+        assert counted[("cached",)] == 2900 and dict(db.counters()["agent_cost"])[()] == 12_000
+
+
 def test_consumers_their_cursors_failures_and_memory(location):
     with open_host_db(location) as db:
         assert db.add_consumer("log", 3, now=NOW) is True and db.add_consumer("log", 9, now=NOW) is False

@@ -15,8 +15,12 @@ through the real SDKs (see RECIPES.md)::
 
 A reply is one of
 
-* ``text(content, input_tokens=None, output_tokens=None)`` — a normal answer
-  (token counts default to a deterministic estimate of the request/answer size);
+* ``text(content, input_tokens=None, output_tokens=None, cached_tokens=None,
+  cache_written=None)`` — a normal answer (token counts default to a
+  deterministic estimate of the request/answer size; ``cached_tokens`` is
+  OpenAI's ``prompt_tokens_details.cached_tokens`` and Anthropic's
+  ``cache_read_input_tokens``, ``cache_written`` Anthropic's
+  ``cache_creation_input_tokens``);
 * ``status(code, message)`` — an HTTP error in the API's error shape;
 * ``delay(seconds, then)`` — wait (interruptibly) before answering ``then``:
   use a delay longer than the client's timeout to force a timeout;
@@ -125,6 +129,8 @@ class Reply:
     output_tokens: int | None = None
     writer: Callable[[Any, threading.Event], None] | None = None
     calls: tuple = ()  # (name, arguments) of the tools this answer calls
+    cached_tokens: int | None = None  # prompt tokens read from the cache (both APIs)
+    cache_written: int | None = None  # prompt tokens written to the cache (Anthropic's cache_creation_input_tokens)
 
 
 def tool_calls(*calls: tuple[str, Any], input_tokens: int | None = None) -> Reply:
@@ -138,8 +144,10 @@ def _parsed(text: str) -> Any:
         return text
 
 
-def text(content: str, *, input_tokens: int | None = None, output_tokens: int | None = None) -> Reply:
-    return Reply(content=content, input_tokens=input_tokens, output_tokens=output_tokens)
+def text(content: str, *, input_tokens: int | None = None, output_tokens: int | None = None,
+         cached_tokens: int | None = None, cache_written: int | None = None) -> Reply:
+    return Reply(content=content, input_tokens=input_tokens, output_tokens=output_tokens,
+                 cached_tokens=cached_tokens, cache_written=cache_written)
 
 
 def status(code: int, message: str = "scripted error") -> Reply:
@@ -325,16 +333,20 @@ class LLMServer:
         if reply.calls:
             return 200, _tool_answer(api, reply.calls, number, model, tokens_in, tokens_out)
         if api == "anthropic":
+            usage = {"input_tokens": tokens_in, "output_tokens": tokens_out}
+            if reply.cached_tokens is not None or reply.cache_written is not None:
+                usage.update(cache_read_input_tokens=reply.cached_tokens or 0,
+                             cache_creation_input_tokens=reply.cache_written or 0)
             return 200, {"id": f"msg_{number:06d}", "type": "message", "role": "assistant", "model": model,
                          "content": [{"type": "text", "text": reply.content}],
-                         "stop_reason": "end_turn", "stop_sequence": None,
-                         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
+                         "stop_reason": "end_turn", "stop_sequence": None, "usage": usage}
+        details = {} if reply.cached_tokens is None else {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
         return 200, {"id": f"chatcmpl-{number:06d}", "object": "chat.completion", "created": int(time.time()),
                      "model": model,
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},
                                   "finish_reason": "stop"}],
                      "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                               "total_tokens": tokens_in + tokens_out}}
+                               "total_tokens": tokens_in + tokens_out, **details}}
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, code: int, document: Any) -> None:

@@ -205,6 +205,11 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT 'agent_tokens', json_build_array('output')::text, coalesce(sum(output_tokens), 0) FROM agent_calls;
     CREATE TABLE cited (event text COLLATE "C" NOT NULL, item text COLLATE "C" NOT NULL, PRIMARY KEY (event, item));
     """,
+    # 3: host.db's schema 9: the cached prompt tokens and the cost of each editor call.
+    """
+    ALTER TABLE agent_calls ADD COLUMN cached_tokens bigint;
+    ALTER TABLE agent_calls ADD COLUMN cost double precision;
+    """,
 )
 
 
