@@ -33,7 +33,8 @@ def _text(value: object, low: int, high: int, field: str) -> str | None:
     """The problem of a one-line text of ``low``–``high`` code points (``""`` allowed when ``low`` is 0)."""
     if low == 0 and value == "":
         return None
-    return check_line_text(value, max(low, 1), high, field)
+    problem = check_line_text(value, max(low, 1), high, field)
+    return problem.replace(f"must be 1–{high}", f"must be 0–{high}") if problem and low == 0 else problem
 
 
 class _Reader:
