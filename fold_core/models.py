@@ -25,6 +25,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from fold_core.kernel.decision import check_decision
 from fold_core.kernel.fields import Relation, RelationError
 from fold_core.kernel.fields import parse_relation as _kernel_parse_relation
 from fold_core.shares import KINDS, MAX_BUDGET, MIN_BUDGET, WEIGHTS
@@ -32,7 +33,7 @@ from fold_core.text import ANNOTATION_ID, BATCH_ID, ITEM_ID, check_line_text, ch
 from fold_core.timefmt import parse_instant
 
 __all__ = [
-    "ERROR_CODES", "Annotation", "Batch", "BudgetItem", "ChangeEntry", "Declaration", "ErrorRecord",
+    "ERROR_CODES", "Annotation", "Batch", "BudgetItem", "ChangeEntry", "Declaration", "DecisionFrame", "ErrorRecord",
     "ItemRecord", "LayerUse", "Receipt", "Rejection", "Relation", "Source", "UnsupportedRelation",
     "batch_schema", "parse_relation", "receipt_schema",
 ]
@@ -42,6 +43,7 @@ ERROR_CODES = (  # the §5 table, in its order
     "invalid_json", "invalid_field", "unsupported_relation", "duplicate_declaration", "item_exists",
     "item_not_found", "item_merged", "item_inactive", "inactive_parent", "unsupported_move",
     "explicit_withdraw_required", "unsupported_merge_structure", "merge_layer_mismatch", "layer_budget",
+    "unknown_option", "decision_not_allowed",
     "annotation_not_found", "stale_revision", "batch_conflict", "store_unavailable", "store_corrupt",
 )
 
@@ -147,6 +149,44 @@ def _dedupe_sources(sources: list[Source]) -> list[Source]:
 
 Sources = Annotated[list[Source], AfterValidator(_dedupe_sources)]
 
+
+def _line_text(low: int, high: int, what: str) -> Any:  # the title's rule; "" allowed when low is 0
+    check = _rule(lambda v: None if v == "" and low == 0 else check_line_text(v, max(low, 1), high, what))
+    return Annotated[StrictStr, check, _string(minLength=low, maxLength=high)]
+
+
+class DecisionOption(_Wire):
+    """One option of a decision frame (§3.2)."""
+    id: Annotated[StrictStr, StringConstraints(pattern=r"^[a-z0-9-]{1,24}$")]
+    label: _line_text(1, 40, "label")  # type: ignore[valid-type]
+    consequence: _line_text(0, 160, "consequence") | None = None  # type: ignore[valid-type]
+
+
+class DecisionFallback(_Wire):
+    """What happens when nobody answers by ``decide_by``."""
+    summary: _line_text(1, 160, "fallback.summary")  # type: ignore[valid-type]
+    option: StrictStr | None = None
+
+
+class DecisionFrame(_Wire):
+    """The decision frame of a needs-you item (§3.2); the kernel's ``check_decision`` holds every rule."""
+    question: _line_text(1, 160, "question")  # type: ignore[valid-type]
+    options: Annotated[list[DecisionOption], Field(min_length=2, max_length=5)]
+    recommended: StrictStr | None = None  # an option id (checked by _frame_rules)
+    basis: _line_text(0, 200, "basis") | None = None  # type: ignore[valid-type]
+    fallback: DecisionFallback | None = None
+    decide_by: Instant | None = None
+    evidence: Literal["complete", "partial", "missing", "conflicting"]
+    gap: _line_text(1, 160, "gap") | None = None  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _frame_rules(self) -> DecisionFrame:
+        problems = check_decision(self.model_dump(exclude_none=True), "decision")[1]
+        if problems:
+            raise ValueError("; ".join(message for _code, _field, message, _extra in problems))
+        return self
+
+
 _WITHDRAW_KEYS = frozenset({"id", "relation", "reason"})  # all a withdraw may hold (§3.2)
 
 
@@ -164,6 +204,7 @@ class Declaration(_Wire):
     due_at: Instant | None = None
     stale_after: Instant | None = None
     sources: Sources = None  # type: ignore[assignment]
+    decision: DecisionFrame | None = None  # omitted = keep, null clears, given replaces the frame
     children: list[Declaration] | None = None
 
     @property
@@ -188,6 +229,8 @@ class Declaration(_Wire):
         missing = [name for name in required if name not in given]
         if missing:
             raise ValueError(f"a {relation.word} declaration needs {', '.join(missing)}")
+        if self.decision is not None and self.kind != "needs-you":
+            raise ValueError(f"a decision frame belongs on a needs-you item, not {self.kind} (decision_not_allowed)")
         if relation.word == "merges" and "children" in given:
             raise ValueError("a merges declaration may not carry children (unsupported_merge_structure)")
         return self
@@ -223,6 +266,7 @@ class ItemRecord(_Wire):
     merged_into: ItemId | None
     withdrawn_with: ItemId | None
     ever_had_children: StrictBool
+    decision: DecisionFrame | None = None  # absent when the item has no frame
 
     @model_validator(mode="after")
     def _status_links(self) -> ItemRecord:
@@ -288,6 +332,8 @@ class ErrorRecord(_Wire):
     revision: StrictInt | None = None
     batch_id: StrictStr | None = None
     event_seq: StrictInt | None = None
+    option: StrictStr | None = None
+    kind: StrictStr | None = None
     line: StrictInt | None = None
 
 

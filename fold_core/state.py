@@ -35,7 +35,7 @@ ITEM_FIELDS = (
 )
 PI_FIELDS = (
     "id", "parent", "status", "title", "summary", "weight", "kind", "explicit_share",
-    "due_at", "stale_after", "sources", "merged_into",
+    "due_at", "stale_after", "sources", "merged_into", "decision",
 )
 
 

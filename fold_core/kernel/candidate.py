@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fold_core.kernel.decision import same_frame
 from fold_core.kernel.declarations import TOP, Declaration
 from fold_core.kernel.fields import merge_sources, same_instant, same_sources
 from fold_core.shares import derive_share
@@ -120,7 +121,7 @@ class Candidate:
     def _fresh(self, item_id: str, decl: Declaration, parent: str | None, sources: list[dict]) -> dict:
         values, now = decl.values, self.now
         explicit = values.get("share")
-        return {
+        fresh = {
             "id": item_id, "parent": parent, "status": "active",
             "title": values.get("title"), "summary": values.get("summary"),
             "weight": values["weight"], "kind": values["kind"],
@@ -131,6 +132,9 @@ class Candidate:
             "created_at": now, "updated_at": now, "status_at": now,
             "merged_into": None, "withdrawn_with": None, "ever_had_children": False,
         }
+        if values.get("decision") is not None:  # only on needs-you (checked); absent when none
+            fresh["decision"] = values["decision"]
+        return fresh
 
     def apply(self, decl: Declaration) -> None:
         """Execute one applied declaration (it has an id and a relation)."""
@@ -164,10 +168,14 @@ class Candidate:
                 patched[key] = values[key]
         if "sources" in values and not same_sources(values["sources"], stored["sources"]):
             patched["sources"] = values["sources"]
+        if "decision" in values and not same_frame(values["decision"], stored.get("decision")):
+            patched["decision"] = values["decision"]  # a given frame replaces the whole frame
+        if patched.get("decision") is None or patched["kind"] != "needs-you":
+            patched.pop("decision", None)  # cleared, or the kind moved away from needs-you
         restoring = stored["status"] == "withdrawn"
         if restoring:
             patched.update(status="active", withdrawn_with=None)
-        if all(patched[key] == stored[key] for key in PI_FIELDS):
+        if all(patched.get(key) == stored.get(key) for key in PI_FIELDS):
             return  # not a change: no updated_at, no revision, reason not stored
         patched["updated_at"] = self.now
         if restoring:

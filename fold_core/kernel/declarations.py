@@ -3,7 +3,7 @@
 ``read_declarations`` walks the declarations in document order, depth first
 (a parent before its listed children), and for each one reports, in this
 order: id, relation, unknown keys, duplicate, field values (title, summary,
-weight, kind, share, reason, due_at, stale_after, sources, children), target
+weight, kind, share, reason, due_at, stale_after, sources, decision, children), target
 errors, a missing reason. Target checks read the state *before* the batch, so
 the order of declarations never changes the outcome.
 
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fold_core.kernel import fields as F
+from fold_core.kernel.decision import check_decision
 from fold_core.kernel.outcome import error
 from fold_core.shares import weight_rank
 from fold_core.state import State
@@ -144,7 +145,7 @@ class _Walk:
 
         # field values
         too_deep = list_parent != TOP and depth > MAX_DEPTH
-        ok = self.read_fields(raw, decl, word, too_deep, depth) and ok
+        ok = self.read_fields(raw, decl, word, too_deep, depth, where) and ok
         ok = ok and not too_deep
 
         # target errors, then a missing reason
@@ -168,7 +169,8 @@ class _Walk:
                 self.visit(child, f"{where}.children[{index}]", item, child_depth, ok)
                 decl.children.extend(self.order[first:first + 1])
 
-    def read_fields(self, raw: dict, decl: Declaration, word: str | None, too_deep: bool, depth: int) -> bool:
+    def read_fields(self, raw: dict, decl: Declaration, word: str | None, too_deep: bool, depth: int,
+                    where: str) -> bool:
         """Check field values in contract order; return False when weight or kind is unusable."""
         item = decl.id
         usable = True
@@ -202,6 +204,8 @@ class _Walk:
             if key == "reason" and value is None:
                 continue  # reason: null means absent
             decl.values[key] = value
+        if "decision" in raw and word is not None:
+            self.read_decision(raw["decision"], decl, word, where)
         if "children" in raw:
             children = raw["children"]
             if children is not None and not isinstance(children, list):
@@ -212,6 +216,25 @@ class _Walk:
             self.invalid(item, "children", f"{item or 'this item'} would sit at depth {depth}; "
                                            f"items may be nested at most {MAX_DEPTH} levels deep")
         return usable
+
+    def read_decision(self, raw: object, decl: Declaration, word: str, where: str) -> None:
+        """The decision frame: each problem at its full path; a frame only on a needs-you item."""
+        item = decl.id
+        located = {"item": item} if item is not None else {}
+        frame, problems = check_decision(raw, f"{where}.decision")
+        for code, field_name, message, extra in problems:
+            self.errors.append(error(code, message, **located, field=field_name, **extra))
+        if problems:
+            return  # a bad frame is treated as omitted (the batch is rejected anyway)
+        kind = decl.values.get("kind")
+        if kind is None and word == "supersedes" and item is not None and item in self.state.items:
+            kind = self.state.items[item]["kind"]  # the kind the patch keeps
+        if frame is not None and kind is not None and kind != "needs-you":
+            self.errors.append(error("decision_not_allowed", f"a decision frame belongs on a needs-you item; "
+                                     f"{item or 'this item'} would be {kind}",
+                                     **located, field=f"{where}.decision", kind=kind))
+            return
+        decl.values["decision"] = frame
 
     def report(self, item: str | None, problems: list[tuple[str, str]]) -> None:
         for field_name, message in problems:

@@ -37,7 +37,7 @@ __all__ = [
 
 DECLARATION_KEYS = (
     "id", "relation", "title", "summary", "weight", "kind", "share", "reason",
-    "due_at", "stale_after", "sources", "children",
+    "due_at", "stale_after", "sources", "decision", "children",
 )
 SOURCE_KEYS = ("channel", "ref", "quote", "observed_at")
 MAX_SOURCES = 32

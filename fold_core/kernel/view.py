@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 from typing import overload
 
+from fold_core.kernel.decision import frame_view
 from fold_core.kernel.outcome import Rejected, error, rejection
 from fold_core.shares import rank_items
 from fold_core.state import State, resolve_item
@@ -64,6 +65,7 @@ class _View:
             "until_stale": duration_between(item["stale_after"], now),
             "last_seen_at": None, "since_seen": None,
             "sources": item["sources"],
+            "decision": frame_view(item.get("decision")),
             "annotations": [{"id": note["id"], "text": note["text"], "author": note["author"],
                              "status": note["status"], "created_at": note["created_at"],
                              "acknowledged_revision": note["acknowledged_revision"]}

@@ -12,6 +12,7 @@ its size is the ``ToolBox``'s.
 from __future__ import annotations
 
 from fold_core.editor_tools import EditorTools
+from fold_core.kernel.decision import frame_view
 from fold_core.store.base import Store
 from fold_core.store.locate import open_store
 from fold_core.timefmt import instant_key
@@ -20,7 +21,7 @@ from fold_host.hostdb import HostDB, open_host_db
 __all__ = ["HostTools"]
 
 IMAGE_FIELDS = ("title", "summary", "weight", "kind", "status", "reason", "due_at", "stale_after", "parent",
-                "merged_into", "sources")
+                "merged_into", "sources", "decision")
 RECORD_FIELDS = ("id", "parent", "status", "title", "summary", "weight", "kind", "share", "reason", "due_at",
                  "stale_after", "sources", "created_at", "updated_at", "status_at", "merged_into", "withdrawn_with")
 NOTE_FIELDS = ("id", "text", "author", "status", "created_at", "acknowledged_revision")
@@ -53,6 +54,7 @@ class HostTools(EditorTools):
         if record is None:
             return {"found": False, "item": None}
         item = {key: record.get(key) for key in RECORD_FIELDS}
+        item["decision"] = frame_view(record.get("decision"))  # as the state document shows it: with its digest
         item["annotations"] = [{key: note.get(key) for key in NOTE_FIELDS} for note in state.annotations.values()
                                if note["item"] == item_id]
         found = {"found": True, "status": record["status"], "item": item}
@@ -113,6 +115,7 @@ def _entry(record: dict, item_id: str) -> dict:
                         if change["item"] == item_id), "bookkeeping")
     if image is not None:
         entry["item"] = {key: image.get(key) for key in IMAGE_FIELDS}
+        entry["item"]["decision"] = frame_view(image.get("decision"))
     acks = [ack.get("annotation") for ack in record.get("acks", ()) if isinstance(ack, dict)]
     if acks:
         entry["acknowledged"] = acks

@@ -315,7 +315,7 @@ def test_contract_rejection_validates_and_keeps_null_locators():
 
 
 def test_rejection_error_codes_are_the_contract_table():
-    assert len(ERROR_CODES) == 19
+    assert len(ERROR_CODES) == 21
     unknown = {**REJECTION, "errors": [{"code": "oops", "message": "m"}]}
     assert errors_of(lambda: Rejection.model_validate(unknown))[0]["loc"] == ("errors", 0, "code")
     assert errors_of(lambda: Rejection.model_validate({**REJECTION, "errors": []}))[0]["loc"] == ("errors",)
@@ -340,7 +340,7 @@ def item_record(**fields):
 
 
 def test_item_record_has_exactly_the_contract_fields():
-    assert list(ItemRecord.model_fields) == list(item_record())
+    assert list(ItemRecord.model_fields) == [*item_record(), "decision"]  # decision: only when the item has a frame
     assert ItemRecord.model_validate(item_record()).model_dump(mode="json", exclude_none=True)["id"] == "visa"
     missing = {k: v for k, v in item_record().items() if k != "withdrawn_with"}
     assert errors_of(lambda: ItemRecord.model_validate(missing))[0]["loc"] == ("withdrawn_with",)
@@ -380,3 +380,18 @@ def test_receipt_schema_requires_every_receipt_key():
     schema = json.loads(json.dumps(receipt_schema()))
     assert set(schema["required"]) == set(RECEIPT)
     assert schema["properties"]["at"]["format"] == "date-time"
+
+
+FRAME = {"question": "先临时缓解，还是本周迁移？",
+         "options": [{"id": "mitigate", "label": "先临时缓解"}, {"id": "migrate", "label": "本周迁移"}],
+         "recommended": "mitigate", "evidence": "partial", "gap": "移动端未验证"}
+
+
+def test_a_decision_frame_on_a_declaration_and_a_stored_item():
+    stored = ItemRecord.model_validate(item_record(decision=FRAME))
+    assert stored.model_dump(mode="json", exclude_none=True)["decision"] == FRAME
+    declared = {"id": "auth", "title": "登录故障", "weight": "high", "kind": "needs-you", "decision": FRAME}
+    assert Declaration.model_validate(declared).decision is not None
+    wrong = {**FRAME, "recommended": "wait"}
+    assert "wait" in errors_of(lambda: Declaration.model_validate({**declared, "decision": wrong}))[0]["msg"]
+    assert "decision_not_allowed" in errors_of(lambda: Declaration.model_validate({**declared, "kind": "fyi"}))[0]["msg"]
