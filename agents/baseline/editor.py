@@ -44,12 +44,13 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
+from fold_agents.baseline.facts import read_facts, write
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
 from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_matter
 from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
-from fold_agents.baseline.rules import heavier, line, summary_line, thread_item_id, title_line
+from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
 from fold_agents.llm.conversation import Clock, skill_language
 
@@ -86,6 +87,7 @@ class _Planner(Attention, Output):
         self.learned = Learned(self.user.get("learned"))
         self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
         self._matters: dict[str, tuple[Matter, Matter]] | None = None
+        self._subjects: dict[str, str] = {}  # item id -> the subject of the message that created it in this batch
 
     # -- the answer -----------------------------------------------------------------
 
@@ -148,7 +150,7 @@ class _Planner(Attention, Output):
         subject = title_line(event.get("title"), 24)
         for change in self.changes.values():
             if change.mode == "new" and change.bundle is None and (
-                    subject and subject == change.title
+                    subject and subject == self._subjects.get(change.id)
                     or found.keys and found.keys & matter_of(change.title, change.summary, *(
                         str(s.get("quote") or "") for s in change.new_sources)).keys):
                 return change.id, "new"
@@ -212,9 +214,9 @@ class _Planner(Attention, Output):
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
         change.judged = "critical" if verdict.pressing else verdict.weight
-        change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
-                        or line(event.get("from"), 24) or self.words("untitled"))
-        change.summary = summary_line(own_words(str(event.get("text") or "")), 60) or None
+        change.title, change.summary = self._written(event, verdict)
+        self._subjects[item_id] = title_line(event.get("title"), 24)
+        change.title = change.title or line(event.get("from"), 24) or self.words("untitled")
         if verdict.kind in ("in-progress", "needs-you"):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
@@ -241,13 +243,13 @@ class _Planner(Attention, Output):
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at
-        summary = summary_line(own_words(str(event.get("text") or "")), 60) or line(event.get("title"), 60)
+        title, summary = self._written(event, replace(verdict, kind=change.kind or verdict.kind))
         if summary and change.kind in ("in-progress", "needs-you"):
             summary = line(plain_claims(summary), 60)
         if summary:
             change.summary = summary
-        if moved_on and mode in ("patch", "new") and event.get("title"):  # the old title no longer says where it stands
-            change.title = title_line(event.get("title"), 24) or None
+        if moved_on and mode in ("patch", "new") and title:  # the old title no longer says where it stands
+            change.title = title
             if change.title and change.kind in ("in-progress", "needs-you"):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
@@ -256,6 +258,12 @@ class _Planner(Attention, Output):
             change.lowered_reason = change.reason
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+
+    def _written(self, event: Mapping[str, Any], verdict) -> tuple[str, str | None]:
+        """Title and summary from the facts of the message (``baseline_facts``), in the source's language."""
+        facts = read_facts(event, own_words(str(event.get("text") or "")))
+        title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
+        return title, summary or None
 
     def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)

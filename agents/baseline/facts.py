@@ -1,0 +1,407 @@
+"""The facts the baseline editor reads out of one message, and the title and summary it writes from them.
+
+A person reading a bill says "电力公司账单 ¥236.40，11月12日到期，未设自动扣款：
+请按时缴费", not the first sixty characters of the mail. ``read_facts(event,
+verdict, now)`` finds what such a sentence needs, in zh and en:
+
+* the **language of the source** (CJK characters in the subject and the first
+  lines), so an English mail gets an English title whatever the skill's
+  language;
+* an **amount with its currency** ("¥1,234.50", "1234.50 元", "$82.10",
+  "USD 40", "€12"), the one next to a bill word ("应还", "amount due", "total")
+  first;
+* the **issuer or sender**: the display name of ``from`` ("国家电网", "Acme
+  Bank"), else the organisation of its domain; no-reply local parts are not
+  names;
+* whether it is a **bill** (账单, 缴费, 应还, bill, statement, amount due…);
+* the **state** it reports (passed, failed, merged, approved, rejected,
+  delivered, in transit, cancelled, rescheduled…), the first one found;
+* the **key sentence**: the sentence with the most facts in it (amount, date,
+  state, request), greetings and signatures left out.
+
+``write(facts, verdict, words_for)`` composes the title (≤ 24 code points:
+who or what, the state or number, the date) and the summary (≤ 60: the
+current fact, then the next step or what is unknown, "金额未知" / "amount
+unknown" for a bill without an amount). Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fold_core.timefmt import parse_instant
+from fold_agents.baseline.dates import find_dates
+from fold_agents.baseline.rules import clean, line, title_line
+
+__all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES", "SALES_STRONG", "day_of", "read_facts",
+           "source_language", "write"]
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CURRENCY_BEFORE = r"(?:US\$|HK\$|A\$|C\$|S\$|RMB|CNY|USD|EUR|GBP|JPY|HKD|¥|￥|\$|€|£)"
+_CURRENCY_AFTER = r"(?:元|块|美元|欧元|英镑|港币|日元|RMB|CNY|USD|EUR|GBP|HKD)"
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?"
+AMOUNT = re.compile(rf"({_CURRENCY_BEFORE})\s?({_NUMBER})(?![\d%])|(?<![\d.])({_NUMBER})\s?({_CURRENCY_AFTER})(?![a-zA-Z])",
+                    re.IGNORECASE)
+BILL = re.compile(r"账单|缴费|应还|应缴|欠费|还款日|电费|水费|燃气费|话费|物业费|信用卡.{0,6}(?:账|还款)|付款通知"
+                   r"|\bbills?\b|\bstatement\b|amount due|payment due|balance due|total due|\binvoice\b"
+                   r"|minimum payment|due date", re.IGNORECASE)
+_BILL_AMOUNT = re.compile(r"应还|应缴|本期|金额|合计|总计|共计|欠费|amount|total|balance|due|owe", re.IGNORECASE)
+AUTOPAY_OFF = re.compile(r"(?:已|您已|你已)?(?:取消|关闭|停用|解除|未开通|没有开通|未设置|未办理|未签约)[^。；;\n]{0,6}"
+                          r"(?:自动扣款|自动还款|自动缴费|代扣|代缴|托收|自动扣费)"
+                          r"|(?:cancell?ed|stopped|turned off|switched off|disabled|removed|ended)\s+(?:your\s+|the\s+)?"
+                          r"(?:direct debit|autopay|auto-pay|automatic payments?|standing order)"
+                          r"|(?:direct debit|autopay|auto-pay|automatic payments?)\s+(?:is|was|has been)\s+"
+                          r"(?:not set up|off|cancell?ed|disabled|inactive|stopped)"
+                          r"|(?:not|never)\s+(?:set up|enrolled|signed up)\s+(?:for\s+)?(?:direct debit|autopay|auto-pay)"
+                          r"|don't have (?:direct debit|autopay)|no (?:direct debit|autopay) (?:is )?(?:set|on file)",
+                          re.IGNORECASE)
+PAID = re.compile(r"已还清|还款成功|付款成功|支付成功|缴费成功|已缴费|已支付|已收到您的(?:付款|还款|缴费)"
+                  r"|payment (?:has been )?received|thank you for your payment|we(?:'ve| have)? received your payment"
+                  r"|has been paid|paid in full|payment (?:was )?successful|payment confirmation", re.IGNORECASE)
+# A payment on its way: not a bill waiting for the user any more (the payment's own rule follows it).
+PAY_PENDING = re.compile(r"已受理|处理中|已提交|还款申请|扣款中|payment (?:is )?(?:processing|pending|scheduled|submitted)"
+                         r"|(?:we are|is being) processing|submitted", re.IGNORECASE)
+# A parcel that "could not be delivered" because the "address is incomplete", to be fixed within hours or for a
+# small fee: the classic delivery scam (real carriers try again and do not ask for card details in 24 hours).
+PARCEL_PHISHING = re.compile(r"(?:地址(?:信息)?(?:不完整|不详|有误|错误|不全)|无法(?:投递|派送|配送)|address (?:is )?(?:incomplete|invalid|"
+                             r"incorrect)|incomplete (?:delivery )?address|(?:could not|couldn't|unable to) (?:be )?deliver"
+                             r"|delivery (?:attempt )?(?:failed|suspended|on hold))[\s\S]{0,300}?(?:24\s*小时|48\s*小时|"
+                             r"\b(?:24|48|12)\s*(?:h|hrs?|hours)\b|(?:重新)?派送费|运费|redelivery fee|small fee|customs fee|"
+                             r"update (?:your )?(?:address|details)[^.\n]{0,40}(?:link|here|below))", re.IGNORECASE)
+# Cold sales: a follow-up to a pitch the user never answered, or an invitation with "last seats" pressure.
+SALES = re.compile(r"following up on my (?:last|previous|earlier) (?:email|note|message)|circling back"
+                   r"|just following up|bumping this|(?:book|schedule) a (?:quick )?(?:demo|call)|quick call|\b(?:15|20|30)[- ]?min(?:ute)?s?\b"
+                   r"|free (?:trial|consultation|demo)|为贵(?:公司|司)|贵司(?:是否|有没有)|合作洽谈|免费试用|预约演示"
+                   r"|最后\s*\d+\s*个名额|名额有限|仅剩\s*\d+\s*个名额|报名从速|last (?:few )?(?:\d+ )?(?:seats|spots)",
+                   re.IGNORECASE)
+SALES_STRONG = re.compile(r"(?:book|schedule) a (?:quick )?demo|free trial|免费试用|预约演示|最后\s*\d+\s*个名额|仅剩\s*\d+\s*个名额"
+                          r"|名额有限|报名从速|last (?:few )?(?:\d+ )?(?:seats|spots)", re.IGNORECASE)
+# (pattern, zh, en): the state a message reports, most telling first.
+_STATES = (
+    (r"扣款失败|支付失败|还款失败|payment failed|card was declined|payment was declined", "扣款失败", "payment failed"),
+    (r"已退回|被退回|驳回|未通过|rejected|returned|declined", "被退回", "rejected"),
+    (r"构建失败|测试失败|build failed|tests? failed|failing|\bfailed\b|失败", "失败", "failed"),
+    (r"已取消|取消了|cancell?ed", "已取消", "cancelled"),
+    (r"改期|延期|推迟|改到|调整到|rescheduled|postponed|moved (?:\w+ ){0,3}to|changed to|delayed", "改期", "rescheduled"),
+    (r"已合并|合并到|\bmerged\b", "已合并", "merged"),
+    (r"已批准|审批通过|已通过(?![^，。；\n]{0,6}(?:发送|发给|提交|转交))|(?<!via )\bapproved\b", "已批准", "approved"),
+    (r"构建通过|测试通过|全部通过|\bpassed\b|\bsucceeded\b|\bgreen\b", "通过", "passed"),
+    (r"已送达|已签收|已妥投|\bdelivered\b", "已送达", "delivered"),
+    (r"运输中|派送中|已发货|已揽收|in transit|out for delivery|\bshipped\b|on its way", "运输中", "in transit"),
+    (r"已付款|已支付|已还清|还款成功|付款成功|payment received|\bpaid\b", "已付款", "paid"),
+    (r"已提交|提交成功|\bsubmitted\b", "已提交", "submitted"),
+    (r"已上线|已发布|已部署|deployed|released|shipped to production", "已上线", "released"),
+    (r"已修复|已解决|\bfixed\b|\bresolved\b", "已修复", "fixed"),
+)
+_NEGATED = re.compile(r"(?:未|没|不|待|尚|等|还没有?|not|n't|awaiting|pending|waiting for|to be)\s*$", re.IGNORECASE)
+_STATE_RES = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
+_SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|$)")
+_SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
+                   r"|(?:thanks|thank you|best|regards|cheers|谢谢|此致|祝好)\b)", re.IGNORECASE)
+_NOREPLY = re.compile(r"^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|notifications?|notify|alerts?|info|service|"
+                      r"support|billing|mailer|news|hello|team|account|accounts)$", re.IGNORECASE)
+_SLUG = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$")
+_TAG = re.compile(r"^\s*(?:\[[^\]]{1,30}\]|【[^】]{1,30}】)\s*")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one message says, as facts a sentence can be written from."""
+
+    lang: str  # "zh" | "en": the source's language
+    topic: str  # the subject without reply prefixes, tags or slugs' dashes ("" when none)
+    who: str  # the issuer or sender's name ("" when none)
+    amount: str  # "¥236.40" ("" when none)
+    bill: bool
+    autopay_off: bool  # the message says autopay is cancelled or not set
+    state: str  # in the source's language ("" when none)
+    key: str  # the sentence with the most facts ("" when none)
+    key_first: bool  # the key sentence is the message's first one
+    ask: str = ""  # the sentence that asks something of the user ("会前最好看一下第 3、4 节")
+    new_time: str = ""  # a rescheduled matter's new day and time, as written for a title
+    open_part: str = ""  # what the message says is not yet verified ("mobile is untested")
+    person: bool = True  # a person wrote it (named in a summary that starts with their words)
+
+
+def source_language(*texts: Any) -> str:
+    """"zh" when the text has Chinese characters in number, else "en"."""
+    sample = " ".join(str(t or "") for t in texts)[:400]
+    return "zh" if len(_CJK.findall(sample)) >= 2 else "en"
+
+
+def _amount(text: str) -> str:
+    found = list(AMOUNT.finditer(text))
+    if not found:
+        return ""
+    near = [m for m in found if _BILL_AMOUNT.search(text[max(0, m.start() - 16):m.start()])]
+    match = (near or found)[0]
+    if match.group(1):
+        symbol = match.group(1)
+        return f"{symbol}{match.group(2)}" if len(symbol) == 1 or symbol.endswith("$") else f"{symbol} {match.group(2)}"
+    unit = match.group(4)
+    return f"{match.group(3)}{unit}" if _CJK.match(unit) else f"{match.group(3)} {unit.upper()}"
+
+
+def _who(sender: str) -> str:
+    """The display name of a From header, else the organisation in its domain."""
+    sender = clean(sender)
+    if "<" in sender:
+        name = sender.split("<", 1)[0].strip().strip('"\' ')
+        address = sender.rsplit("<", 1)[-1].strip(" >")
+    else:
+        name, address = ("", sender) if "@" in sender else (sender, "")
+    name = re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", name)
+    if name and "@" not in name and not _NOREPLY.match(name.replace(" ", "")):
+        return _head(name, 16)
+    if "@" in address:
+        local, domain = address.split("@", 1)
+        parts = [p for p in domain.lower().split(".") if p not in ("mail", "email", "www", "e", "m", "info", "news")]
+        org = parts[-2] if len(parts) >= 2 and parts[-2] not in ("com", "co", "org", "net", "gov", "edu") else (
+            parts[-3] if len(parts) >= 3 else (parts[0] if parts else ""))
+        if not _NOREPLY.match(local) and "." in local and org in ("gmail", "outlook", "qq", "163", "hotmail", "icloud"):
+            return line(local.replace(".", " ").title(), 12)
+        if org and org not in ("gmail", "outlook", "qq", "163", "hotmail", "icloud", "yahoo", "example", "localhost",
+                               "test", "invalid"):
+            return line(org.capitalize(), 12)
+    return ""
+
+
+def _topic(title: str) -> str:
+    topic = title_line(title, 200)
+    while True:
+        shorter = _TAG.sub("", topic, count=1)
+        if shorter == topic or not shorter:
+            break
+        topic = shorter
+    if _SLUG.match(topic):
+        topic = re.sub(r"[-_]+", " ", topic)
+    return topic
+
+
+_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
+                       re.IGNORECASE)
+_OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|not yet|untested|unverified|not verified|not tested|unchanged",
+                   re.IGNORECASE)
+
+
+def _sentences(text: str) -> list[str]:
+    found = [_GREETING.sub("", clean(m.group(0)), count=1) for m in _SENTENCE.finditer(text)]
+    return [s for s in found if len(s) >= 4 and not _SKIP.match(s)]
+
+
+_ASKING = re.compile(r"请|麻烦|最好|务必|需要你|需要您|please|could you|can you|would you|let me know|need you to",
+                     re.IGNORECASE)
+_TO_NEW = re.compile(r"改到|改为|改成|调整到|调整为|推迟到|延期到|延至|(?:moved|changed|rescheduled|postponed|delayed|pushed)"
+                     r"(?: \w+){0,4} to\b|new (?:time|date|departure)|now (?:departs|leaves|starts)", re.IGNORECASE)
+
+
+def _clause(sentence: str, limit: int) -> str:
+    """A sentence shortened at a clause (no "…") when it is too long; its end mark dropped."""
+    sentence = sentence.rstrip("。.!！;；")
+    if len(sentence) <= limit:
+        return sentence
+    cut = max(sentence.rfind(mark, 0, limit) for mark in "，,：:")
+    return sentence[:cut] if cut >= 6 else _head(sentence, limit).rstrip("…")
+
+
+def _new_time(text: str, event: Mapping[str, Any], lang: str) -> str:
+    """The new date and time of a rescheduled matter: the first date after "改到" / "moved … to"."""
+    anchor = parse_instant(event.get("at"))
+    marker = _TO_NEW.search(text)
+    if anchor is None or marker is None:
+        return ""
+    after = [m for m in find_dates(text, anchor) if m.start >= marker.start()]
+    if not after:
+        return ""
+    found = after[0]
+    return day_of(found.at, anchor, lang) if found.timed or lang == "en" else day_of(found.at, anchor, lang)
+
+
+def _score(sentence: str) -> int:
+    score = 2 * bool(AMOUNT.search(sentence)) + 2 * any(p.search(sentence) for p, _, _ in _STATE_RES)
+    score += bool(re.search(r"\d{1,2}\s*[月日号:]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d|"
+                            r"周[一二三四五六日]|明天|tomorrow|today|\bby\b|due", sentence, re.IGNORECASE))
+    return score
+
+
+def read_facts(event: Mapping[str, Any], body: str) -> Facts:
+    """The facts of one message; ``body`` is its own words (quoted history left out)."""
+    title = str(event.get("title") or "")
+    text = f"{title}\n{body[:1500]}"
+    lang = source_language(title, body[:300])
+    sentences = _sentences(body[:1500])
+    ranked = sorted(range(len(sentences)), key=lambda i: (-_score(sentences[i]), i))
+    key = sentences[ranked[0]] if ranked and _score(sentences[ranked[0]]) > 0 else (sentences[0] if sentences else "")
+    state = ""
+    for pattern, zh, en in _STATE_RES:
+        if any(not _NEGATED.search(text[max(0, m.start() - 8):m.start()]) for m in pattern.finditer(text)):
+            state = zh if lang == "zh" else en
+            break
+    return Facts(lang=lang, topic=_topic(title), who=_who(str(event.get("from") or "")), amount=_amount(text),
+                 bill=bool(BILL.search(text)), autopay_off=bool(AUTOPAY_OFF.search(text)), state=state,
+                 key=key, key_first=bool(sentences) and key == sentences[0],
+                 open_part=next((s.rstrip("。.;；") for s in sentences if _OPEN.search(s) and s != key), ""),
+                 person=str(event.get("channel") or "") == "email",
+                 ask=next((c for s in sentences for c in re.split(r"[，,]\s*", s) if _ASKING.search(c)), ""),
+                 new_time=_new_time(text, event, lang) if state in ("改期", "rescheduled") else "")
+
+
+_NEXT = {
+    "zh": {"bill": "请在{due}前缴费", "bill_nodue": "截止日未知，请查看后缴费", "autopay": "将自动扣款，留意扣款结果",
+           "due": "请在{due}前处理", "ask": "需要你处理或答复", "partial": "其余范围尚未验证", "waiting": "等待结果",
+           "done": "无需操作", "fyi": "仅供知悉", "failure": "需查看失败原因", "incident": "需要处理",
+           "unknown_amount": "金额未知", "bill_word": "账单", "due_word": "{due}到期"},
+    "en": {"bill": "pay by {due}", "bill_nodue": "due date unknown; check and pay", "autopay": "autopay will pay it",
+           "due": "act by {due}", "ask": "needs your reply or action", "partial": "the rest is not yet verified",
+           "waiting": "waiting for the outcome", "done": "no action needed", "fyi": "for your information",
+           "failure": "check why it failed", "incident": "needs handling",
+           "unknown_amount": "amount unknown", "bill_word": "bill", "due_word": "due {due}"},
+}
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def day_of(instant: datetime | None, now: datetime | None, lang: str) -> str:
+    """A due day in the offset of ``now``: "11月12日" / "Nov 12" (the time when it is not the end of day)."""
+    if instant is None:
+        return ""
+    local = instant.astimezone(now.tzinfo) if now is not None else instant
+    hm = "" if (local.hour, local.minute) in ((23, 59), (0, 0)) else local.strftime(" %H:%M")
+    return f"{local.month}月{local.day}日{hm}" if lang == "zh" else f"{_MONTHS[local.month - 1]} {local.day}{hm}"
+
+
+def _next(facts: Facts, rule: str, kind: str, due: str) -> str:
+    words = _NEXT[facts.lang]
+    if facts.bill and kind == "needs-you":
+        return words["bill"].format(due=due) if due else words["bill_nodue"]
+    if rule == "autopay":
+        return words["autopay"]
+    if kind == "needs-you":
+        return words["due"].format(due=due) if due else (words["incident"] if rule in ("incident", "on_duty")
+                                                           else words["ask"])
+    if rule == "partial":
+        return words["partial"]
+    if kind == "in-progress":
+        return words["waiting"]
+    if rule == "failure":
+        return words["failure"]
+    return words["done"] if kind == "done" else words["fyi"]
+
+
+def _join(lang: str, *parts: str) -> str:
+    kept = [p.rstrip("。.;；，, ") for p in parts if p and p.strip()]
+    return ("，" if lang == "zh" else ", ").join(kept)
+
+
+def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime | None) -> tuple[str, str]:
+    """(title ≤ 24, summary ≤ 60) in the source's language, from the facts and the verdict's rule and kind."""
+    lang, words = facts.lang, _NEXT[facts.lang]
+    due = day_of(parse_instant(due_at) if due_at else None, now, lang)
+    step = _next(facts, rule, kind, due)
+    sep = "：" if lang == "zh" else ": "
+    if facts.bill and rule not in ("result",) and facts.state not in ("已付款", "paid"):
+        return _bill(facts, due, step)
+    if kind == "needs-you" and facts.key and _DATE_WORD.search(facts.key) and due:
+        step = "待你处理" if lang == "zh" else "yours to do"  # the key sentence already says by when
+    elif kind == "needs-you" and not due and facts.ask:
+        step = _clause(facts.ask, 30)  # what is asked, in the source's own words
+    if rule == "partial" and facts.open_part:
+        step = facts.open_part  # what is still unverified, in the source's own words
+    topic = facts.topic or facts.key
+    extra = facts.state if facts.state and not _said(facts.state, topic) else ""
+    if facts.new_time and facts.new_time not in topic and not _DATE_WORD.search(topic):
+        extra = facts.new_time if lang == "en" or extra == "" else f"改到{facts.new_time}"
+    if not extra and facts.amount and facts.amount not in topic:
+        extra = facts.amount
+    if not extra and due and kind == "needs-you" and not _DATE_WORD.search(topic):
+        extra = (f"{due}前" if lang == "zh" else f"by {due}")
+    if not extra and rule == "partial":
+        extra = "部分验证" if lang == "zh" else "partial"
+    title = _fit(24, topic, extra, sep=sep) if topic else line(facts.who, 24)
+    fact = facts.key if facts.key else topic
+    if step and facts.ask and facts.ask in fact and step == _clause(facts.ask, 30):
+        fact = fact.replace(facts.ask, "").strip("，, 。.")  # the ask is said once, as the step
+    if facts.key_first and facts.who and facts.who not in fact and facts.person:
+        fact = f"{facts.who}{sep}{fact}"  # who said it, so the summary is not just the mail's opening words
+    elif facts.key_first:
+        fact = f"{_LEAD[lang].get(kind, _LEAD[lang]['fyi'])}{sep}{fact}"
+    return title, _summary(fact, step, lang, 60)
+
+
+_LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
+         "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
+_DATE_WORD = re.compile(r"\d{1,2}\s*[月日号]|周[一二三四五六日末]|星期|明天|今天|本周|下周|月底|\bby\b|\bdue\b|tomorrow|today"
+                        r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday", re.IGNORECASE)
+
+
+def _said(state: str, topic: str) -> bool:
+    """The topic already says the state (in its own words: "改到" says "改期")."""
+    for pattern, zh, en in _STATE_RES:
+        if state in (zh, en):
+            return bool(pattern.search(topic)) or state.lower() in topic.lower()
+    return state.lower() in topic.lower()
+
+
+def _head(text: str, limit: int) -> str:
+    """A title head in ``limit`` code points: at a clause, else (English) at a word, else cut with "…"."""
+    if len(text) <= limit:
+        return text
+    short = title_line(text, limit)
+    if not short.endswith("…"):
+        return short
+    head = text[:limit + 1]
+    if " " in head[limit // 3:]:
+        return head[:head.rindex(" ")].rstrip(" :：-–,，")
+    return short
+
+
+def _bill(facts: Facts, due: str, step: str) -> tuple[str, str]:
+    """A bill: issuer, amount and due day in the title (the longest form that fits), then pay-by in the summary."""
+    zh = facts.lang == "zh"
+    who, amount = facts.who, facts.amount
+    day = (f"{due}到期" if zh else f"due {due}") if due else ""
+    if zh:
+        forms = [f"{who}账单{amount}，{day}", f"{who}{amount}，{day}", f"账单{amount}，{day}", f"{who}账单{amount}"]
+    else:
+        forms = [f"{who} bill {amount} {day}", f"{who} {amount} {day}", f"{who} {amount}, {due}", f"{who} {amount} {due}",
+                 f"Bill {amount} {day}"]
+    forms = [" ".join(f.replace("，，", "，").strip("，, ").split()) for f in forms]
+    title = next((f for f in forms if len(f) <= 24), line(forms[-1], 24))
+    unknown = _NEXT[facts.lang]["unknown_amount"]
+    first = (f"{who}账单{amount or '，' + unknown}" if zh else f"{who} bill {amount or '(' + unknown + ')'}").strip()
+    if facts.autopay_off:
+        first += "，已取消自动扣款" if zh else ", autopay off"
+    return title, _summary(first, step, facts.lang, 60)
+
+
+def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
+    """``head`` and the facts after it in ``limit`` code points: the head is shortened first."""
+    tail = " ".join(m for m in more if m)
+    if not tail:
+        return _head(title_line(head, 200), limit)
+    room = limit - len(tail) - len(sep)
+    if room < 4:
+        return line(tail, limit)
+    head = _head(title_line(head, 200), room)
+    return line(f"{head}{sep}{tail}" if head else tail, limit)
+
+
+def _summary(fact: str, step: str, lang: str, limit: int) -> str:
+    """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
+    end = "。" if lang == "zh" else "."
+    joiner = "；" if lang == "zh" else "; "
+    fact = clean(fact).rstrip("。.;；，, ")
+    room = limit - len(step) - len(joiner) - len(end)
+    if len(fact) > room and len(_clause(fact, room)) >= room // 2:
+        fact = _clause(fact, room)
+    if len(fact) > room:
+        head = fact[:max(room, 8) - 1]
+        if lang == "en" and " " in head[len(head) // 2:]:
+            head = head[:head.rindex(" ")]  # not in the middle of a word
+        fact = head.rstrip("。.;；，,:： ") + "…"
+    if lang == "en" and step[:1].isupper() and step[1:2].islower():
+        step = step[0].lower() + step[1:]  # the step continues the sentence
+    return line(f"{fact}{joiner}{step}{end}" if fact else f"{step}{end}", limit)
