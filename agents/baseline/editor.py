@@ -261,7 +261,7 @@ class _Planner(Attention, Output):
 
     def _written(self, event: Mapping[str, Any], verdict) -> tuple[str, str | None]:
         """Title and summary from the facts of the message (``baseline_facts``), in the source's language."""
-        facts = read_facts(event, own_words(str(event.get("text") or "")))
+        facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
         title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
         return title, summary or None
 

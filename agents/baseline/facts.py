@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -99,7 +99,7 @@ _STATES = (
 )
 _NEGATED = re.compile(r"(?:未|没|不|待|尚|等|还没有?|not|n't|awaiting|pending|waiting for|to be)\s*$", re.IGNORECASE)
 _STATE_RES = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
-_SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|$)")
+_SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|(?=\n)|$)")
 _SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
                    r"|(?:thanks|thank you|best|regards|cheers|谢谢|此致|祝好)\b)", re.IGNORECASE)
 _NOREPLY = re.compile(r"^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|notifications?|notify|alerts?|info|service|"
@@ -123,6 +123,7 @@ class Facts:
     key_first: bool  # the key sentence is the message's first one
     ask: str = ""  # the sentence that asks something of the user ("会前最好看一下第 3、4 节")
     new_time: str = ""  # a rescheduled matter's new day and time, as written for a title
+    otherwise: str = ""  # the other branch of "no action needed if …" ("reply before 12 October to change")
     open_part: str = ""  # what the message says is not yet verified ("mobile is untested")
     person: bool = True  # a person wrote it (named in a summary that starts with their words)
 
@@ -199,37 +200,55 @@ _TO_NEW = re.compile(r"改到|改为|改成|调整到|调整为|推迟到|延期
                      r"(?: \w+){0,4} to\b|new (?:time|date|departure)|now (?:departs|leaves|starts)", re.IGNORECASE)
 
 
-def _clause(sentence: str, limit: int) -> str:
+def _clause(sentence: str, limit: int, marks: str = "，,：:") -> str:
     """A sentence shortened at a clause (no "…") when it is too long; its end mark dropped."""
     sentence = sentence.rstrip("。.!！;；")
     if len(sentence) <= limit:
         return sentence
-    cut = max(sentence.rfind(mark, 0, limit) for mark in "，,：:")
+    cut = max(sentence.rfind(mark, 0, limit) for mark in marks)
     return sentence[:cut] if cut >= 6 else _head(sentence, limit).rstrip("…")
 
 
-def _new_time(text: str, event: Mapping[str, Any], lang: str) -> str:
+def _otherwise(sentences: list[str]) -> str:
+    for index, sentence in enumerate(sentences):
+        if _IF_NOT.search(sentence):
+            rest = [c for s in sentences[index + 1:] for c in re.split(r"[，,]\s*", s)
+                    if _DATE_WORD.search(c) or _ASKING.search(c)]
+            return _clause(rest[0], 30) if rest else ""
+    return ""
+
+
+def _new_time(text: str, anchor: datetime | None, lang: str) -> str:
     """The new date and time of a rescheduled matter: the first date after "改到" / "moved … to"."""
-    anchor = parse_instant(event.get("at"))
     marker = _TO_NEW.search(text)
     if anchor is None or marker is None:
         return ""
-    after = [m for m in find_dates(text, anchor) if m.start >= marker.start()]
-    if not after:
-        return ""
-    found = after[0]
-    return day_of(found.at, anchor, lang) if found.timed or lang == "en" else day_of(found.at, anchor, lang)
+    dates = find_dates(text, anchor)
+    clock = _CLOCK.search(text[marker.end():marker.end() + 24])
+    if clock and dates:  # "New departure: 10:30" on the day the message names first
+        return f"{day_of(dates[0].at, anchor, lang).split(' ')[0] if lang == 'zh' else ' '.join(day_of(dates[0].at, anchor, lang).split(' ')[:2])} {clock.group(1)}"
+    after = [m for m in dates if marker.start() <= m.start <= marker.end() + 40]
+    return day_of(after[0].at, anchor, lang) if after else ""
+
+
+_CLOCK = re.compile(r"(\d{1,2}[:：]\d{2}|\d{1,2}\s*点(?:半|\d{1,2}分?)?)")
+# "No action is needed if the new time suits you" / "如无异议无需操作": not needed *unless* — the step names the
+# other branch (the sentence after it that has a date or asks), so the reader knows when it would matter.
+_IF_NOT = re.compile(r"no action (?:is )?(?:needed|required) (?:if|unless)|unless you|无需(?:任何)?操作[，,]?(?:如|若)|如无异议"
+                     r"|如未[^。；\n]{1,20}则|若未[^。；\n]{1,20}则|如(?:需|要)(?:更改|变更|退票|退款|取消)", re.IGNORECASE)
 
 
 def _score(sentence: str) -> int:
     score = 2 * bool(AMOUNT.search(sentence)) + 2 * any(p.search(sentence) for p, _, _ in _STATE_RES)
     score += bool(re.search(r"\d{1,2}\s*[月日号:]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d|"
+                            r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|"
                             r"周[一二三四五六日]|明天|tomorrow|today|\bby\b|due", sentence, re.IGNORECASE))
     return score
 
 
-def read_facts(event: Mapping[str, Any], body: str) -> Facts:
-    """The facts of one message; ``body`` is its own words (quoted history left out)."""
+def read_facts(event: Mapping[str, Any], body: str, now: datetime | None = None) -> Facts:
+    """The facts of one message; ``body`` is its own words (quoted history left out); ``now`` reads its dates
+    when the message has no date of its own."""
     title = str(event.get("title") or "")
     text = f"{title}\n{body[:1500]}"
     lang = source_language(title, body[:300])
@@ -247,7 +266,8 @@ def read_facts(event: Mapping[str, Any], body: str) -> Facts:
                  open_part=next((s.rstrip("。.;；") for s in sentences if _OPEN.search(s) and s != key), ""),
                  person=str(event.get("channel") or "") == "email",
                  ask=next((c for s in sentences for c in re.split(r"[，,]\s*", s) if _ASKING.search(c)), ""),
-                 new_time=_new_time(text, event, lang) if state in ("改期", "rescheduled") else "")
+                 otherwise=_otherwise(sentences),
+                 new_time=_new_time(text, parse_instant(event.get("at")) or now, lang) if state in ("改期", "rescheduled") else "")
 
 
 _NEXT = {
@@ -312,8 +332,12 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
         step = facts.open_part  # what is still unverified, in the source's own words
     topic = facts.topic or facts.key
     extra = facts.state if facts.state and not _said(facts.state, topic) else ""
-    if facts.new_time and facts.new_time not in topic and not _DATE_WORD.search(topic):
-        extra = facts.new_time if lang == "en" or extra == "" else f"改到{facts.new_time}"
+    if facts.new_time:  # a rescheduled matter: its identifier (flight, meeting) and the new time
+        ident = _IDENT.search(topic)
+        topic = ident.group(0) if ident else re.sub(r"(?:改到|改为|调整到|推迟到|moved to|changed to)$", "",
+                                                     _DATE_WORD.split(topic)[0].rstrip(" ,，:：-")).rstrip(" ,，:：-")
+        extra = f"改到{facts.new_time}" if lang == "zh" else f"now {facts.new_time}"
+        sep = "" if lang == "zh" else " "
     if not extra and facts.amount and facts.amount not in topic:
         extra = facts.amount
     if not extra and due and kind == "needs-you" and not _DATE_WORD.search(topic):
@@ -321,19 +345,27 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     if not extra and rule == "partial":
         extra = "部分验证" if lang == "zh" else "partial"
     title = _fit(24, topic, extra, sep=sep) if topic else line(facts.who, 24)
+    if kind in ("fyi", "done", "in-progress") and facts.otherwise:
+        step = (f"如需变更：{facts.otherwise}" if lang == "zh" else f"to change: {facts.otherwise}")
     fact = facts.key if facts.key else topic
+    if facts.new_time:  # a rescheduled matter: the new time is the fact
+        fact = _fit(40, topic, extra, sep=sep)
+        facts = replace(facts, key_first=False)
     if step and facts.ask and facts.ask in fact and step == _clause(facts.ask, 30):
         fact = fact.replace(facts.ask, "").strip("，, 。.")  # the ask is said once, as the step
-    if facts.key_first and facts.who and facts.who not in fact and facts.person:
-        fact = f"{facts.who}{sep}{fact}"  # who said it, so the summary is not just the mail's opening words
-    elif facts.key_first:
-        fact = f"{_LEAD[lang].get(kind, _LEAD[lang]['fyi'])}{sep}{fact}"
+    room = 56 - len(step)
+    lead = facts.who if facts.who and facts.who not in fact and facts.person else _LEAD[lang].get(kind, "")
+    if facts.key_first and lead:  # who said it (or what it is), so the summary is not the mail's opening words
+        colon = "：" if lang == "zh" else ": "
+        fact = f"{lead}{colon}{fact}" if len(lead) + len(fact) + 2 <= room or lead != facts.who else \
+            f"{_LEAD[lang].get(kind, '')}{colon}{fact}"
     return title, _summary(fact, step, lang, 60)
 
 
+_IDENT = re.compile(r"\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
 _LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
          "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
-_DATE_WORD = re.compile(r"\d{1,2}\s*[月日号]|周[一二三四五六日末]|星期|明天|今天|本周|下周|月底|\bby\b|\bdue\b|tomorrow|today"
+_DATE_WORD = re.compile(r"\d{1,2}\s*[月日号]|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\bbefore\b|周[一二三四五六日末]|星期|明天|今天|本周|下周|月底|\bby\b|\bdue\b|tomorrow|today"
                         r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday", re.IGNORECASE)
 
 
@@ -395,8 +427,8 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
     joiner = "；" if lang == "zh" else "; "
     fact = clean(fact).rstrip("。.;；，, ")
     room = limit - len(step) - len(joiner) - len(end)
-    if len(fact) > room and len(_clause(fact, room)) >= room // 2:
-        fact = _clause(fact, room)
+    if len(fact) > room and len(_clause(fact, room, "，,；;")) >= room // 2:
+        fact = _clause(fact, room, "，,；;")
     if len(fact) > room:
         head = fact[:max(room, 8) - 1]
         if lang == "en" and " " in head[len(head) // 2:]:

@@ -281,11 +281,9 @@ def _request(r: Reading, due_at: str | None) -> Verdict:
 
 
 def _bill(r: Reading, due_at: str | None) -> Verdict:
-    """A bill without autopay is the user's to pay: high (critical within two days) with its due date."""
-    weight = "high"
-    if r.due is not None and r.now is not None and timedelta(days=-3) <= r.due - r.now <= timedelta(days=2):
-        weight = "critical"
-    return Verdict(False, weight, "needs-you", "bill", True, due_at)
+    """A bill without autopay is the user's to pay: at least high, with its due date."""
+    weight = _request(r, due_at).weight  # time left, urgency and consequences as for any request
+    return Verdict(False, "high" if weight in ("normal", "low", "trace") else weight, "needs-you", "bill", True, due_at)
 
 
 def _incident(r: Reading, due_at: str | None) -> Verdict:

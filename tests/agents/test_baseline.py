@@ -82,9 +82,12 @@ def test_titles_end_at_a_clause_and_summaries_skip_the_greeting():
     receipt, outputs, _ = Editor(store).cycle(NOW, events, batch_id="b1")
     assert receipt["ok"], receipt
     declared = {d["title"]: d for d in outputs[0]["batch"]["declarations"]}
-    assert set(declared) == {"签证材料补交通知", "[ops] disk almost full…"}
-    assert declared["签证材料补交通知"]["summary"].startswith("提醒您，签证申请")
-    assert declared["[ops] disk almost full…"]["summary"] == "the disk on db-2 is at 93%."
+    # Titles: reply prefixes and list tags dropped, cut at a clause; summaries: the fact and the next step,
+    # never the message's first characters.
+    assert set(declared) == {"签证材料补交通知", "disk almost full on db-2"}
+    visa, disk = declared["签证材料补交通知"]["summary"], declared["disk almost full on db-2"]["summary"]
+    assert "签证申请的补交材料截止时间为10月12日" in visa and not visa.startswith("张伟")
+    assert "the disk on db-2 is at 93%" in disk and not disk.startswith("Hi")
     # Nothing left after the greeting or the prefix: the text is kept as it is.
     assert summary_line("你好", 60) == "你好" and title_line("Re:", 24) == "Re:"
 
