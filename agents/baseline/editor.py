@@ -44,7 +44,7 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
-from fold_agents.baseline.facts import read_facts, write
+from fold_agents.baseline.facts import read_facts
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
@@ -52,6 +52,7 @@ from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_
 from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
 from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
+from fold_agents.baseline.writing import write
 from fold_agents.llm.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]

@@ -19,10 +19,8 @@ verdict, now)`` finds what such a sentence needs, in zh and en:
 * the **key sentence**: the sentence with the most facts in it (amount, date,
   state, request), greetings and signatures left out.
 
-``write(facts, verdict, words_for)`` composes the title (≤ 24 code points:
-who or what, the state or number, the date) and the summary (≤ 60: the
-current fact, then the next step or what is unknown, "金额未知" / "amount
-unknown" for a bill without an amount). Pure: no clock, no I/O.
+``baseline_writing.write`` composes the title and the summary from them.
+Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -37,8 +35,8 @@ from fold_core.timefmt import parse_instant
 from fold_agents.baseline.dates import find_dates
 from fold_agents.baseline.rules import clean, line, title_line
 
-__all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES", "SALES_STRONG", "day_of", "read_facts",
-           "source_language", "write"]
+__all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "DATE_WORD", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES",
+           "SALES_STRONG", "STATE_PATTERNS", "clause", "day_of", "head_cut", "read_facts", "source_language"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CURRENCY_BEFORE = r"(?:US\$|HK\$|A\$|C\$|S\$|RMB|CNY|USD|EUR|GBP|JPY|HKD|¥|￥|\$|€|£)"
@@ -98,7 +96,7 @@ _STATES = (
     (r"已修复|已解决|\bfixed\b|\bresolved\b", "已修复", "fixed"),
 )
 _NEGATED = re.compile(r"(?:未|没|不|待|尚|等|还没有?|not|n't|awaiting|pending|waiting for|to be)\s*$", re.IGNORECASE)
-_STATE_RES = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
+STATE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
 _SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|(?=\n)|$)")
 _SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
                    r"|(?:thanks|thank you|best|regards|cheers|谢谢|此致|祝好)\b)", re.IGNORECASE)
@@ -124,6 +122,7 @@ class Facts:
     ask: str = ""  # the sentence that asks something of the user ("会前最好看一下第 3、4 节")
     new_time: str = ""  # a rescheduled matter's new day and time, as written for a title
     otherwise: str = ""  # the other branch of "no action needed if …" ("reply before 12 October to change")
+    where: str = ""  # the environment or platform a check covered ("staging", "预发")
     open_part: str = ""  # what the message says is not yet verified ("mobile is untested")
     person: bool = True  # a person wrote it (named in a summary that starts with their words)
 
@@ -134,6 +133,9 @@ def source_language(*texts: Any) -> str:
     return "zh" if len(_CJK.findall(sample)) >= 2 else "en"
 
 
+_SIGN = {"EUR": "€", "GBP": "£", "USD": "$", "US$": "$", "CNY": "¥", "RMB": "¥", "￥": "¥", "JPY": "JP¥"}
+
+
 def _amount(text: str) -> str:
     found = list(AMOUNT.finditer(text))
     if not found:
@@ -141,9 +143,11 @@ def _amount(text: str) -> str:
     near = [m for m in found if _BILL_AMOUNT.search(text[max(0, m.start() - 16):m.start()])]
     match = (near or found)[0]
     if match.group(1):
-        symbol = match.group(1)
+        symbol = _SIGN.get(match.group(1).upper(), match.group(1))
         return f"{symbol}{match.group(2)}" if len(symbol) == 1 or symbol.endswith("$") else f"{symbol} {match.group(2)}"
     unit = match.group(4)
+    if unit.upper() in _SIGN:
+        return f"{_SIGN[unit.upper()]}{match.group(3)}"
     return f"{match.group(3)}{unit}" if _CJK.match(unit) else f"{match.group(3)} {unit.upper()}"
 
 
@@ -157,7 +161,7 @@ def _who(sender: str) -> str:
         name, address = ("", sender) if "@" in sender else (sender, "")
     name = re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", name)
     if name and "@" not in name and not _NOREPLY.match(name.replace(" ", "")):
-        return _head(name, 16)
+        return head_cut(name, 16)
     if "@" in address:
         local, domain = address.split("@", 1)
         parts = [p for p in domain.lower().split(".") if p not in ("mail", "email", "www", "e", "m", "info", "news")]
@@ -200,21 +204,21 @@ _TO_NEW = re.compile(r"改到|改为|改成|调整到|调整为|推迟到|延期
                      r"(?: \w+){0,4} to\b|new (?:time|date|departure)|now (?:departs|leaves|starts)", re.IGNORECASE)
 
 
-def _clause(sentence: str, limit: int, marks: str = "，,：:") -> str:
+def clause(sentence: str, limit: int, marks: str = "，,：:") -> str:
     """A sentence shortened at a clause (no "…") when it is too long; its end mark dropped."""
     sentence = sentence.rstrip("。.!！;；")
     if len(sentence) <= limit:
         return sentence
     cut = max(sentence.rfind(mark, 0, limit) for mark in marks)
-    return sentence[:cut] if cut >= 6 else _head(sentence, limit).rstrip("…")
+    return sentence[:cut] if cut >= 6 else head_cut(sentence, limit).rstrip("…")
 
 
 def _otherwise(sentences: list[str]) -> str:
     for index, sentence in enumerate(sentences):
         if _IF_NOT.search(sentence):
             rest = [c for s in sentences[index + 1:] for c in re.split(r"[，,]\s*", s)
-                    if _DATE_WORD.search(c) or _ASKING.search(c)]
-            return _clause(rest[0], 30) if rest else ""
+                    if DATE_WORD.search(c) or _ASKING.search(c)]
+            return clause(rest[0], 30) if rest else ""
     return ""
 
 
@@ -224,13 +228,16 @@ def _new_time(text: str, anchor: datetime | None, lang: str) -> str:
     if anchor is None or marker is None:
         return ""
     dates = find_dates(text, anchor)
+    after = [m for m in dates if marker.start() <= m.start <= marker.end() + 40]
+    if after:
+        return day_of(after[0].at, anchor, lang)
     clock = _CLOCK.search(text[marker.end():marker.end() + 24])
     if clock and dates:  # "New departure: 10:30" on the day the message names first
         return f"{day_of(dates[0].at, anchor, lang).split(' ')[0] if lang == 'zh' else ' '.join(day_of(dates[0].at, anchor, lang).split(' ')[:2])} {clock.group(1)}"
-    after = [m for m in dates if marker.start() <= m.start <= marker.end() + 40]
-    return day_of(after[0].at, anchor, lang) if after else ""
+    return ""
 
 
+_WHERE = re.compile(r"staging|pre-?prod(?:uction)?|测试环境|预发(?:环境)?|灰度|sandbox|test environment", re.IGNORECASE)
 _CLOCK = re.compile(r"(\d{1,2}[:：]\d{2}|\d{1,2}\s*点(?:半|\d{1,2}分?)?)")
 # "No action is needed if the new time suits you" / "如无异议无需操作": not needed *unless* — the step names the
 # other branch (the sentence after it that has a date or asks), so the reader knows when it would matter.
@@ -239,7 +246,7 @@ _IF_NOT = re.compile(r"no action (?:is )?(?:needed|required) (?:if|unless)|unles
 
 
 def _score(sentence: str) -> int:
-    score = 2 * bool(AMOUNT.search(sentence)) + 2 * any(p.search(sentence) for p, _, _ in _STATE_RES)
+    score = 2 * bool(AMOUNT.search(sentence)) + 2 * any(p.search(sentence) for p, _, _ in STATE_PATTERNS)
     score += bool(re.search(r"\d{1,2}\s*[月日号:]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d|"
                             r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|"
                             r"周[一二三四五六日]|明天|tomorrow|today|\bby\b|due", sentence, re.IGNORECASE))
@@ -256,7 +263,7 @@ def read_facts(event: Mapping[str, Any], body: str, now: datetime | None = None)
     ranked = sorted(range(len(sentences)), key=lambda i: (-_score(sentences[i]), i))
     key = sentences[ranked[0]] if ranked and _score(sentences[ranked[0]]) > 0 else (sentences[0] if sentences else "")
     state = ""
-    for pattern, zh, en in _STATE_RES:
+    for pattern, zh, en in STATE_PATTERNS:
         if any(not _NEGATED.search(text[max(0, m.start() - 8):m.start()]) for m in pattern.finditer(text)):
             state = zh if lang == "zh" else en
             break
@@ -267,20 +274,10 @@ def read_facts(event: Mapping[str, Any], body: str, now: datetime | None = None)
                  person=str(event.get("channel") or "") == "email",
                  ask=next((c for s in sentences for c in re.split(r"[，,]\s*", s) if _ASKING.search(c)), ""),
                  otherwise=_otherwise(sentences),
+                 where=next((m.group(0) for m in _WHERE.finditer(text)), ""),
                  new_time=_new_time(text, parse_instant(event.get("at")) or now, lang) if state in ("改期", "rescheduled") else "")
 
 
-_NEXT = {
-    "zh": {"bill": "请在{due}前缴费", "bill_nodue": "截止日未知，请查看后缴费", "autopay": "将自动扣款，留意扣款结果",
-           "due": "请在{due}前处理", "ask": "需要你处理或答复", "partial": "其余范围尚未验证", "waiting": "等待结果",
-           "done": "无需操作", "fyi": "仅供知悉", "failure": "需查看失败原因", "incident": "需要处理",
-           "unknown_amount": "金额未知", "bill_word": "账单", "due_word": "{due}到期"},
-    "en": {"bill": "pay by {due}", "bill_nodue": "due date unknown; check and pay", "autopay": "autopay will pay it",
-           "due": "act by {due}", "ask": "needs your reply or action", "partial": "the rest is not yet verified",
-           "waiting": "waiting for the outcome", "done": "no action needed", "fyi": "for your information",
-           "failure": "check why it failed", "incident": "needs handling",
-           "unknown_amount": "amount unknown", "bill_word": "bill", "due_word": "due {due}"},
-}
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -293,91 +290,11 @@ def day_of(instant: datetime | None, now: datetime | None, lang: str) -> str:
     return f"{local.month}月{local.day}日{hm}" if lang == "zh" else f"{_MONTHS[local.month - 1]} {local.day}{hm}"
 
 
-def _next(facts: Facts, rule: str, kind: str, due: str) -> str:
-    words = _NEXT[facts.lang]
-    if facts.bill and kind == "needs-you":
-        return words["bill"].format(due=due) if due else words["bill_nodue"]
-    if rule == "autopay":
-        return words["autopay"]
-    if kind == "needs-you":
-        return words["due"].format(due=due) if due else (words["incident"] if rule in ("incident", "on_duty")
-                                                           else words["ask"])
-    if rule == "partial":
-        return words["partial"]
-    if kind == "in-progress":
-        return words["waiting"]
-    if rule == "failure":
-        return words["failure"]
-    return words["done"] if kind == "done" else words["fyi"]
-
-
-def _join(lang: str, *parts: str) -> str:
-    kept = [p.rstrip("。.;；，, ") for p in parts if p and p.strip()]
-    return ("，" if lang == "zh" else ", ").join(kept)
-
-
-def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime | None) -> tuple[str, str]:
-    """(title ≤ 24, summary ≤ 60) in the source's language, from the facts and the verdict's rule and kind."""
-    lang, words = facts.lang, _NEXT[facts.lang]
-    due = day_of(parse_instant(due_at) if due_at else None, now, lang)
-    step = _next(facts, rule, kind, due)
-    sep = "：" if lang == "zh" else ": "
-    if facts.bill and rule not in ("result",) and facts.state not in ("已付款", "paid"):
-        return _bill(facts, due, step)
-    if kind == "needs-you" and facts.key and _DATE_WORD.search(facts.key) and due:
-        step = "待你处理" if lang == "zh" else "yours to do"  # the key sentence already says by when
-    elif kind == "needs-you" and not due and facts.ask:
-        step = _clause(facts.ask, 30)  # what is asked, in the source's own words
-    if rule == "partial" and facts.open_part:
-        step = facts.open_part  # what is still unverified, in the source's own words
-    topic = facts.topic or facts.key
-    extra = facts.state if facts.state and not _said(facts.state, topic) else ""
-    if facts.new_time:  # a rescheduled matter: its identifier (flight, meeting) and the new time
-        ident = _IDENT.search(topic)
-        topic = ident.group(0) if ident else re.sub(r"(?:改到|改为|调整到|推迟到|moved to|changed to)$", "",
-                                                     _DATE_WORD.split(topic)[0].rstrip(" ,，:：-")).rstrip(" ,，:：-")
-        extra = f"改到{facts.new_time}" if lang == "zh" else f"now {facts.new_time}"
-        sep = "" if lang == "zh" else " "
-    if not extra and facts.amount and facts.amount not in topic:
-        extra = facts.amount
-    if not extra and due and kind == "needs-you" and not _DATE_WORD.search(topic):
-        extra = (f"{due}前" if lang == "zh" else f"by {due}")
-    if not extra and rule == "partial":
-        extra = "部分验证" if lang == "zh" else "partial"
-    title = _fit(24, topic, extra, sep=sep) if topic else line(facts.who, 24)
-    if kind in ("fyi", "done", "in-progress") and facts.otherwise:
-        step = (f"如需变更：{facts.otherwise}" if lang == "zh" else f"to change: {facts.otherwise}")
-    fact = facts.key if facts.key else topic
-    if facts.new_time:  # a rescheduled matter: the new time is the fact
-        fact = _fit(40, topic, extra, sep=sep)
-        facts = replace(facts, key_first=False)
-    if step and facts.ask and facts.ask in fact and step == _clause(facts.ask, 30):
-        fact = fact.replace(facts.ask, "").strip("，, 。.")  # the ask is said once, as the step
-    room = 56 - len(step)
-    lead = facts.who if facts.who and facts.who not in fact and facts.person else _LEAD[lang].get(kind, "")
-    if facts.key_first and lead:  # who said it (or what it is), so the summary is not the mail's opening words
-        colon = "：" if lang == "zh" else ": "
-        fact = f"{lead}{colon}{fact}" if len(lead) + len(fact) + 2 <= room or lead != facts.who else \
-            f"{_LEAD[lang].get(kind, '')}{colon}{fact}"
-    return title, _summary(fact, step, lang, 60)
-
-
-_IDENT = re.compile(r"\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
-_LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
-         "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
-_DATE_WORD = re.compile(r"\d{1,2}\s*[月日号]|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\bbefore\b|周[一二三四五六日末]|星期|明天|今天|本周|下周|月底|\bby\b|\bdue\b|tomorrow|today"
+DATE_WORD = re.compile(r"\d{1,2}\s*[月日号]|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\bbefore\b|周[一二三四五六日末]|星期|明天|今天|本周|下周|月底|\bby\b|\bdue\b|tomorrow|today"
                         r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday", re.IGNORECASE)
 
 
-def _said(state: str, topic: str) -> bool:
-    """The topic already says the state (in its own words: "改到" says "改期")."""
-    for pattern, zh, en in _STATE_RES:
-        if state in (zh, en):
-            return bool(pattern.search(topic)) or state.lower() in topic.lower()
-    return state.lower() in topic.lower()
-
-
-def _head(text: str, limit: int) -> str:
+def head_cut(text: str, limit: int) -> str:
     """A title head in ``limit`` code points: at a clause, else (English) at a word, else cut with "…"."""
     if len(text) <= limit:
         return text
@@ -388,52 +305,3 @@ def _head(text: str, limit: int) -> str:
     if " " in head[limit // 3:]:
         return head[:head.rindex(" ")].rstrip(" :：-–,，")
     return short
-
-
-def _bill(facts: Facts, due: str, step: str) -> tuple[str, str]:
-    """A bill: issuer, amount and due day in the title (the longest form that fits), then pay-by in the summary."""
-    zh = facts.lang == "zh"
-    who, amount = facts.who, facts.amount
-    day = (f"{due}到期" if zh else f"due {due}") if due else ""
-    if zh:
-        forms = [f"{who}账单{amount}，{day}", f"{who}{amount}，{day}", f"账单{amount}，{day}", f"{who}账单{amount}"]
-    else:
-        forms = [f"{who} bill {amount} {day}", f"{who} {amount} {day}", f"{who} {amount}, {due}", f"{who} {amount} {due}",
-                 f"Bill {amount} {day}"]
-    forms = [" ".join(f.replace("，，", "，").strip("，, ").split()) for f in forms]
-    title = next((f for f in forms if len(f) <= 24), line(forms[-1], 24))
-    unknown = _NEXT[facts.lang]["unknown_amount"]
-    first = (f"{who}账单{amount or '，' + unknown}" if zh else f"{who} bill {amount or '(' + unknown + ')'}").strip()
-    if facts.autopay_off:
-        first += "，已取消自动扣款" if zh else ", autopay off"
-    return title, _summary(first, step, facts.lang, 60)
-
-
-def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
-    """``head`` and the facts after it in ``limit`` code points: the head is shortened first."""
-    tail = " ".join(m for m in more if m)
-    if not tail:
-        return _head(title_line(head, 200), limit)
-    room = limit - len(tail) - len(sep)
-    if room < 4:
-        return line(tail, limit)
-    head = _head(title_line(head, 200), room)
-    return line(f"{head}{sep}{tail}" if head else tail, limit)
-
-
-def _summary(fact: str, step: str, lang: str, limit: int) -> str:
-    """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
-    end = "。" if lang == "zh" else "."
-    joiner = "；" if lang == "zh" else "; "
-    fact = clean(fact).rstrip("。.;；，, ")
-    room = limit - len(step) - len(joiner) - len(end)
-    if len(fact) > room and len(_clause(fact, room, "，,；;")) >= room // 2:
-        fact = _clause(fact, room, "，,；;")
-    if len(fact) > room:
-        head = fact[:max(room, 8) - 1]
-        if lang == "en" and " " in head[len(head) // 2:]:
-            head = head[:head.rindex(" ")]  # not in the middle of a word
-        fact = head.rstrip("。.;；，,:： ") + "…"
-    if lang == "en" and step[:1].isupper() and step[1:2].islower():
-        step = step[0].lower() + step[1:]  # the step continues the sentence
-    return line(f"{fact}{joiner}{step}{end}" if fact else f"{step}{end}", limit)
