@@ -41,8 +41,10 @@ _PARTLY = words("部分", "其中", "还差", "还剩", "剩下", "还没", "只
                 "one of", "still", "remaining", "except", "but not", "only")
 _RAISE = words("重要", "优先", "紧急", "置顶", "关注", "别忘", "urgent", "important", "priority", "asap", "don't forget")
 _LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "别管", "不急", "以后再说", "不用再提醒", "别再提醒", "不用提醒",
-               "无需提醒", "不要再提醒", "not important", "ignore", "don't care", "not needed", "no rush", "later",
+               "无需提醒", "不要再提醒", "不紧急", "没那么急", "降低", "调低", "放低", "低优先", "not urgent",
+               "lower it", "less important", "low priority", "not important", "ignore", "don't care", "not needed", "no rush", "later",
                "don't remind", "no need to remind", "stop reminding")
+_ASKED = re.compile(r"[?？]|为什么|为何|怎么回事|是不是|\bwhy\b|\bwhat\b", re.IGNORECASE)
 _MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
 
 
@@ -109,25 +111,33 @@ class Attention(Draft):
     # -- annotations ---------------------------------------------------------------------------
 
     def annotate(self) -> None:
-        """Adjust each pending annotation's item to it, and acknowledge it (only then)."""
+        """Adjust each pending annotation's item to it, and acknowledge it only then.
+
+        A note is an instruction to the editor, not the item's words: it moves the weight (lower, raise,
+        autopay) or adds a fact the reason records; the summary is never the note (only a restored item,
+        whose stored summary is not visible, says it was restored for a note). A question the rules cannot
+        answer stays pending for the user or a model editor."""
         for note in self.pending:
             target = self.resolve(note.get("resolved_item") or note.get("item"), restore=True)
             text = str(note.get("text") or "")
-            if target is None or not text.strip():
+            low = text.lower()
+            lower = bool(_LOWER.search(low) or AUTOPAY.search(low))
+            higher = not lower and bool(_RAISE.search(low))
+            if target is None or not text.strip() or (_ASKED.search(text) and not (lower or higher)):
                 continue
             change = self.change(*target)
             if change.weight is None:  # a restored item: its stored weight is not visible
                 change.weight, change.kind = "normal", "fyi"
-            if _LOWER.search(text.lower()) or AUTOPAY.search(text.lower()):
+            if lower:
                 change.weight = heavier("low", lighter_by_one(change.weight, "low"))
                 change.lowered_reason = self.words("annotation_reason", text=text)
-                if change.kind == "needs-you" and AUTOPAY.search(text.lower()):
+                if change.kind == "needs-you" and AUTOPAY.search(low):
                     change.kind = "in-progress"  # paid automatically now: nothing left for the user to do
-            elif _RAISE.search(text.lower()):
+            elif higher and change.kind != "done":  # a finished matter does not rise
                 change.weight = heavier(change.weight, "high")
-            if not change.new_sources and change.summary is None or change.mode == "restore":
+            if change.mode == "restore" and change.summary is None:
                 change.summary = self.words("annotation", limit=60, text=text)
-            change.reason = self.words("annotation_reason", text=text)
+            change.reason = self.words("annotation_reason" if lower or higher else "annotation_fact", text=text)
             self.annotations.append(note["id"])
 
     # -- time ----------------------------------------------------------------------------------

@@ -72,8 +72,10 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     if rule == "partial" and facts.open_part:
         step = clause(facts.open_part, 40)  # what is still unverified, in the source's own words
     if rule == "partial" and facts.where:  # what the check covered, so the reader knows what it did not
-        facts = replace(facts, key=f"仅在{facts.where}验证" if lang == "zh" else f"Verified on {facts.where} only",
-                        key_first=False)
+        checked = f"仅在{facts.where}验证" if lang == "zh" else f"Verified on {facts.where} only"
+        if lang == "en" and len(checked) + len(step) + 3 > 60:
+            checked = f"{facts.where[:1].upper()}{facts.where[1:]} only"
+        facts = replace(facts, key=checked, key_first=False)
     topic = facts.topic or facts.key
     extra = facts.state if facts.state and not _said(facts.state, topic) else ""
     if facts.new_time:  # a rescheduled matter: its identifier (flight, meeting) and the new time

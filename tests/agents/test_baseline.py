@@ -84,8 +84,9 @@ def test_titles_end_at_a_clause_and_summaries_skip_the_greeting():
     declared = {d["title"]: d for d in outputs[0]["batch"]["declarations"]}
     # Titles: reply prefixes and list tags dropped, cut at a clause; summaries: the fact and the next step,
     # never the message's first characters.
-    assert set(declared) == {"签证材料补交通知", "disk almost full on db-2"}
-    visa, disk = declared["签证材料补交通知"]["summary"], declared["disk almost full on db-2"]["summary"]
+    # the subject's clause without its date gets the due day back: the title states the deadline
+    assert set(declared) == {"签证材料补交通知：10月12日前", "disk almost full on db-2"}
+    visa, disk = declared["签证材料补交通知：10月12日前"]["summary"], declared["disk almost full on db-2"]["summary"]
     assert "签证申请的补交材料截止时间为10月12日" in visa and not visa.startswith("张伟")
     assert "the disk on db-2 is at 93%" in disk and not disk.startswith("Hi")
     # Nothing left after the greeting or the prefix: the text is kept as it is.
@@ -221,9 +222,11 @@ def test_feedback_reminders_annotations_and_reviews():
                  actor="user", now=NOW)
     store.annotate(item="visa", text="优先处理", author="user", now=NOW)
     editor = Editor(store, lang="en")
-    receipt, _, _ = editor.cycle(at(1), [], batch_id="review-1")  # the note is answered in the item
-    assert receipt["type"] == "commit" and receipt["acknowledged"] == ["ann-1"]
-    assert "优先处理" in active(store, at(1))["visa"]["summary"]
+    # The note asks for what the item already has (critical): acknowledged, and never pasted as its summary.
+    receipt, _, _ = editor.cycle(at(1), [], batch_id="review-1")
+    assert receipt["type"] in ("commit", "acknowledge") and receipt["acknowledged"] == ["ann-1"]
+    assert "优先处理" not in (active(store, at(1))["visa"]["summary"] or "")
+    assert active(store, at(1))["visa"]["weight"] == "critical"
     receipt, _, _ = editor.cycle(at(2), [], batch_id="review-2")
     assert receipt["type"] == "checked"
 

@@ -1,0 +1,81 @@
+"""What the baseline writes: titles and summaries from the facts of a message (issuer, amount, due day, state,
+new time), in the source's language, never its first characters; negations change the reading; promotions,
+cold sales and scams stay noise whatever urgency they claim; a note moves the item and is never its summary."""
+
+from __future__ import annotations
+
+from fold_agents.baseline.editor import propose_baseline
+
+NOW = "2026-10-09T08:00:00+08:00"
+
+
+def _input(events: list, items: tuple = (), notes: tuple = ()) -> dict:
+    state = {"schema": "fold.state/1", "now": NOW, "revision": 1, "budget": 64,
+             "root": {"budget": 64, "used": 0, "free": 64, "items": list(items)}, "not_active": [],
+             "not_active_total": 0, "pending_annotations": list(notes)}
+    return {"now": NOW, "batch_id": "b", "user": {"background": "", "purpose": "", "feedback_policy": ""},
+            "state": state, "pending_annotations": list(notes), "events": events,
+            "signal": {"type": "events", "reason": "t", "received": len(events), "window": {"from": NOW, "to": NOW},
+                       "coverage": [], "reminders": 0}}
+
+
+def _mail(i: int, sender: str, title: str, text: str) -> dict:
+    return {"id": f"e-{i}", "channel": "email", "source": "mail", "from": sender, "at": "2026-10-09T07:00:00+08:00",
+            "title": title, "text": text}
+
+
+def _declared(output: dict) -> list[dict]:
+    found = []
+    for declaration in output["batch"]["declarations"]:
+        found += [declaration] + list(declaration.get("children") or ())
+    return found
+
+
+def test_a_bill_states_issuer_amount_and_due_day_and_a_cancelled_debit_is_not_autopay():
+    text = ("Hello Jie,\nYour October electricity bill is EUR 82.10, due on 28 October 2026.\nIf you pay by direct debit, "
+            "no action is needed. Our records show you cancelled your direct debit in September.")
+    bill = _mail(1, "Northgrid Energy <billing@northgrid.example>", "Your electricity bill", text)
+    (item,) = _declared(propose_baseline(_input([bill]), "zh"))
+    assert (item["weight"], item["kind"]) == ("high", "needs-you") and item["due_at"].startswith("2026-10-28")
+    assert "€82.10" in item["title"] and "Oct 28" in item["title"] and "Northgrid" in item["title"]
+    assert item["summary"] == "Northgrid Energy bill €82.10, autopay off; pay by Oct 28."  # English mail, English words
+    missing = _mail(2, "阳光物业 <notice@sunshine.example>", "物业费缴费提醒", "业主您好，第四季度物业费请于 10 月 20 日前缴费。")
+    (fee,) = _declared(propose_baseline(_input([missing]), "en"))
+    assert "金额未知" in fee["summary"] and "10月20日" in fee["title"] and len(fee["title"]) <= 24
+
+
+def test_summaries_are_not_the_first_characters_and_a_partial_check_says_what_is_open():
+    log = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "agent", "at": "2026-10-09T07:00:00+08:00",
+           "title": "session-timeout", "text": "Fixed the session timeout and verified it on staging. "
+                                               "The mobile app is unchanged and untested."}
+    (item,) = _declared(propose_baseline(_input([log]), "en"))
+    assert item["kind"] == "in-progress" and item["title"] == "session timeout: partial"
+    assert item["summary"] == "Staging only; the mobile app is unchanged and untested."
+    for event in (log, _mail(2, "Li Na <li@work.example>", "周报", "周报初稿在共享盘，周五前请补一下风险部分。")):
+        (written,) = _declared(propose_baseline(_input([event]), "zh"))
+        assert not event["text"].startswith(written["summary"].rstrip("…。."))
+        assert written["summary"][:12] != event["text"][:12]
+
+
+def test_urgent_promotions_cold_sales_and_parcel_scams_are_noise():
+    events = [_mail(1, "智学在线 <edu@zhixue.example>", "【紧急通知】AI 大模型实战营", "最后 2 个名额，今晚截止，立即报名！"),
+              _mail(2, "Kevin <kevin@sales.example>", "Re: quick question",
+                    "Just following up on my last email - do you have 15 minutes for a quick call? Urgent."),
+              _mail(3, "顺丰速运 <service@sf-expresss.example>", "包裹派送失败",
+                    "您的包裹因地址不完整无法投递，请在24小时内点击链接更新地址 http://x.example/a")]
+    output = propose_baseline(_input(events), "zh")
+    assert [d["disposition"] for d in output["dispositions"]] == ["noise", "noise", "noise"]
+    assert "钓鱼" in output["dispositions"][2]["why"] and not output["batch"]["declarations"]
+
+
+def test_a_note_moves_the_item_and_is_never_its_summary_and_a_question_stays_pending():
+    parcel = {"id": "parcel", "title": "Parcel 4411 in transit", "summary": "DHL parcel 4411; expected Oct 11.",
+              "weight": "high", "share": 12, "kind": "in-progress", "sources": [], "children": None,
+              "updated_at": NOW, "due_at": None}
+    lower = {"id": "a-1", "item": "parcel", "text": "Not urgent, please lower it."}
+    output = propose_baseline(_input([], [parcel], [lower]), "en")
+    (item,) = _declared(output)
+    assert item["weight"] == "normal" and "summary" not in item and output["batch"]["acknowledges"] == ["a-1"]
+    question = {"id": "a-2", "item": "parcel", "text": "Why is this still here?"}
+    output = propose_baseline(_input([], [parcel], [question]), "en")
+    assert output["batch"] == {"declarations": [], "acknowledges": []}
