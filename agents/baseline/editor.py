@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from dataclasses import replace
 from typing import Any
 
@@ -44,12 +45,13 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
-from fold_agents.baseline.facts import read_facts
+from fold_agents.baseline.facts import ageing_hours, read_facts
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
 from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_matter
 from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
+from fold_agents.baseline.purpose import Purpose
 from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
 from fold_agents.baseline.writing import write
@@ -57,6 +59,9 @@ from fold_agents.llm.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]
 
+# The user's purpose moves a message one step, up to high and down to low (never into or out of noise).
+_UP = {"trace": "low", "low": "normal", "normal": "high"}
+_DOWN = {"critical": "high", "high": "normal", "normal": "low"}
 _REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
@@ -86,6 +91,7 @@ class _Planner(Attention, Output):
     def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
         super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
+        self.purpose = Purpose(self.user)
         self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
         self._matters: dict[str, tuple[Matter, Matter]] | None = None
         self._subjects: dict[str, str] = {}  # item id -> the subject of the message that created it in this batch
@@ -165,6 +171,13 @@ class _Planner(Attention, Output):
         if lean is not None and lean.apply(verdict.weight) != verdict.weight:
             verdict = replace(verdict, weight=lean.apply(verdict.weight))
             self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
+        aim = None if verdict.noise else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
+        if aim is not None:
+            weight = _UP.get(verdict.weight, verdict.weight) if aim[0] == "up" else _DOWN.get(verdict.weight, verdict.weight)
+            if weight != verdict.weight:
+                verdict = replace(verdict, weight=weight)
+                said = self.words(f"purpose_{aim[0]}", topic=self.words.topic(aim[1]))
+                self.habits[event["id"]] = f"{self.habits[event['id']]} {said}" if event["id"] in self.habits else said
         thread_id = thread_item_id(dict(event))
         target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
             self.resolve(thread_id, restore=True)
@@ -222,6 +235,7 @@ class _Planner(Attention, Output):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
         change.reason = self._reason("new", verdict, event)
+        change.stale_after = self._ageing(event, change.kind)
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
@@ -255,6 +269,7 @@ class _Planner(Attention, Output):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
         change.reason = self._reason(key, verdict, event)
+        change.stale_after = self._ageing(event, change.kind) or change.stale_after
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
@@ -265,6 +280,13 @@ class _Planner(Attention, Output):
         facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
         title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
         return title, summary or None
+
+    def _ageing(self, event: Mapping[str, Any], kind: str | None) -> str | None:
+        """``stale_after`` for an in-progress status that ages (in transit: 48 h, running or in review: 24 h)."""
+        hours = ageing_hours(f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))[:600]}")
+        if kind != "in-progress" or hours is None or self.moment is None:
+            return None
+        return (self.moment + timedelta(hours=hours)).isoformat()
 
     def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)

@@ -36,7 +36,8 @@ from fold_agents.baseline.dates import find_dates
 from fold_agents.baseline.rules import clean, line, title_line
 
 __all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "DATE_WORD", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES",
-           "SALES_STRONG", "STATE_PATTERNS", "clause", "day_of", "head_cut", "read_facts", "source_language"]
+           "SALES_STRONG", "STATE_PATTERNS", "ageing_hours", "clause", "day_of", "head_cut", "read_facts",
+           "source_language"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CURRENCY_BEFORE = r"(?:US\$|HK\$|A\$|C\$|S\$|RMB|CNY|USD|EUR|GBP|JPY|HKD|¥|￥|\$|€|£)"
@@ -305,3 +306,17 @@ def head_cut(text: str, limit: int) -> str:
     if " " in head[limit // 3:]:
         return head[:head.rindex(" ")].rstrip(" :：-–,，")
     return short
+
+
+# Status facts that age: what they say is true only for a while (a parcel moves on, a build finishes).
+_AGEING = ((re.compile(r"运输中|派送中|已发货|已揽收|配送中|in transit|out for delivery|shipped|on its way", re.IGNORECASE), 48),
+           (re.compile(r"构建中|部署中|运行中|排队中|审核中|处理中|building|deploying|running|queued|pending review"
+                       r"|under review|processing", re.IGNORECASE), 24))
+
+
+def ageing_hours(text: str) -> int | None:
+    """Hours after which an in-progress status read in ``text`` is worth re-checking, or None."""
+    for pattern, hours in _AGEING:
+        if pattern.search(text):
+            return hours
+    return None

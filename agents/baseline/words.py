@@ -71,6 +71,8 @@ _TEXT: dict[str, dict[str, Any]] = {
         "learned_lower": "按用户习惯：{who}的消息此前 {count} 次被稍后处理或已阅未办，降一档。",
         "learned_raise": "按用户习惯：{who}的事此前 {count} 次由用户动手处理，升一档。",
         "who": {"sender": "该发件人", "thread": "该会话"},
+        "purpose_up": "按用户目的：{topic}不能错过，升一档。", "purpose_down": "按用户目的：{topic}优先级低，降一档。",
+        "topics": {"bills": "账单", "security": "安全问题", "shipping": "快递物流", "newsletters": "订阅资讯"},
         "left": "还剩 {n} {unit}", "past": "已过 {n} {unit}", "day": "天", "hour": "小时",
         "date": "{month}月{day}日 {hm}",
     },
@@ -130,6 +132,10 @@ _TEXT: dict[str, dict[str, Any]] = {
         "learned_lower": "By the user's habit: {who} was put off or only acknowledged {count} times; one step lower.",
         "learned_raise": "By the user's habit: the user acted on {who} {count} times; one step higher.",
         "who": {"sender": "this sender", "thread": "this thread"},
+        "purpose_up": "By the user's purpose: {topic} must not be missed; one step higher.",
+        "purpose_down": "By the user's purpose: {topic} are low priority; one step lower.",
+        "topics": {"bills": "bills", "security": "security problems", "shipping": "shipping notices",
+                   "newsletters": "newsletters"},
         "left": "{n} {unit} left", "past": "{n} {unit} past", "day": "days", "hour": "hours",
         "date": "{month_en} {day} {hm}",
     },
@@ -150,6 +156,10 @@ class Words:
         """The sentence ``key`` with ``values`` (cleaned) filled in, cut to ``limit`` code points."""
         filled = self._table[key].format(**{k: clean(str(v)) for k, v in values.items()})
         return line(filled, limit)
+
+    def topic(self, name: str) -> str:
+        """A topic of the user's purpose (``baseline_purpose``) in words."""
+        return self._table["topics"].get(name, name)
 
     def habit(self, direction: str, by: str, count: int) -> str:
         """Why the user's feedback moved a message (``user.learned``)."""

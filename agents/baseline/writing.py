@@ -91,6 +91,10 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     if rule == "partial":  # a check that covered part: whatever result it names, the matter is partly verified
         extra = "部分验证" if lang == "zh" else "partial"
     title = _fit(24, topic, extra, sep=sep) if topic else line(facts.who, 24)
+    ident = _IDENT.search(topic)
+    if ident and ident.group(0) not in title:  # the cut lost the identifier (CVE-…, PR #…): it is the fact
+        rest = re.sub(r"\s+(?:in|on|for|of|to|at|的)$", "", head_cut(topic[ident.start():], 24 - len(sep) - len(extra)))
+        title = line(f"{rest}{sep}{extra}" if extra else rest, 24)
     if kind in ("fyi", "done", "in-progress") and facts.otherwise:
         step = (f"如需变更：{facts.otherwise}" if lang == "zh" else f"to change: {facts.otherwise}")
     fact = facts.key if facts.key else topic
@@ -108,7 +112,7 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     return title, _summary(fact, step, lang, 60)
 
 
-_IDENT = re.compile(r"\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
+_IDENT = re.compile(r"\bCVE-\d{4}-\d{4,}|\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
 _LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
          "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
 

@@ -79,3 +79,28 @@ def test_a_note_moves_the_item_and_is_never_its_summary_and_a_question_stays_pen
     question = {"id": "a-2", "item": "parcel", "text": "Why is this still here?"}
     output = propose_baseline(_input([], [parcel], [question]), "en")
     assert output["batch"] == {"declarations": [], "acknowledges": []}
+
+
+def test_a_status_that_ages_gets_stale_after():
+    parcel = _mail(1, "DHL <noreply@dhl.example>", "Your parcel 4411 is on its way",
+                   "Your parcel 4411 is in transit and expected on October 11.")
+    (item,) = _declared(propose_baseline(_input([parcel]), "en"))
+    assert item["kind"] == "in-progress" and item["stale_after"] == "2026-10-11T08:00:00+08:00"  # now + 48 h
+    bill = _mail(2, "Li Na <li@work.example>", "周报", "周报初稿在共享盘，周五前请补一下风险部分。")
+    (other,) = _declared(propose_baseline(_input([bill]), "zh"))
+    assert "stale_after" not in other
+
+
+def test_the_users_purpose_raises_and_lowers_the_topics_it_names():
+    purpose = "Never miss bills or security problems; newsletters and shipping notices are low priority."
+    advisory = _mail(1, "Lattice Security <security@lattice.example>", "Security advisory: CVE-2026-1234 in lattice-sync",
+                     "A vulnerability in lattice-sync 3.4.1 allows token replay. Upgrade to 3.4.3.")
+    parcel = _mail(2, "Li Na <li@work.example>", "Parcel for you", "I sent the parcel with the spare laptop.")
+    plain, aimed = _input([advisory, parcel]), _input([advisory, parcel])
+    aimed["user"]["purpose"] = purpose
+    before = {d["sources"][0]["ref"]: d for d in _declared(propose_baseline(plain, "en")) if d.get("sources")}
+    after = {d["sources"][0]["ref"]: d for d in _declared(propose_baseline(aimed, "en")) if d.get("sources")}
+    order = ["trace", "low", "normal", "high", "critical"]
+    assert order.index(after["event:e-1"]["weight"]) == order.index(before["event:e-1"]["weight"]) + 1
+    assert order.index(after["event:e-2"]["weight"]) == order.index(before["event:e-2"]["weight"]) - 1
+    assert "purpose" in after["event:e-1"]["reason"] and "purpose" in after["event:e-2"]["reason"]
