@@ -142,6 +142,12 @@ class Attention(Draft):
 
     # -- time ----------------------------------------------------------------------------------
 
+    def _covered(self, reason: str) -> str:
+        """A review's reason, saying which sources failed: their silence is not news."""
+        if not self.failing:
+            return reason
+        return line(f"{reason} {self.words('coverage_failing', sources=', '.join(self.failing[:3]))}", 200)
+
     def review(self) -> None:
         """Stale and past-due items rewritten once as "last known"; requests due within two days raised."""
         if self.moment is None:
@@ -157,12 +163,12 @@ class Attention(Draft):
             if stale is not None and stale <= self.moment:
                 change = self.change(item_id, "patch")
                 change.summary = self.words("stale", limit=60, summary=summary)
-                change.reason = self.words("stale_reason")
+                change.reason = self._covered(self.words("stale_reason"))
             elif due is not None and due <= self.moment and view["kind"] in ("needs-you", "in-progress"):
                 change = self.change(item_id, "patch")
                 change.summary = self.words("overdue", limit=60, due=self.words.when(due, self.moment),
                                             summary=summary)
-                change.reason = self.words("overdue_reason")
+                change.reason = self._covered(self.words("overdue_reason"))
             elif (due is not None and view["kind"] == "needs-you" and due - self.moment <= timedelta(days=2)
                   and view["weight"] in ("normal", "low", "trace") and not view.get("share_override")):
                 change = self.change(item_id, "patch")

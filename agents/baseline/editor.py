@@ -49,7 +49,7 @@ from fold_agents.baseline.facts import ageing_hours, read_facts
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
-from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_matter
+from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
 from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
 from fold_agents.baseline.purpose import Purpose
 from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
@@ -188,12 +188,42 @@ class _Planner(Attention, Output):
         by_thread = target is not None
         target = target or self._same_matter(event)
         if target is None:
-            self._new(event, verdict, thread_id)
+            waiting = self._waited_for(event, verdict)
+            if waiting is not None:
+                self._advance(event, verdict, waiting)
+            else:
+                self._new(event, verdict, thread_id)
             return
         item_id, mode = target
         if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
+
+    def _waited_for(self, event: Mapping[str, Any], verdict) -> str | None:
+        """An open item this message advances without being a matter of its own: a result or notice (not a
+        request) whose subject names what the item waits for ("账户流水已生成" for a visa item missing "银行
+        流水"). One piece of evidence then updates the item it touches instead of opening another."""
+        if verdict.kind == "needs-you" or not event.get("title"):
+            return None
+        for item_id, view in self.known.active.items():
+            if item_id in BUNDLE_IDS or item_id in self.changes or view.get("kind") not in ("needs-you", "in-progress"):
+                continue
+            said = " ".join([str(view.get("title") or ""), str(view.get("summary") or "")]
+                            + [str(s.get("quote") or "") for s in view.get("sources") or ()])
+            if advances(str(event.get("title")), said):
+                return item_id
+        return None
+
+    def _advance(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
+        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept."""
+        change = self.change(item_id, "patch")
+        view = self.known.active[item_id]
+        facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
+        facts = replace(facts, key=facts.topic or facts.key, key_first=False)  # its subject says what arrived
+        change.summary = write(facts, verdict.rule, str(view.get("kind")), view.get("due_at"), self.moment)[1] or None
+        change.reason = self.words("advanced", item=item_id)
+        self.cite(change, event)
+        self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
         """Dispose of an event that changes nothing on its item (duplicate, late); True when done.
@@ -247,6 +277,7 @@ class _Planner(Attention, Output):
         due = current.due_at if current else view.get("due_at")
         moved_on = verdict.explicit_kind and kind is not None and verdict.kind != kind
         stronger = weight is None or heavier(weight, verdict.weight) == verdict.weight and weight != verdict.weight
+        stronger = stronger and not (kind == "done" and not moved_on)  # a finished matter never rises
         new_due = verdict.due_at is not None and verdict.kind == "needs-you" and verdict.due_at != due
         if mode != "restore" and not (moved_on or stronger or new_due):
             self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])

@@ -92,8 +92,10 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
         extra = "部分验证" if lang == "zh" else "partial"
     title = _fit(24, topic, extra, sep=sep) if topic else line(facts.who, 24)
     ident = _IDENT.search(topic)
-    if ident and ident.group(0) not in title:  # the cut lost the identifier (CVE-…, PR #…): it is the fact
+    if ident and ident.group(0) not in title and len(ident.group(0)) >= 5 and re.search(r"[A-Za-z]", ident.group(0)):
+        # the cut lost a named identifier (CVE-…, MU5101): it is the fact
         rest = re.sub(r"\s+(?:in|on|for|of|to|at|的)$", "", head_cut(topic[ident.start():], 24 - len(sep) - len(extra)))
+        rest = rest.rstrip(" )）]】,，:：")
         title = line(f"{rest}{sep}{extra}" if extra else rest, 24)
     if kind in ("fyi", "done", "in-progress") and facts.otherwise:
         step = (f"如需变更：{facts.otherwise}" if lang == "zh" else f"to change: {facts.otherwise}")
@@ -163,6 +165,10 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
     end = "。" if lang == "zh" else "."
     joiner = "；" if lang == "zh" else "; "
     fact = clean(fact).rstrip("。.;；，, ")
+    if len(fact) > limit - len(step) - 3:  # a parenthesis is the first thing a short summary can do without
+        fact = re.sub(r"\s*[（(][^）)]{0,40}[）)]", "", fact)
+        if lang == "en" and len(fact) > limit - len(step) - 3:
+            fact = re.sub(r"^(?:your|the|a|an|our)\s+", "", fact, flags=re.IGNORECASE)
     room = limit - len(step) - len(joiner) - len(end)
     if len(fact) > room and len(clause(fact, room, "，,；;")) >= room // 2:
         fact = clause(fact, room, "，,；;")

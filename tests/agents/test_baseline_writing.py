@@ -104,3 +104,15 @@ def test_the_users_purpose_raises_and_lowers_the_topics_it_names():
     assert order.index(after["event:e-1"]["weight"]) == order.index(before["event:e-1"]["weight"]) + 1
     assert order.index(after["event:e-2"]["weight"]) == order.index(before["event:e-2"]["weight"]) - 1
     assert "purpose" in after["event:e-1"]["reason"] and "purpose" in after["event:e-2"]["reason"]
+
+
+def test_a_review_with_a_failing_source_says_its_silence_is_not_news():
+    parcel = {"id": "parcel", "title": "Parcel 4411 in transit", "summary": "DHL parcel 4411; expected Oct 11.",
+              "weight": "normal", "share": 6, "kind": "in-progress", "sources": [], "children": None,
+              "updated_at": "2026-10-06T08:00:00+08:00", "due_at": None, "stale_after": "2026-10-08T08:00:00+08:00"}
+    document = _input([], [parcel])
+    document["signal"] = {"type": "review", "reason": "t", "received": 0, "window": {"from": NOW, "to": NOW},
+                          "coverage": [{"source": "work-mail", "channel": "email", "status": "failed"}], "reminders": 0}
+    (item,) = _declared(propose_baseline(document, "en"))
+    assert item["summary"].startswith("Last known:") and "work-mail failed" in item["reason"]
+    assert "silence is not news" in item["reason"]
