@@ -44,6 +44,9 @@ _LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "�
                "无需提醒", "不要再提醒", "不紧急", "没那么急", "降低", "调低", "放低", "低优先", "not urgent",
                "lower it", "less important", "low priority", "not important", "ignore", "don't care", "not needed", "no rush", "later",
                "don't remind", "no need to remind", "stop reminding")
+_NOT_AUTOPAY = re.compile(r"不是自动|没有自动|没开自动|并非自动|未设自动|没设自动|取消了自动|不是代扣|not (?:on )?autopay|"
+                          r"isn't autopay|not (?:on )?direct debit|not automatic|no autopay|cancell?ed (?:the |my )?"
+                          r"(?:autopay|direct debit)")
 _ASKED = re.compile(r"[?？]|为什么|为何|怎么回事|是不是|\bwhy\b|\bwhat\b", re.IGNORECASE)
 _MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
 
@@ -72,6 +75,13 @@ class Attention(Draft):
         change = self.change(item_id, "patch")
         if lowered is not None:
             change.weight, change.lowered_reason = lowered, why
+        elif meaning in ("input", "decide") and _NOT_AUTOPAY.search(value.lower()):
+            # "this is not autopay": the user must pay it, whatever the mail's autopay words said
+            change.kind, change.weight = "needs-you", heavier(change.weighed(), "high")
+            change.reason = self.words("feedback_reason", meaning=meaning)
+        elif meaning in ("input", "decide") and _LOWER.search(value.lower()):
+            change.weight = heavier("low", lighter_by_one(change.weighed(), "low"))
+            change.lowered_reason = change.reason = self.words("feedback_reason", meaning=meaning)
         else:
             if value:
                 change.summary = self.words(meaning, limit=60, value=value)

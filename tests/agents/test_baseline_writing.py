@@ -116,3 +116,17 @@ def test_a_review_with_a_failing_source_says_its_silence_is_not_news():
     (item,) = _declared(propose_baseline(document, "en"))
     assert item["summary"].startswith("Last known:") and "work-mail failed" in item["reason"]
     assert "silence is not news" in item["reason"]
+
+
+def test_feedback_that_it_is_not_autopay_makes_the_bill_the_users_to_pay():
+    bill = {"id": "bill", "title": "Power bill €82.10 Oct 28", "summary": "Autopay is set.", "weight": "low",
+            "share": 3, "kind": "in-progress", "sources": [], "children": None, "updated_at": NOW,
+            "due_at": "2026-10-28T23:59:00+08:00"}
+    said = {"id": "fb-1", "channel": "feedback", "source": "feedback", "from": "user", "at": NOW,
+            "feedback": {"target": "bill", "meaning": "input", "via": "web", "value": "This is not autopay."}}
+    (item,) = _declared(propose_baseline(_input([said], [bill]), "en"))
+    assert (item["weight"], item["kind"]) == ("high", "needs-you")
+    lower = dict(said, id="fb-2", feedback=dict(said["feedback"], value="Not urgent, lower it."))
+    parcel = dict(bill, id="bill", weight="high", kind="fyi", due_at=None)
+    (item,) = _declared(propose_baseline(_input([lower], [parcel]), "en"))
+    assert item["weight"] == "normal" and "summary" not in item
