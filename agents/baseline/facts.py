@@ -36,7 +36,7 @@ from fold_agents.baseline.dates import find_dates
 from fold_agents.baseline.rules import clean, line, title_line
 
 __all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "DATE_WORD", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES",
-           "SALES_STRONG", "STATE_PATTERNS", "ageing_hours", "clause", "day_of", "head_cut", "read_facts",
+           "SALES_PITCH", "SALES_STRONG", "STATE_PATTERNS", "ageing_hours", "clause", "day_of", "head_cut", "read_facts",
            "source_language"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -79,6 +79,10 @@ SALES = re.compile(r"following up on my (?:last|previous|earlier) (?:email|note|
                    re.IGNORECASE)
 SALES_STRONG = re.compile(r"(?:book|schedule) a (?:quick )?demo|free trial|免费试用|预约演示|最后\s*\d+\s*个名额|仅剩\s*\d+\s*个名额"
                           r"|名额有限|报名从速|last (?:few )?(?:\d+ )?(?:seats|spots)", re.IGNORECASE)
+# The pitch itself: a colleague's "quick call, 15 minutes?" is not sales without one of these.
+SALES_PITCH = re.compile(r"following up on my|circling back|just following up|bumping this|为贵(?:公司|司)|贵司|合作洽谈"
+                         r"|our (?:platform|solution|product|team can)|我们的(?:产品|方案|平台)|节省\s*\d+\s*%|save \d+\s*%",
+                         re.IGNORECASE)
 # (pattern, zh, en): the state a message reports, most telling first.
 _STATES = (
     (r"扣款失败|支付失败|还款失败|payment failed|card was declined|payment was declined", "扣款失败", "payment failed"),

@@ -33,7 +33,7 @@ from typing import Any
 
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.dates import Mention, find_dates
-from fold_agents.baseline.facts import AUTOPAY_OFF, BILL, PAID, PARCEL_PHISHING, PAY_PENDING, SALES, SALES_STRONG
+from fold_agents.baseline.facts import AUTOPAY_OFF, BILL, PAID, PARCEL_PHISHING, PAY_PENDING, SALES, SALES_PITCH, SALES_STRONG
 from fold_agents.baseline import terms
 
 __all__ = ["Reading", "Verdict", "judge", "own_words", "plain_claims", "read_message"]
@@ -129,7 +129,8 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
     phishing = bool(terms.PHISHING.search(text) or PARCEL_PHISHING.search(text))
     # A cold sales follow-up is a promotion whatever urgency it claims; a sales word in a reply to the
     # user's own thread is not: one sales phrase is not enough, two or a strong one (a demo, last seats) are.
-    promotion = promotion or (len({m.group(0) for m in SALES.finditer(text)}) >= 2 or bool(SALES_STRONG.search(text)))
+    promotion = promotion or bool(SALES_STRONG.search(text)) or (
+        len({m.group(0) for m in SALES.finditer(text)}) >= 2 and bool(SALES_PITCH.search(text)))
     if promotion or phishing or sender == "bulk":
         return Reading(channel, sender, False, promotion, phishing)
     moment = parse_instant(now) if now else None

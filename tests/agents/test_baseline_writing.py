@@ -130,3 +130,11 @@ def test_feedback_that_it_is_not_autopay_makes_the_bill_the_users_to_pay():
     parcel = dict(bill, id="bill", weight="high", kind="fyi", due_at=None)
     (item,) = _declared(propose_baseline(_input([lower], [parcel]), "en"))
     assert item["weight"] == "normal" and "summary" not in item
+
+
+def test_a_colleagues_quick_call_is_not_sales():
+    ask = _mail(1, "Li Na <li@work.example>", "Migration plan",
+                "Can we do a quick call about the migration plan? 15 minutes is enough, before Friday please.")
+    output = propose_baseline(_input([ask]), "en")
+    assert output["dispositions"][0]["disposition"] == "used"
+    assert _declared(output)[0]["kind"] == "needs-you"
