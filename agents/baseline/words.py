@@ -20,7 +20,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _TEXT: dict[str, dict[str, Any]] = {
     "zh": {
         "untitled": "（无标题）",
-        "rule": {"promotion": "促销广告", "phishing": "疑似钓鱼或诈骗", "bulk": "群发或订阅邮件，没有点名要你做什么",
+        "rule": {"promotion": "促销或推销（紧急字眼也不改变它）", "phishing": "疑似钓鱼或诈骗（限时催促点链接验证账户、更新地址或付小额费用）", "bulk": "群发或订阅邮件，没有点名要你做什么",
                  "deadline": "需要你在截止前处理", "request": "请你处理或答复", "question": "当面问你的问题",
                  "incident": "生产环境告警", "on_duty": "你值班期间的告警", "on_leave": "你休假期间的告警，由值班的人处理",
                  "staging": "测试环境的告警", "partial": "只在部分范围验证，仍在进行", "autopay": "已设自动扣款，等待扣款结果",
@@ -80,7 +80,7 @@ _TEXT: dict[str, dict[str, Any]] = {
     },
     "en": {
         "untitled": "(untitled)",
-        "rule": {"promotion": "a promotion", "phishing": "looks like phishing or a scam",
+        "rule": {"promotion": "a promotion or sales pitch (urgent words do not change that)", "phishing": "looks like phishing or a scam (hours to click a link to verify, update an address or pay a fee)",
                  "bulk": "bulk or subscription mail that asks nothing of you",
                  "deadline": "it needs you before a deadline", "request": "it asks you to act or answer",
                  "question": "a question to you", "incident": "a production alert",
