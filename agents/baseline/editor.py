@@ -279,7 +279,11 @@ class _Planner(Attention, Output):
         stronger = weight is None or heavier(weight, verdict.weight) == verdict.weight and weight != verdict.weight
         stronger = stronger and not (kind == "done" and not moved_on)  # a finished matter never rises
         new_due = verdict.due_at is not None and verdict.kind == "needs-you" and verdict.due_at != due
-        if mode != "restore" and not (moved_on or stronger or new_due):
+        said = " ".join(str(part or "") for part in (view.get("title"), view.get("summary"), current and current.summary)
+                        + tuple(s.get("quote") for s in view.get("sources") or ()))
+        # A result with a number the item does not state yet (a benchmark's figure) is news, not a confirmation.
+        figures = verdict.kind != "needs-you" and news_in(own_words(str(event.get("text") or "")), said)
+        if mode != "restore" and not (moved_on or stronger or new_due or figures):
             self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
             return
         change = self.change(item_id, mode)

@@ -138,3 +138,19 @@ def test_a_colleagues_quick_call_is_not_sales():
     output = propose_baseline(_input([ask]), "en")
     assert output["dispositions"][0]["disposition"] == "used"
     assert _declared(output)[0]["kind"] == "needs-you"
+
+
+def test_a_result_with_a_new_figure_updates_its_item_instead_of_only_confirming():
+    from fold_agents.baseline.rules import thread_item_id
+    first = {"id": "w-0", "channel": "worklog", "source": "agent", "from": "agent", "thread": "bench",
+             "at": "2026-10-09T06:00:00+08:00", "title": "bench", "text": "Benchmark running on the new index."}
+    item_id = thread_item_id(first)
+    bench = {"id": item_id, "title": "bench: running", "summary": "Benchmark running on the new index.",
+             "weight": "normal", "share": 6, "kind": "in-progress", "sources": [], "children": None,
+             "updated_at": "2026-10-09T06:00:00+08:00", "due_at": None}
+    later = dict(first, id="w-1", at="2026-10-09T07:00:00+08:00",
+                 text="Benchmark still running: 3 of 5 suites done, p99 41 ms so far.")
+    output = propose_baseline(_input([later], [bench]), "en")
+    (item,) = _declared(output)
+    assert item["id"] == item_id and item["weight"] == "normal" and item["summary"] != bench["summary"]
+    assert [x["ref"] for x in item["sources"]] == ["event:w-1"] and "confirms" not in output["dispositions"][0]["why"]
