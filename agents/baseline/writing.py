@@ -164,7 +164,7 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
     """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
     end = "。" if lang == "zh" else "."
     joiner = "；" if lang == "zh" else "; "
-    fact = clean(fact).rstrip("。.;；，, ")
+    fact = clean(fact).rstrip("。.;；，,:： ")
     if len(fact) > limit - len(step) - 3:  # a parenthesis is the first thing a short summary can do without
         fact = re.sub(r"\s*[（(][^）)]{0,40}[）)]", "", fact)
         if lang == "en" and len(fact) > limit - len(step) - 3:
