@@ -41,8 +41,13 @@ _PARTLY = words("部分", "其中", "还差", "还剩", "剩下", "还没", "只
                 "one of", "still", "remaining", "except", "but not", "only")
 _RAISE = words("重要", "优先", "紧急", "置顶", "关注", "别忘", "urgent", "important", "priority", "asap", "don't forget")
 _LOWER = words("不重要", "不用管", "忽略", "不关心", "不需要", "别管", "不急", "以后再说", "不用再提醒", "别再提醒", "不用提醒",
-               "无需提醒", "不要再提醒", "not important", "ignore", "don't care", "not needed", "no rush", "later",
+               "无需提醒", "不要再提醒", "不紧急", "没那么急", "降低", "调低", "放低", "低优先", "not urgent",
+               "lower it", "less important", "low priority", "not important", "ignore", "don't care", "not needed", "no rush", "later",
                "don't remind", "no need to remind", "stop reminding")
+_NOT_AUTOPAY = re.compile(r"不是自动|没有自动|没开自动|并非自动|未设自动|没设自动|取消了自动|不是代扣|not (?:on )?autopay|"
+                          r"isn't autopay|not (?:on )?direct debit|not automatic|no autopay|cancell?ed (?:the |my )?"
+                          r"(?:autopay|direct debit)")
+_ASKED = re.compile(r"[?？]|为什么|为何|怎么回事|是不是|\bwhy\b|\bwhat\b", re.IGNORECASE)
 _MARKED = re.compile(r"^(?:最后已知|已过截止|Last known|Past due)")
 
 
@@ -70,6 +75,13 @@ class Attention(Draft):
         change = self.change(item_id, "patch")
         if lowered is not None:
             change.weight, change.lowered_reason = lowered, why
+        elif meaning in ("input", "decide") and _NOT_AUTOPAY.search(value.lower()):
+            # "this is not autopay": the user must pay it, whatever the mail's autopay words said
+            change.kind, change.weight = "needs-you", heavier(change.weighed(), "high")
+            change.reason = self.words("feedback_reason", meaning=meaning)
+        elif meaning in ("input", "decide") and _LOWER.search(value.lower()):
+            change.weight = heavier("low", lighter_by_one(change.weighed(), "low"))
+            change.lowered_reason = change.reason = self.words("feedback_reason", meaning=meaning)
         else:
             if value:
                 change.summary = self.words(meaning, limit=60, value=value)
@@ -109,28 +121,42 @@ class Attention(Draft):
     # -- annotations ---------------------------------------------------------------------------
 
     def annotate(self) -> None:
-        """Adjust each pending annotation's item to it, and acknowledge it (only then)."""
+        """Adjust each pending annotation's item to it, and acknowledge it only then.
+
+        A note is an instruction to the editor, not the item's words: it moves the weight (lower, raise,
+        autopay) or adds a fact the reason records; the summary is never the note (only a restored item,
+        whose stored summary is not visible, says it was restored for a note). A question the rules cannot
+        answer stays pending for the user or a model editor."""
         for note in self.pending:
             target = self.resolve(note.get("resolved_item") or note.get("item"), restore=True)
             text = str(note.get("text") or "")
-            if target is None or not text.strip():
+            low = text.lower()
+            lower = bool(_LOWER.search(low) or AUTOPAY.search(low))
+            higher = not lower and bool(_RAISE.search(low))
+            if target is None or not text.strip() or (_ASKED.search(text) and not (lower or higher)):
                 continue
             change = self.change(*target)
             if change.weight is None:  # a restored item: its stored weight is not visible
                 change.weight, change.kind = "normal", "fyi"
-            if _LOWER.search(text.lower()) or AUTOPAY.search(text.lower()):
+            if lower:
                 change.weight = heavier("low", lighter_by_one(change.weight, "low"))
                 change.lowered_reason = self.words("annotation_reason", text=text)
-                if change.kind == "needs-you" and AUTOPAY.search(text.lower()):
+                if change.kind == "needs-you" and AUTOPAY.search(low):
                     change.kind = "in-progress"  # paid automatically now: nothing left for the user to do
-            elif _RAISE.search(text.lower()):
+            elif higher and change.kind != "done":  # a finished matter does not rise
                 change.weight = heavier(change.weight, "high")
-            if not change.new_sources and change.summary is None or change.mode == "restore":
+            if change.mode == "restore" and change.summary is None:
                 change.summary = self.words("annotation", limit=60, text=text)
-            change.reason = self.words("annotation_reason", text=text)
+            change.reason = self.words("annotation_reason" if lower or higher else "annotation_fact", text=text)
             self.annotations.append(note["id"])
 
     # -- time ----------------------------------------------------------------------------------
+
+    def _covered(self, reason: str) -> str:
+        """A review's reason, saying which sources failed: their silence is not news."""
+        if not self.failing:
+            return reason
+        return line(f"{reason} {self.words('coverage_failing', sources=', '.join(self.failing[:3]))}", 200)
 
     def review(self) -> None:
         """Stale and past-due items rewritten once as "last known"; requests due within two days raised."""
@@ -147,12 +173,12 @@ class Attention(Draft):
             if stale is not None and stale <= self.moment:
                 change = self.change(item_id, "patch")
                 change.summary = self.words("stale", limit=60, summary=summary)
-                change.reason = self.words("stale_reason")
+                change.reason = self._covered(self.words("stale_reason"))
             elif due is not None and due <= self.moment and view["kind"] in ("needs-you", "in-progress"):
                 change = self.change(item_id, "patch")
                 change.summary = self.words("overdue", limit=60, due=self.words.when(due, self.moment),
                                             summary=summary)
-                change.reason = self.words("overdue_reason")
+                change.reason = self._covered(self.words("overdue_reason"))
             elif (due is not None and view["kind"] == "needs-you" and due - self.moment <= timedelta(days=2)
                   and view["weight"] in ("normal", "low", "trace") and not view.get("share_override")):
                 change = self.change(item_id, "patch")

@@ -61,6 +61,11 @@ class Draft:
                     self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
         self.changes: dict[str, Change] = {}
         self.dispositions: dict[str, dict] = {}
+        signal = document.get("signal")
+        coverage = signal.get("coverage") if isinstance(signal, Mapping) else None
+        # Sources whose polls failed in the window: their silence says nothing about "still as before".
+        self.failing: list[str] = [str(c.get("source") or c.get("channel")) for c in coverage or ()
+                                   if isinstance(c, Mapping) and str(c.get("status") or "ok") != "ok"]
 
     def dispose(self, event_id: str, disposition: str, why: str, related: list[str]) -> None:
         self.dispositions[event_id] = {"event": event_id, "disposition": disposition, "why": why,

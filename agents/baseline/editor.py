@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from dataclasses import replace
 from typing import Any
 
@@ -44,17 +45,23 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
+from fold_agents.baseline.facts import ageing_hours, read_facts
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
-from fold_agents.baseline.match import Matter, matter_of, news_in, resent, same_matter
+from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
 from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
-from fold_agents.baseline.rules import heavier, line, summary_line, thread_item_id, title_line
+from fold_agents.baseline.purpose import Purpose
+from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
+from fold_agents.baseline.writing import write
 from fold_agents.llm.conversation import Clock, skill_language
 
 __all__ = ["BaselineBackend", "propose_baseline"]
 
+# The user's purpose moves a message one step, up to high and down to low (never into or out of noise).
+_UP = {"trace": "low", "low": "normal", "normal": "high"}
+_DOWN = {"critical": "high", "high": "normal", "normal": "low"}
 _REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
@@ -84,8 +91,10 @@ class _Planner(Attention, Output):
     def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
         super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
+        self.purpose = Purpose(self.user)
         self.habits: dict[str, str] = {}  # event id -> how the user's habits moved it
         self._matters: dict[str, tuple[Matter, Matter]] | None = None
+        self._subjects: dict[str, str] = {}  # item id -> the subject of the message that created it in this batch
 
     # -- the answer -----------------------------------------------------------------
 
@@ -148,7 +157,7 @@ class _Planner(Attention, Output):
         subject = title_line(event.get("title"), 24)
         for change in self.changes.values():
             if change.mode == "new" and change.bundle is None and (
-                    subject and subject == change.title
+                    subject and subject == self._subjects.get(change.id)
                     or found.keys and found.keys & matter_of(change.title, change.summary, *(
                         str(s.get("quote") or "") for s in change.new_sources)).keys):
                 return change.id, "new"
@@ -162,6 +171,13 @@ class _Planner(Attention, Output):
         if lean is not None and lean.apply(verdict.weight) != verdict.weight:
             verdict = replace(verdict, weight=lean.apply(verdict.weight))
             self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
+        aim = None if verdict.noise else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
+        if aim is not None:
+            weight = _UP.get(verdict.weight, verdict.weight) if aim[0] == "up" else _DOWN.get(verdict.weight, verdict.weight)
+            if weight != verdict.weight:
+                verdict = replace(verdict, weight=weight)
+                said = self.words(f"purpose_{aim[0]}", topic=self.words.topic(aim[1]))
+                self.habits[event["id"]] = f"{self.habits[event['id']]} {said}" if event["id"] in self.habits else said
         thread_id = thread_item_id(dict(event))
         target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
             self.resolve(thread_id, restore=True)
@@ -172,12 +188,42 @@ class _Planner(Attention, Output):
         by_thread = target is not None
         target = target or self._same_matter(event)
         if target is None:
-            self._new(event, verdict, thread_id)
+            waiting = self._waited_for(event, verdict)
+            if waiting is not None:
+                self._advance(event, verdict, waiting)
+            else:
+                self._new(event, verdict, thread_id)
             return
         item_id, mode = target
         if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
+
+    def _waited_for(self, event: Mapping[str, Any], verdict) -> str | None:
+        """An open item this message advances without being a matter of its own: a result or notice (not a
+        request) whose subject names what the item waits for ("账户流水已生成" for a visa item missing "银行
+        流水"). One piece of evidence then updates the item it touches instead of opening another."""
+        if verdict.kind == "needs-you" or not event.get("title"):
+            return None
+        for item_id, view in self.known.active.items():
+            if item_id in BUNDLE_IDS or item_id in self.changes or view.get("kind") not in ("needs-you", "in-progress"):
+                continue
+            said = " ".join([str(view.get("title") or ""), str(view.get("summary") or "")]
+                            + [str(s.get("quote") or "") for s in view.get("sources") or ()])
+            if advances(str(event.get("title")), said):
+                return item_id
+        return None
+
+    def _advance(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
+        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept."""
+        change = self.change(item_id, "patch")
+        view = self.known.active[item_id]
+        facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
+        facts = replace(facts, key=facts.topic or facts.key, key_first=False)  # its subject says what arrived
+        change.summary = write(facts, verdict.rule, str(view.get("kind")), view.get("due_at"), self.moment)[1] or None
+        change.reason = self.words("advanced", item=item_id)
+        self.cite(change, event)
+        self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
         """Dispose of an event that changes nothing on its item (duplicate, late); True when done.
@@ -212,13 +258,14 @@ class _Planner(Attention, Output):
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
         change.judged = "critical" if verdict.pressing else verdict.weight
-        change.title = (title_line(event.get("title"), 24) or title_line(event.get("text"), 24)
-                        or line(event.get("from"), 24) or self.words("untitled"))
-        change.summary = summary_line(own_words(str(event.get("text") or "")), 60) or None
+        change.title, change.summary = self._written(event, verdict)
+        self._subjects[item_id] = title_line(event.get("title"), 24)
+        change.title = change.title or line(event.get("from"), 24) or self.words("untitled")
         if verdict.kind in ("in-progress", "needs-you"):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
         change.reason = self._reason("new", verdict, event)
+        change.stale_after = self._ageing(event, change.kind)
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
@@ -230,8 +277,13 @@ class _Planner(Attention, Output):
         due = current.due_at if current else view.get("due_at")
         moved_on = verdict.explicit_kind and kind is not None and verdict.kind != kind
         stronger = weight is None or heavier(weight, verdict.weight) == verdict.weight and weight != verdict.weight
+        stronger = stronger and not (kind == "done" and not moved_on)  # a finished matter never rises
         new_due = verdict.due_at is not None and verdict.kind == "needs-you" and verdict.due_at != due
-        if mode != "restore" and not (moved_on or stronger or new_due):
+        said = " ".join(str(part or "") for part in (view.get("title"), view.get("summary"), current and current.summary)
+                        + tuple(s.get("quote") for s in view.get("sources") or ()))
+        # A result with a number the item does not state yet (a benchmark's figure) is news, not a confirmation.
+        figures = verdict.kind != "needs-you" and news_in(own_words(str(event.get("text") or "")), said)
+        if mode != "restore" and not (moved_on or stronger or new_due or figures):
             self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
             return
         change = self.change(item_id, mode)
@@ -241,21 +293,35 @@ class _Planner(Attention, Output):
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at
-        summary = summary_line(own_words(str(event.get("text") or "")), 60) or line(event.get("title"), 60)
+        title, summary = self._written(event, replace(verdict, kind=change.kind or verdict.kind))
         if summary and change.kind in ("in-progress", "needs-you"):
             summary = line(plain_claims(summary), 60)
         if summary:
             change.summary = summary
-        if moved_on and mode in ("patch", "new") and event.get("title"):  # the old title no longer says where it stands
-            change.title = title_line(event.get("title"), 24) or None
+        if moved_on and mode in ("patch", "new") and title:  # the old title no longer says where it stands
+            change.title = title
             if change.title and change.kind in ("in-progress", "needs-you"):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
         change.reason = self._reason(key, verdict, event)
+        change.stale_after = self._ageing(event, change.kind) or change.stale_after
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
+
+    def _written(self, event: Mapping[str, Any], verdict) -> tuple[str, str | None]:
+        """Title and summary from the facts of the message (``baseline_facts``), in the source's language."""
+        facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
+        title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
+        return title, summary or None
+
+    def _ageing(self, event: Mapping[str, Any], kind: str | None) -> str | None:
+        """``stale_after`` for an in-progress status that ages (in transit: 48 h, running or in review: 24 h)."""
+        hours = ageing_hours(f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))[:600]}")
+        if kind != "in-progress" or hours is None or self.moment is None:
+            return None
+        return (self.moment + timedelta(hours=hours)).isoformat()
 
     def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)

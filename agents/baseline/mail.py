@@ -33,6 +33,7 @@ from typing import Any
 
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.dates import Mention, find_dates
+from fold_agents.baseline.facts import AUTOPAY_OFF, BILL, PAID, PARCEL_PHISHING, PAY_PENDING, SALES, SALES_PITCH, SALES_STRONG
 from fold_agents.baseline import terms
 
 __all__ = ["Reading", "Verdict", "judge", "own_words", "plain_claims", "read_message"]
@@ -70,6 +71,7 @@ class Reading:
     incident: bool = False  # an alert or outage (not a failed payment)
     impact: bool = False  # people are affected now ("customers affected", "用户受影响")
     duty: str | None = None  # "on" | "leave" | None: what the user's background says about being on duty
+    bill: bool = False  # a bill or statement to pay (not one already paid)
 
 
 @dataclass(frozen=True)
@@ -124,12 +126,21 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
     promotion_score = 2 * bool(terms.PROMO_STRONG.search(low_title)) + 2 * len(terms.PROMO_STRONG.found(low_body))
     promotion_score += len(terms.PROMO_WEAK.found(text)) + (sender == "bulk")
     promotion = promotion_score >= 3 or (promotion_score >= 2 and not asks)
-    phishing = bool(terms.PHISHING.search(text))
+    phishing = bool(terms.PHISHING.search(text) or PARCEL_PHISHING.search(text))
+    # A cold sales follow-up is a promotion whatever urgency it claims; a sales word in a reply to the
+    # user's own thread is not: one sales phrase is not enough, two or a strong one (a demo, last seats) are.
+    promotion = promotion or bool(SALES_STRONG.search(text)) or (
+        len({m.group(0) for m in SALES.finditer(text)}) >= 2 and bool(SALES_PITCH.search(text)))
     if promotion or phishing or sender == "bulk":
         return Reading(channel, sender, False, promotion, phishing)
     moment = parse_instant(now) if now else None
     background = " ".join(str((user or {}).get(k) or "") for k in ("background", "purpose")).lower()
-    autopay, pay_failed = bool(terms.AUTOPAY.search(text)), bool(terms.PAY_FAILED.search(text))
+    # "you cancelled your direct debit" names autopay only to say it is off: the bill is the user's to pay.
+    autopay_off = bool(AUTOPAY_OFF.search(text))
+    autopay, pay_failed = bool(terms.AUTOPAY.search(text)) and not autopay_off, bool(terms.PAY_FAILED.search(text))
+    bill = bool(BILL.search(text)) and not PAID.search(text) and not PAY_PENDING.search(text) and \
+        sender not in ("feed", "worklog")
+    asks = asks or (bill and autopay_off)  # "no action needed if you pay by direct debit" no longer holds
     failure, production = bool(terms.FAILURE.search(text)), bool(terms.PRODUCTION.search(text))
     staging = bool(terms.STAGING.search(text))
     return Reading(
@@ -143,7 +154,7 @@ def read_message(event: Mapping[str, Any], *, now: str | None, user: Mapping[str
         due=_deadline(original, event, moment) if moment else None, now=moment, sent=parse_instant(event.get("at")),
         incident=failure and not pay_failed and bool(terms.INCIDENT.search(text) or production or staging)
         and not (terms.RESULT.search(text) or terms.PARTIAL.search(text)),  # a fix reported is progress, not an alert
-        duty=_duty(background), impact=bool(terms.IMPACT.search(text)))
+        duty=_duty(background), impact=bool(terms.IMPACT.search(text)), bill=bill)
 
 
 def _staging_only(text: str, staging: bool) -> bool:
@@ -229,6 +240,8 @@ def judge(r: Reading) -> Verdict:
     due_at = r.due.isoformat() if r.due is not None else None
     if r.incident:
         return _incident(r, due_at)
+    if r.bill and not r.autopay and not r.pay_failed and not r.partial and (r.due is not None or r.asks):
+        return _bill(r, due_at)
     if r.asks and not r.partial and r.sender != "feed":
         return _request(r, due_at)
     local = r.addressed or r.sender == "worklog"  # "尊敬的客户" is not written to the user personally
@@ -266,6 +279,12 @@ def _request(r: Reading, due_at: str | None) -> Verdict:
     if (r.sender == "group" or r.soft) and weight == "critical":
         weight = "high"
     return Verdict(False, weight, "needs-you", "deadline" if left is not None else "request", True, due_at)
+
+
+def _bill(r: Reading, due_at: str | None) -> Verdict:
+    """A bill without autopay is the user's to pay: at least high, with its due date."""
+    weight = _request(r, due_at).weight  # time left, urgency and consequences as for any request
+    return Verdict(False, "high" if weight in ("normal", "low", "trace") else weight, "needs-you", "bill", True, due_at)
 
 
 def _incident(r: Reading, due_at: str | None) -> Verdict:

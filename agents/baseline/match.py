@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Matter", "matter_of", "news_in", "resent", "same_matter"]
+__all__ = ["Matter", "advances", "matter_of", "news_in", "resent", "same_matter"]
 
 _ID = re.compile(r"(?<![\w.,:/-])#?([A-Za-z]{0,8}-?\d[\dA-Za-z-]{2,})(?![\w%]|[.,:]\d)")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -90,6 +90,14 @@ def same_matter(event: Matter, item: Matter, title: Matter | None = None) -> boo
         return True  # every term of the item's title is in the message ("9月差旅报销" in "…9 月差旅报销单被退回")
     return 2 * len(shared) >= len(item.topic) and (title is None or 2 * len(title.topic & item.topic)
                                                    >= len(title.topic))
+
+
+def advances(event_title: str, item_text: str) -> bool:
+    """Whether a message titled ``event_title`` brings what an open item waits for: the title shares three
+    topic terms or more with the item's words ("近六个月账户流水已生成" and a visa item asking for "近六个月
+    的银行流水"), or an identifier."""
+    event, item = matter_of(event_title), matter_of(item_text)
+    return bool(event.keys & item.keys) or len(event.topic & item.topic) >= 3
 
 
 def news_in(event_text: str, item_text: str) -> bool:

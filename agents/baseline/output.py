@@ -115,6 +115,8 @@ class Output(Draft):
         declaration["kind"] = change.kind
         if change.due_at and (change.mode != "patch" or change.due_at != self.known.active[change.id].get("due_at")):
             declaration["due_at"] = change.due_at
+        if change.stale_after:
+            declaration["stale_after"] = change.stale_after
         lowered = change.base_weight is not None and heavier(change.base_weight, change.weighed()) != change.weight
         reason = (change.lowered_reason or change.reason or self.words("demote_budget")) if lowered else change.reason
         if reason:

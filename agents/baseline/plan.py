@@ -106,6 +106,7 @@ class Change:
     bundle: str | None = None  # "needs-you" | "updates" for a bundle item
     updated_at: str | None = None  # the stored item's (patch), for "oldest first"
     judged: str | None = None  # the weight the message was judged at, before any budget fitting
+    stale_after: str | None = None  # a status fact that ages (a parcel in transit, a build running): when to re-check
 
     def weighed(self) -> str:
         """The planned weight: every change has one once the events are read (only a restore starts without)."""

@@ -100,6 +100,15 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
         above = [i for i in items if pattern.search(_text(i)) and _rank(i.get("weight")) > _rank(bound.max_weight)]
         findings.append(Finding(f"at most {bound.max_weight} /{bound.match}/", not above,
                                 "none above" if not above else ", ".join(f"{i['id']} ({i['weight']})" for i in above)))
+    for mention in expect.mentions:
+        about = [i for i in items if re.search(mention.match, _text(i))]
+        stating = [i for i in about if re.search(mention.states, _text(i))]
+        findings.append(Finding(f"mentions /{mention.match}/ states /{mention.states}/", bool(stating),
+                                "; ".join(f"{i['id']}: {_text(i)}" for i in (stating or about)[:3])
+                                or "no active item matches"))
+    if expect.not_prefix:
+        copied = _copied(scenario, items)
+        findings.append(Finding("not_prefix", not copied, "none" if not copied else "; ".join(copied)))
     for absent in expect.absent:
         pattern = re.compile(absent.match)
         named = [i["id"] for i in items if pattern.search(_text(i))]
@@ -129,6 +138,27 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
         findings.append(Finding(f"attempts ≤ {expect.max_attempts}", run.attempts <= expect.max_attempts,
                                 f"{run.attempts} attempts"))
     return findings
+
+
+_CUT = "…."
+
+
+def _copied(scenario: Scenario, items: list[Mapping[str, Any]]) -> list[str]:
+    """Active items whose summary is the first characters of an observation it cites (``event:<id>``):
+    the summary without its cut mark is a prefix of the event's text, or both begin with the same 16 code
+    points (whitespace collapsed in both)."""
+    texts = {f"event:{e.id}": " ".join(e.text.split()) for e in scenario.events}
+    found = []
+    for item in items:
+        summary = " ".join(str(item.get("summary") or "").split()).rstrip(_CUT)
+        if not summary:
+            continue
+        for source in item.get("sources") or ():
+            text = texts.get(str((source or {}).get("ref")))
+            if text and (text.startswith(summary) or (len(summary) >= 16 and text[:16] == summary[:16])):
+                found.append(f"{item['id']}: {summary!r}")
+                break
+    return found
 
 
 def overclaims(scenario: Scenario, run: Run) -> list[str]:

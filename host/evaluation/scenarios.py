@@ -78,11 +78,19 @@ class Absent(_Strict):
     _match = field_validator("match")(_regex)
 
 
+class Mentions(_Strict):
+    match: str  # an active item whose title or summary matches this …
+    states: str  # … states this (a regular expression) in its title or summary
+    _match = field_validator("match", "states")(_regex)
+
+
 class Expect(_Strict):
     outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
     surface: list[Surface] = Field(default_factory=list)
     absent: list[Absent] = Field(default_factory=list)
     at_most: list[AtMost] = Field(default_factory=list)
+    mentions: list[Mentions] = Field(default_factory=list)
+    not_prefix: bool = False  # no active item's summary is the first characters of an observation it cites
     forbidden: list[str] = Field(default_factory=list)
     dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
     acknowledge_all: bool = False

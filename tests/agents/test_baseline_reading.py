@@ -94,7 +94,8 @@ def test_weight_follows_time_left_and_who_must_act():
     week = verdict(mail("账单", "最后还款日为 10 月 14 日，请按时还款。"))
     far = verdict(mail("账单", "最后还款日为 11 月 15 日，请按时还款。"))
     autopay = verdict(mail("账单", "最后还款日为 10 月 10 日，将从您的储蓄卡自动扣款。"))
-    assert [v.weight for v in (near, week, far)] == ["critical", "high", "normal"]
+    # A bill without autopay is the user's to pay: high however far its due day, critical within two days.
+    assert [v.weight for v in (near, week, far)] == ["critical", "high", "high"]
     assert (autopay.kind, autopay.weight) == ("in-progress", "low")
     submitted = verdict(mail("还款", "还款申请已提交，银行处理中，预计 1-2 个工作日到账。"))
     staging = verdict(mail("修复", "已在 staging 验证通过，生产环境还未发布。"))

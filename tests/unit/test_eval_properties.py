@@ -128,3 +128,23 @@ def test_pair_kinds_are_validated(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_scenarios(tmp_path)
     assert "pair.expect_change" in str(caught.value)
+
+
+def test_mentions_and_not_prefix_read_what_the_item_says():
+    bill = {"id": "e-1", "channel": "email", "title": "电费账单", "text": "您本月电费 236.40 元，请于 11 月 12 日前缴清。"}
+    written = Scenario.model_validate({"name": "w", "now": "2026-10-09T08:00:00+08:00", "events": [bill], "expect": {
+        "mentions": [{"match": "电费", "states": "236\\.40"}, {"match": "电费", "states": "11月12日"}],
+        "not_prefix": True}})
+
+    def run_with(summary):
+        view = {**item("bill", "电费 236.40元，11月12日到期", "high"), "summary": summary}
+        return Run(outcome="committed", before=state(), after=state(view))
+
+    findings = check(written, run_with("电费账单 236.40 元；请在11月12日前缴费。"))
+    assert [(f.property, f.passed) for f in findings] == [
+        ("mentions /电费/ states /236\\.40/", True), ("mentions /电费/ states /11月12日/", True), ("not_prefix", True)]
+    # The text's first characters, cut with "…", is what the property exists to catch.
+    copied = check(written, run_with("您本月电费 236.40 元，请于 11 月 12 …"))
+    assert copied[-1].passed is False and "bill" in copied[-1].detail
+    missing = check(written, run_with(None))
+    assert missing[-1].passed is True  # no summary at all is not a copied one

@@ -1,0 +1,156 @@
+"""What the baseline writes: titles and summaries from the facts of a message (issuer, amount, due day, state,
+new time), in the source's language, never its first characters; negations change the reading; promotions,
+cold sales and scams stay noise whatever urgency they claim; a note moves the item and is never its summary."""
+
+from __future__ import annotations
+
+from fold_agents.baseline.editor import propose_baseline
+
+NOW = "2026-10-09T08:00:00+08:00"
+
+
+def _input(events: list, items: tuple = (), notes: tuple = ()) -> dict:
+    state = {"schema": "fold.state/1", "now": NOW, "revision": 1, "budget": 64,
+             "root": {"budget": 64, "used": 0, "free": 64, "items": list(items)}, "not_active": [],
+             "not_active_total": 0, "pending_annotations": list(notes)}
+    return {"now": NOW, "batch_id": "b", "user": {"background": "", "purpose": "", "feedback_policy": ""},
+            "state": state, "pending_annotations": list(notes), "events": events,
+            "signal": {"type": "events", "reason": "t", "received": len(events), "window": {"from": NOW, "to": NOW},
+                       "coverage": [], "reminders": 0}}
+
+
+def _mail(i: int, sender: str, title: str, text: str) -> dict:
+    return {"id": f"e-{i}", "channel": "email", "source": "mail", "from": sender, "at": "2026-10-09T07:00:00+08:00",
+            "title": title, "text": text}
+
+
+def _declared(output: dict) -> list[dict]:
+    found = []
+    for declaration in output["batch"]["declarations"]:
+        found += [declaration] + list(declaration.get("children") or ())
+    return found
+
+
+def test_a_bill_states_issuer_amount_and_due_day_and_a_cancelled_debit_is_not_autopay():
+    text = ("Hello Jie,\nYour October electricity bill is EUR 82.10, due on 28 October 2026.\nIf you pay by direct debit, "
+            "no action is needed. Our records show you cancelled your direct debit in September.")
+    bill = _mail(1, "Northgrid Energy <billing@northgrid.example>", "Your electricity bill", text)
+    (item,) = _declared(propose_baseline(_input([bill]), "zh"))
+    assert (item["weight"], item["kind"]) == ("high", "needs-you") and item["due_at"].startswith("2026-10-28")
+    assert "€82.10" in item["title"] and "Oct 28" in item["title"] and "Northgrid" in item["title"]
+    assert item["summary"] == "Northgrid Energy bill €82.10, autopay off; pay by Oct 28."  # English mail, English words
+    missing = _mail(2, "阳光物业 <notice@sunshine.example>", "物业费缴费提醒", "业主您好，第四季度物业费请于 10 月 20 日前缴费。")
+    (fee,) = _declared(propose_baseline(_input([missing]), "en"))
+    assert "金额未知" in fee["summary"] and "10月20日" in fee["title"] and len(fee["title"]) <= 24
+
+
+def test_summaries_are_not_the_first_characters_and_a_partial_check_says_what_is_open():
+    log = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "agent", "at": "2026-10-09T07:00:00+08:00",
+           "title": "session-timeout", "text": "Fixed the session timeout and verified it on staging. "
+                                               "The mobile app is unchanged and untested."}
+    (item,) = _declared(propose_baseline(_input([log]), "en"))
+    assert item["kind"] == "in-progress" and item["title"] == "session timeout: partial"
+    assert item["summary"] == "Staging only; the mobile app is unchanged and untested."
+    for event in (log, _mail(2, "Li Na <li@work.example>", "周报", "周报初稿在共享盘，周五前请补一下风险部分。")):
+        (written,) = _declared(propose_baseline(_input([event]), "zh"))
+        assert not event["text"].startswith(written["summary"].rstrip("…。."))
+        assert written["summary"][:12] != event["text"][:12]
+
+
+def test_urgent_promotions_cold_sales_and_parcel_scams_are_noise():
+    events = [_mail(1, "智学在线 <edu@zhixue.example>", "【紧急通知】AI 大模型实战营", "最后 2 个名额，今晚截止，立即报名！"),
+              _mail(2, "Kevin <kevin@sales.example>", "Re: quick question",
+                    "Just following up on my last email - do you have 15 minutes for a quick call? Urgent."),
+              _mail(3, "顺丰速运 <service@sf-expresss.example>", "包裹派送失败",
+                    "您的包裹因地址不完整无法投递，请在24小时内点击链接更新地址 http://x.example/a")]
+    output = propose_baseline(_input(events), "zh")
+    assert [d["disposition"] for d in output["dispositions"]] == ["noise", "noise", "noise"]
+    assert "钓鱼" in output["dispositions"][2]["why"] and not output["batch"]["declarations"]
+
+
+def test_a_note_moves_the_item_and_is_never_its_summary_and_a_question_stays_pending():
+    parcel = {"id": "parcel", "title": "Parcel 4411 in transit", "summary": "DHL parcel 4411; expected Oct 11.",
+              "weight": "high", "share": 12, "kind": "in-progress", "sources": [], "children": None,
+              "updated_at": NOW, "due_at": None}
+    lower = {"id": "a-1", "item": "parcel", "text": "Not urgent, please lower it."}
+    output = propose_baseline(_input([], [parcel], [lower]), "en")
+    (item,) = _declared(output)
+    assert item["weight"] == "normal" and "summary" not in item and output["batch"]["acknowledges"] == ["a-1"]
+    question = {"id": "a-2", "item": "parcel", "text": "Why is this still here?"}
+    output = propose_baseline(_input([], [parcel], [question]), "en")
+    assert output["batch"] == {"declarations": [], "acknowledges": []}
+
+
+def test_a_status_that_ages_gets_stale_after():
+    parcel = _mail(1, "DHL <noreply@dhl.example>", "Your parcel 4411 is on its way",
+                   "Your parcel 4411 is in transit and expected on October 11.")
+    (item,) = _declared(propose_baseline(_input([parcel]), "en"))
+    assert item["kind"] == "in-progress" and item["stale_after"] == "2026-10-11T08:00:00+08:00"  # now + 48 h
+    bill = _mail(2, "Li Na <li@work.example>", "周报", "周报初稿在共享盘，周五前请补一下风险部分。")
+    (other,) = _declared(propose_baseline(_input([bill]), "zh"))
+    assert "stale_after" not in other
+
+
+def test_the_users_purpose_raises_and_lowers_the_topics_it_names():
+    purpose = "Never miss bills or security problems; newsletters and shipping notices are low priority."
+    advisory = _mail(1, "Lattice Security <security@lattice.example>", "Security advisory: CVE-2026-1234 in lattice-sync",
+                     "A vulnerability in lattice-sync 3.4.1 allows token replay. Upgrade to 3.4.3.")
+    parcel = _mail(2, "Li Na <li@work.example>", "Parcel for you", "I sent the parcel with the spare laptop.")
+    plain, aimed = _input([advisory, parcel]), _input([advisory, parcel])
+    aimed["user"]["purpose"] = purpose
+    before = {d["sources"][0]["ref"]: d for d in _declared(propose_baseline(plain, "en")) if d.get("sources")}
+    after = {d["sources"][0]["ref"]: d for d in _declared(propose_baseline(aimed, "en")) if d.get("sources")}
+    order = ["trace", "low", "normal", "high", "critical"]
+    assert order.index(after["event:e-1"]["weight"]) == order.index(before["event:e-1"]["weight"]) + 1
+    assert order.index(after["event:e-2"]["weight"]) == order.index(before["event:e-2"]["weight"]) - 1
+    assert "purpose" in after["event:e-1"]["reason"] and "purpose" in after["event:e-2"]["reason"]
+
+
+def test_a_review_with_a_failing_source_says_its_silence_is_not_news():
+    parcel = {"id": "parcel", "title": "Parcel 4411 in transit", "summary": "DHL parcel 4411; expected Oct 11.",
+              "weight": "normal", "share": 6, "kind": "in-progress", "sources": [], "children": None,
+              "updated_at": "2026-10-06T08:00:00+08:00", "due_at": None, "stale_after": "2026-10-08T08:00:00+08:00"}
+    document = _input([], [parcel])
+    document["signal"] = {"type": "review", "reason": "t", "received": 0, "window": {"from": NOW, "to": NOW},
+                          "coverage": [{"source": "work-mail", "channel": "email", "status": "failed"}], "reminders": 0}
+    (item,) = _declared(propose_baseline(document, "en"))
+    assert item["summary"].startswith("Last known:") and "work-mail failed" in item["reason"]
+    assert "silence is not news" in item["reason"]
+
+
+def test_feedback_that_it_is_not_autopay_makes_the_bill_the_users_to_pay():
+    bill = {"id": "bill", "title": "Power bill €82.10 Oct 28", "summary": "Autopay is set.", "weight": "low",
+            "share": 3, "kind": "in-progress", "sources": [], "children": None, "updated_at": NOW,
+            "due_at": "2026-10-28T23:59:00+08:00"}
+    said = {"id": "fb-1", "channel": "feedback", "source": "feedback", "from": "user", "at": NOW,
+            "feedback": {"target": "bill", "meaning": "input", "via": "web", "value": "This is not autopay."}}
+    (item,) = _declared(propose_baseline(_input([said], [bill]), "en"))
+    assert (item["weight"], item["kind"]) == ("high", "needs-you")
+    lower = dict(said, id="fb-2", feedback=dict(said["feedback"], value="Not urgent, lower it."))
+    parcel = dict(bill, id="bill", weight="high", kind="fyi", due_at=None)
+    (item,) = _declared(propose_baseline(_input([lower], [parcel]), "en"))
+    assert item["weight"] == "normal" and "summary" not in item
+
+
+def test_a_colleagues_quick_call_is_not_sales():
+    ask = _mail(1, "Li Na <li@work.example>", "Migration plan",
+                "Can we do a quick call about the migration plan? 15 minutes is enough, before Friday please.")
+    output = propose_baseline(_input([ask]), "en")
+    assert output["dispositions"][0]["disposition"] == "used"
+    assert _declared(output)[0]["kind"] == "needs-you"
+
+
+def test_a_result_with_a_new_figure_updates_its_item_instead_of_only_confirming():
+    from fold_agents.baseline.rules import thread_item_id
+    first = {"id": "w-0", "channel": "worklog", "source": "agent", "from": "agent", "thread": "bench",
+             "at": "2026-10-09T06:00:00+08:00", "title": "bench", "text": "Benchmark running on the new index."}
+    item_id = thread_item_id(first)
+    bench = {"id": item_id, "title": "bench: running", "summary": "Benchmark running on the new index.",
+             "weight": "normal", "share": 6, "kind": "in-progress", "sources": [], "children": None,
+             "updated_at": "2026-10-09T06:00:00+08:00", "due_at": None}
+    later = dict(first, id="w-1", at="2026-10-09T07:00:00+08:00",
+                 text="Benchmark still running: 3 of 5 suites done, p99 41 ms so far.")
+    output = propose_baseline(_input([later], [bench]), "en")
+    (item,) = _declared(output)
+    assert item["id"] == item_id and item["weight"] == "normal" and item["summary"] != bench["summary"]
+    assert [x["ref"] for x in item["sources"]] == ["event:w-1"] and "confirms" not in output["dispositions"][0]["why"]
