@@ -31,6 +31,7 @@ from fold_core.config_words import file_secrets, plain_message
 from fold_core.configfile import find_config, read_toml
 from fold_core.errors import ConfigError, ConfigErrors
 from fold_core.plugins import TypeRegistry, get_plugin_manager, load_types
+from fold_core.store.location import mask_url
 from fold_core.settings import FILE_SECRET_PREFIX, ConfigPath, EnvName
 
 __all__ = ["Config", "Instance", "Section", "UserSection", "find_config", "load_config"]
@@ -164,6 +165,7 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
                           field=error.field) from None
     problems = _Problems()  # every one is reported, so that one edit can fix them all
     checked = problems.checked
+    checked(_no_url_as_path, data, where)
     store = checked(_section, data, "store", where, StoreSection, context)
     if store is not None:
         checked(_check_env, store, where, "[store]", "[store]")
@@ -205,6 +207,15 @@ class _Problems:
 
     def error(self) -> ConfigError:
         return self.found[0] if len(self.found) == 1 else ConfigErrors(self.found)
+
+
+def _no_url_as_path(data: dict, where: str) -> None:
+    """A URL in ``[store] path`` would silently become a directory named after it (its password with it)."""
+    section = data.get("store")
+    path = section.get("path") if isinstance(section, dict) else None
+    if isinstance(path, str) and "://" in path:
+        raise ConfigError(f"{where}: [store], field 'path': {mask_url(path)!r} is a URL, not a directory; "
+                          "a PostgreSQL store is named by [store] url", file=where, instance="[store]", field="path")
 
 
 def _table(value: Any, where: str, label: str) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fold_core.errors import ConfigError, UsageError
-from fold_core.store.location import compose
+from fold_core.store.location import compose, mask_url
 
 __all__ = ["find_config", "read_toml", "store_path", "view_settings"]
 
@@ -74,6 +74,10 @@ def store_path(given: str | None = None) -> str | None:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{path}: [store], field 'path': expected a non-empty string, found {value!r}",
                           file=str(path), instance="[store]", field="path")
+    if "://" in value:  # a URL given as a path would silently become a directory named after it
+        raise ConfigError(f"{path}: [store], field 'path': {mask_url(value)!r} is a URL, not a directory; "
+                          f"a PostgreSQL store is named by [store] url", file=str(path), instance="[store]",
+                          field="path")
     return os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(value))
 
 

@@ -2,7 +2,10 @@
 
 Times are ISO 8601 instants that carry an offset (``Z`` or ``±hh:mm``); a naive
 time is not an instant. They are stored exactly as given and compared as
-instants. Durations are rendered as signed compact strings: the largest two
+instants. An instant is accepted only when its UTC instant lies between
+``EARLIEST_INSTANT`` and ``LATEST_INSTANT`` (contract §1 "times"): a day inside
+the years Python can hold, so it stays representable and formattable under any
+offset (a year-1 time at ``+14:00`` has no UTC instant Python can hold). Durations are rendered as signed compact strings: the largest two
 non-zero units of ``d``, ``h``, ``m``, truncated toward zero (``"2d3h"``,
 ``"-20h30m"``, ``"2d5m"``, ``"0m"``).
 
@@ -11,10 +14,17 @@ Pure functions: nothing here reads a clock.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import lru_cache
 
-__all__ = ["compact_duration", "duration_between", "instant", "instant_key", "instant_key_once", "parse_instant"]
+__all__ = ["EARLIEST_INSTANT", "LATEST_INSTANT", "compact_duration", "duration_between", "instant", "instant_key",
+           "instant_key_once", "parse_instant"]
+
+
+# A day of margin at each end: any offset (always under 24 h) keeps the instant inside
+# datetime's range, so converting it to a reader's zone never overflows.
+EARLIEST_INSTANT = datetime(1, 1, 2, tzinfo=timezone.utc)
+LATEST_INSTANT = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=timezone.utc)
 
 
 def parse_instant(text: object) -> datetime | None:
@@ -30,6 +40,12 @@ def _parse_uncached(text: str) -> datetime | None:
     except ValueError:
         return None
     if moment.tzinfo is None or moment.utcoffset() is None:
+        return None
+    try:
+        utc = moment.astimezone(timezone.utc)
+    except (OverflowError, ValueError):  # the UTC instant is outside the years Python can hold
+        return None
+    if not EARLIEST_INSTANT <= utc <= LATEST_INSTANT:
         return None
     return moment
 

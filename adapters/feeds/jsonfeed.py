@@ -26,6 +26,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from fold_core.timefmt import parse_instant
 from fold_adapters.feeds.parsed import Entry, ParsedFeed, make_entry, markup_text, unique_entries
 from fold_adapters.text.clean import cut_line
 
@@ -163,4 +164,5 @@ def _rfc3339(text: str) -> datetime | None:
         moment = datetime.fromisoformat(candidate)
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else None
+    # parse_instant also refuses an instant whose UTC time Python cannot hold
+    return moment if moment.tzinfo is not None and parse_instant(candidate) is not None else None

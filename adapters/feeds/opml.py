@@ -19,6 +19,7 @@ opened. The file is at most ``MAX_BYTES``; at most ``MAX_FEEDS`` feeds and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +137,16 @@ def _walk(parent, folders: tuple[str, ...], feeds: list[FeedRef], notes: list[st
                   notes, seen)
 
 
+# What XML 1.0 cannot hold (lxml refuses it with a ValueError): controls other than tab/newline/return,
+# surrogates and the two non-characters U+FFFE/U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` with what XML cannot hold replaced by U+FFFD (a configured title may hold a control)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def write_opml(groups: list[tuple[str, list[FeedRef]]], *, title: str = "Fold feeds") -> bytes:
     """OPML 2.0: one folder outline per named group, each feed's folder path nested inside it."""
     from lxml import etree
@@ -145,7 +156,7 @@ def write_opml(groups: list[tuple[str, list[FeedRef]]], *, title: str = "Fold fe
     etree.SubElement(head, "title").text = title
     body = etree.SubElement(root, "body")
     for name, feeds in groups:
-        group = etree.SubElement(body, "outline", text=name, title=name)
+        group = etree.SubElement(body, "outline", text=_xml(name), title=_xml(name))
         folders: dict[str, etree._Element] = {}
         for feed in feeds:
             parent = group
@@ -153,8 +164,8 @@ def write_opml(groups: list[tuple[str, list[FeedRef]]], *, title: str = "Fold fe
             for part in (feed.folder or "").split("/") if feed.folder else []:
                 path = f"{path}/{part}"
                 if path not in folders:
-                    folders[path] = etree.SubElement(parent, "outline", text=part, title=part)
+                    folders[path] = etree.SubElement(parent, "outline", text=_xml(part), title=_xml(part))
                 parent = folders[path]
-            label = feed.title or feed.url
-            etree.SubElement(parent, "outline", type="rss", text=label, title=label, xmlUrl=feed.url)
+            label = _xml(feed.title or feed.url)
+            etree.SubElement(parent, "outline", type="rss", text=label, title=label, xmlUrl=_xml(feed.url))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
             f"internal error ({type(error).__name__}: {error}); please report it"
             " (set FOLD_DEBUG=1 for the traceback)"
         )
-        return _fail(args, unknown, EXIT_UNAVAILABLE, "outcome unknown: retry with the same batch_id")
+        hint = "outcome unknown: retry with the same batch_id" if _writes(args) else "nothing was committed"
+        return _fail(args, unknown, EXIT_UNAVAILABLE, hint)
 
 
 def _writes(args: argparse.Namespace | None) -> bool:

@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from fold_core.errors import ConfigError, UsageError
 
-__all__ = ["DEFAULT_NAME", "PgLocation", "compose", "is_url", "parse_url"]
+__all__ = ["DEFAULT_NAME", "PgLocation", "compose", "is_url", "mask_url", "parse_url"]
 
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_NAME = "default"
@@ -153,6 +153,11 @@ def compose(url: str, *, name: str | None = None, password_env: str | None = Non
 def _join(scheme: str, netloc: str, path: str, query: str) -> str:
     """A URI from its parts, keeping an empty authority (``postgresql:///db``: the local socket)."""
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def mask_url(url: str) -> str:
+    """``url`` as messages show it: a password written in it replaced by ``***``."""
+    return _mask(url)
 
 
 def _mask(url: str) -> str:

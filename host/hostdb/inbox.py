@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import ValidationError
+
 from fold_core.observation import Observation, Poll
 from fold_core.timefmt import instant_key, parse_instant
 from fold_core.bounded import backoff
@@ -116,7 +118,7 @@ class InboxTables(TablePart):
             f"SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0{self._unclaimed} "
             f"ORDER BY seq LIMIT ?{self._skip_locked}", (max_events,)).fetchall()
         if rows:
-            return [Observation.from_json(row[0]) for row in rows]
+            return self._readable([row[0] for row in rows], now)
         group: list[str] = []
         failed = None
         for body, count, failed_at in self.connection.execute(
@@ -128,7 +130,33 @@ class InboxTables(TablePart):
                 continue
             failed = count
             group.append(body)
-        return [Observation.from_json(body) for body in group]
+        return self._readable(group, now)
+
+    def _readable(self, bodies: Sequence[str], now: datetime) -> list[Observation]:
+        """The observations of ``bodies``; one that no longer reads as an observation (kept before a
+        check it now fails, such as a time outside the instants Fold accepts) is settled as ``noise``
+        with the reason, so it never blocks its window again."""
+        kept: list[Observation] = []
+        for body in bodies:
+            try:
+                kept.append(Observation.from_json(body))
+            except (ValidationError, ValueError) as problem:
+                self._settle_unreadable(body, str(problem).splitlines()[-1][:300], now.isoformat())
+        return kept
+
+    def _settle_unreadable(self, body: str, reason: str, now: str) -> None:
+        try:
+            observation = json.loads(body).get("id")
+        except (ValueError, AttributeError):
+            return
+        why = f"refused by the host: not a valid observation ({reason})"
+        with self.transaction() as db:
+            cursor = db.execute("UPDATE observations SET status = 'processed', disposition = 'noise', why = ?, "
+                                "related = '[]', processed_at = ? WHERE id = ? AND status = 'pending'",
+                                (why, now, observation))
+            if cursor.rowcount:
+                db.execute("INSERT INTO dispositions (observation, at, batch_id, disposition, why, related) "
+                           "VALUES (?, ?, NULL, 'noise', ?, '[]')", (observation, now, why))
 
     def _newest_of_first_poll(self, max_events: int) -> list | None:
         """The bodies of the ``max_events`` newest observations (by ``at``, then arrival) of the oldest pending

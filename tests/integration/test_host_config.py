@@ -249,3 +249,18 @@ def test_the_example_plugins_toml_loads(monkeypatch, tmp_path):
     assert "FOLD_PUSH_URLS" in str(caught.value) and "phone" in str(caught.value)
     sys.modules.pop("my_fold_plugin", None)
     assert Path(example).is_file()
+
+
+def test_a_url_given_as_store_path_is_a_configuration_error_naming_store_url(tmp_path):
+    from tests.support.host_workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    url = "postgresql://fold:S3cretPW@db.example/fold?store=x"
+    ws.config.write_text(ws.config.read_text(encoding="utf-8").replace('path = "store"', f'path = "{url}"'),
+                         encoding="utf-8")
+    for command in (("doctor",), ("tick", "--now", "2026-10-09T08:00:00+08:00"), ("run",)):
+        code, out, err = ws.run_text(*command)
+        said = out + err
+        assert code == 2, (command, code, said)
+        assert "[store] url" in said and "S3cretPW" not in said and "fold:***@" in said, said
+    assert not any(path.name.startswith("postgresql") or "db.example" in path.name for path in tmp_path.rglob("*"))

@@ -373,3 +373,26 @@ def test_a_poll_bigger_than_a_window_is_read_newest_first_each_window_in_arrival
     ws.tick("2026-10-09T08:00:10+08:00")
     windows = [[e["id"] for e in request["input"]["events"]] for request in ws.requests()]
     assert windows == [["mail:3", "mail:5", "mail:4"], ["mail:1", "mail:2"]]
+
+
+def test_an_observation_whose_time_python_cannot_hold_never_blocks_its_window(tmp_path):
+    """An observation kept before its instant was refused (year 1 at +14:00: no UTC instant Python can hold)
+    is settled with the reason, and the mail behind it is committed in the same tick."""
+    ws = Workspace(tmp_path)
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)
+    with open_host_db(ws.store) as db:
+        body = json.loads(db.connection.execute("SELECT body FROM observations WHERE id = 'mail:1'").fetchone()[0])
+        poisoned = {**body, "id": "mail:0", "at": "0001-01-01T00:00:00+14:00", "title": "poisoned"}
+        db.connection.execute("INSERT INTO observations (id, source, channel, at, observed_at, body, thread) "
+                              "VALUES (?, ?, ?, ?, ?, ?, NULL)", ("mail:0", "mail", "email", poisoned["at"],
+                                                                  body["observed_at"], json.dumps(poisoned)))
+        db.connection.commit()
+    ws.feed("mail", mail(2))
+    report = ws.tick("2026-10-09T09:00:00+08:00")
+    assert report["outcome"] == "committed", report
+    assert [e["id"] for e in ws.requests()[-1]["input"]["events"]] == ["mail:2"]
+    assert statuses(ws) == {"mail:0": "processed", "mail:1": "processed", "mail:2": "processed"}
+    code, inbox, _ = ws.run("inbox")
+    refused = next(o for o in inbox["observations"] if o["id"] == "mail:0")
+    assert refused["disposition"] == "noise" and "not a valid observation" in refused["why"]

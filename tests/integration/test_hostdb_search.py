@@ -106,3 +106,20 @@ def test_any_change_of_a_body_by_any_code_keeps_the_index_right(tmp_path):
     with open_host_db(tmp_path) as db:
         assert found(db, "银行流水") == ["mail:0"]
         assert found(db, "改写后") == ["mail:1"]
+
+
+def test_retention_keeps_pending_and_deferred_observations_whole(tmp_path):
+    """Older than the cutoff, a pending and a deferred observation keep text, title and sender: the editor
+    has not finished with them; only the settled one loses them."""
+    with open_host_db(tmp_path) as db:
+        db.add_observations([observation(1, OLD), observation(2, OLD), observation(3, OLD)])
+        db.mark([{"event": "mail:2", "disposition": "deferred", "why": "later", "related": []},
+                 {"event": "mail:3", "disposition": "used", "why": "filed", "related": ["x"]}], batch_id="b1", now=NOW)
+        whole = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2"])}
+        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW) == 1
+        after = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:3"])}
+        for kept in ("mail:1", "mail:2"):
+            assert after[kept] == whole[kept] and after[kept].text and after[kept].title
+            assert "text_dropped_at" not in after[kept].meta
+        assert after["mail:3"].text == "" and after["mail:3"].title is None
+        assert found(db, "银行流水") == ["mail:1", "mail:2"]

@@ -53,7 +53,8 @@ def test_report_ids_retries_and_problems():
                                                                                          now=NOW).id
     assert report_observation(plain, source="agents", now=NOW).id != report_observation(
         plain, source="agents", now="2026-10-09T09:00:01+08:00").id
-    for bad, field in (({"text": " \n\t"}, "text"), ({"at": "soon"}, "at"), ({"agent": "\u200b"}, "agent")):
+    for bad, field in (({"text": " \n\t"}, "text"), ({"at": "soon"}, "at"), ({"agent": "\u200b"}, "agent"),
+                       ({"at": "0001-01-01T00:00:00+14:00"}, "at"), ({"at": "9999-12-31T23:59:59-14:00"}, "at")):
         with pytest.raises(ReportProblem) as problem:
             report_observation({**base, **bad}, source="agents", now=NOW)
         assert problem.value.field == field

@@ -135,3 +135,28 @@ def test_list_and_doctor_name_the_one_failing_feed(server, tmp_path):
     code, doctor, _ = ws.run("doctor")
     check = next(c for c in doctor["checks"] if c["name"] == "source news")
     assert check["status"] == "warn" and "1 of 3 feeds failing" in check["detail"] and urls[2] in check["detail"]
+
+
+def test_export_keeps_a_feed_whose_configured_title_holds_a_control_character(tmp_path):
+    ws = Workspace(tmp_path, sources=(), extra='''
+        [[adapters]]
+        name = "news"
+        type = "rss"
+        feeds = [{ url = "https://a.example/feed.xml", title = "bell\\u0007 and\\u001b escape", folder = "x\\u0001y" }]
+    ''')
+    code, document, err = ws.run("sources", "export-opml")
+    assert code == 0 and document["feeds"] == 1, (document, err)
+    feeds, notes = read_opml(document["opml"].encode())
+    assert [(f.url, f.title) for f in feeds] == [("https://a.example/feed.xml", "bell\ufffd and\ufffd escape")]
+
+
+def test_an_internal_error_of_a_command_that_commits_nothing_does_not_ask_for_a_batch_id_retry(tmp_path,
+                                                                                              monkeypatch):
+    import fold_adapters.feeds.opml as opml
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("planted")
+    monkeypatch.setattr(opml, "write_opml", broken)
+    ws = Workspace(tmp_path, sources=())
+    code, _, err = ws.run_text("sources", "export-opml")
+    assert code == 3 and "internal error" in err and "batch_id" not in err and "nothing was committed" in err

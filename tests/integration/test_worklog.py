@@ -302,3 +302,12 @@ def test_an_unreadable_cursor_reads_again_instead_of_failing(tmp_path, cursor):
     append(tmp_path / "a.jsonl", record("one"))
     result = WorklogAdapter("agent-log", WorklogSettings(path=tmp_path)).poll(cursor, now=NOW)
     assert result.health.status == "ok" and [o.text for o in result.observations] == ["one"]
+
+
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_time_whose_utc_instant_python_cannot_hold_is_refused_with_a_why(tmp_path, at):
+    append(tmp_path / "a.jsonl", record("edge", at=at) + record("after"))
+    first, second = Log(tmp_path).poll().observations
+    assert first.at is None and first.meta["at_unknown"] and first.meta["time"] == at and first.text == "edge"
+    assert second.at == "2026-10-09T08:00:00+08:00"
+    first.to_event()  # what a window sends reads without an OverflowError
