@@ -4,6 +4,8 @@ An append-only, human-readable log of accepted records: one entry per
 record — who, when, what changed (per item: the op and, for a patch, each
 field before → after) and why (the reasons the batch declared), revision and
 event_seq. Markdown, or JSON Lines when the path ends in ``.jsonl``.
+``checked`` records (the editor looked, nothing changed) are left out unless
+``include_checked = true``: most cycles are checks, and they buried the changes.
 
 Exactly one entry per record, also when records are handed over again (at
 least once): the file itself says which event_seq it holds last (read from
@@ -25,6 +27,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
+
+from pydantic import Field
 
 from fold_core.hookspecs import hookimpl
 from fold_core.files import append_file, check_regular_target, read_tail
@@ -124,9 +128,11 @@ def _short(value: object) -> str:
 
 
 class ChangeLogSettings(ConsumerSettings):
-    """``path``: the log file (``.jsonl`` → JSON Lines, anything else → Markdown)."""
+    """``path``: the log file (``.jsonl`` → JSON Lines, anything else → Markdown); ``include_checked``."""
 
     path: ConfigPath
+    include_checked: bool = Field(default=False, description="true: also an entry per `checked` record",
+                                  examples=[True])
 
 
 class ChangeLogConsumer(Consumer):
@@ -150,8 +156,8 @@ class ChangeLogConsumer(Consumer):
         chunks = []
         for record in records:
             absorbed = facts.absorb(record)
-            if record["event_seq"] <= written:
-                continue
+            if record["event_seq"] <= written or (record["type"] == "checked" and not self.settings.include_checked):
+                continue  # written already, or a check nobody asked to see
             entry = entry_of(record, absorbed)
             chunks.append(json.dumps(entry, ensure_ascii=False) + "\n" if self.jsonl else markdown(entry))
         if chunks:

@@ -63,6 +63,8 @@ CATALOG = {"zh": {
     "; last ok at {at}": "；上次成功于 {at}",
     "{name}: {detail}": "{name}：{detail}",
     "last ok at {last_ok}, next poll at {next}": "上次成功于 {last_ok}，下次拉取于 {next}",
+    "last ok at {last_ok}": "上次成功于 {last_ok}", "{reason}{last_ok}{last_error}": "{reason}{last_ok}{last_error}",
+    "not running: {detail}": "未运行：{detail}",
     "{detail}; {part}": "{detail}；{part}",
     "the daemon runs but does not poll it": "守护进程在运行，却没有拉取它",
     "no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`":

@@ -36,7 +36,7 @@ def register(commands) -> None:
     run.set_defaults(run=run_daemon)
 
     inbox = commands.add_parser("inbox", help="what came in and what the editor did with it",
-                                description="Observations, newest first, with the editor's disposition and why; "
+                                description="Observations, newest message first (--sort observed: newest arrival), with the editor's disposition and why; "
                                             "`inbox show ID`: one observation whole, with every disposition.")
     _common(inbox)
     inbox.add_argument("action", nargs="?", choices=("show",), help="show: one observation (give its ID)")
@@ -46,6 +46,8 @@ def register(commands) -> None:
     inbox.add_argument("--search", metavar="TEXT", help="only observations whose title or text holds every word "
                                                         "of TEXT (best first, with a snippet)")
     inbox.add_argument("--limit", type=non_negative, default=50, help="at most N observations (default 50)")
+    inbox.add_argument("--sort", choices=("date", "observed"), default="date",
+                       help="date: by the message's own date (default); observed: by arrival")
     inbox.set_defaults(run=run_inbox, render_text=text_view(_inbox_text))
 
     feedback = commands.add_parser("feedback", help="give feedback on an item (the editor reads it next cycle)",
@@ -135,7 +137,8 @@ def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:
     store_dir = existing_store(args.store)
     with open_host_db(store_dir) as db:
         if args.search is None:
-            return {"observations": db.observations(status=args.status, source=args.source, limit=args.limit)}, 0
+            return {"observations": db.observations(status=args.status, source=args.source, limit=args.limit,
+                                                    sort=args.sort)}, 0
         hits = db.search_observations(args.search, 1000 if args.status or args.source else args.limit)
         rows = {row["id"]: row for row in db.observations(status=args.status, source=args.source, limit=len(hits),
                                                           ids=[hit["id"] for hit in hits])}

@@ -5,7 +5,8 @@
 * ``sources discover URL`` — what a URL offers: the feed itself, or the
   feeds a web page names in ``<link rel="alternate">``;
 * ``sources export-opml [--out FILE]`` — every configured feed as OPML 2.0,
-  one folder per rss instance;
+  one folder per rss instance: OPML on stdout whatever stdout is (a file
+  included), the wrapped JSON form only with ``--format json``;
 * ``sources import-opml FILE --name NAME [--every D] [--into plugins.toml]`` —
   the ``[[adapters]]`` block reading the list's feeds (their folders and
   titles kept); with ``--into`` it is appended to that file only when the
@@ -42,7 +43,7 @@ def register(commands) -> None:
 
     export = actions.add_parser("export-opml", help="every configured feed as OPML 2.0")
     _common(export)
-    export.add_argument("--out", help="write the OPML to this file (default: stdout)")
+    export.add_argument("--out", help="write the OPML to this file (default: stdout, as OPML unless --format json)")
     export.set_defaults(run=run_export, render_text=text_view(_export_text))
 
     imported = actions.add_parser("import-opml", help="an [[adapters]] block reading an OPML list's feeds")
@@ -186,6 +187,9 @@ def run_export(args: argparse.Namespace) -> tuple[dict, int]:
     data = write_opml(groups)
     count = sum(len(refs) for _, refs in groups)
     if args.out is None:
+        # `export-opml > subs.opml` must write OPML, not the JSON that a non-terminal stdout gets by default.
+        if args.format is None:
+            args.format = "text"
         return {"opml": data.decode("utf-8"), "feeds": count}, 0
     try:
         with open(args.out, "wb") as handle:

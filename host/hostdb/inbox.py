@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fold_core.observation import Observation, Poll
-from fold_core.timefmt import instant_key, parse_instant
+from fold_core.timefmt import instant_key, instant_key_once, parse_instant
 from fold_core.bounded import backoff
 from fold_host.hostdb.part import TablePart, marks
 from fold_host.hostdb.protocol import Link
@@ -225,8 +225,12 @@ class InboxTables(TablePart):
         return {item for (related,) in rows for item in json.loads(related) if isinstance(item, str)}
 
     def observations(self, *, status: str | None = None, source: str | None = None,
-                     limit: int = 50, ids: Sequence[str] | None = None) -> list[dict]:
-        """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these)."""
+                     limit: int = 50, ids: Sequence[str] | None = None, sort: str = "observed") -> list[dict]:
+        """The inbox listing of ``foldctl inbox``, newest first (``ids``: only these).
+
+        ``sort="observed"``: by arrival (poll order); ``"date"``: by the message's own ``at``
+        (its arrival when it has none), compared as instants whatever their offsets.
+        """
         clauses: list[str] = []
         params: list[Any] = []
         if ids is not None:
@@ -239,8 +243,18 @@ class InboxTables(TablePart):
             clauses.append("source = ?")
             params.append(source)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._rows(f"SELECT body, status, disposition, why, related FROM observations {where} "
+        if sort == "date":  # offsets differ between sources: order parsed instants, not the stored texts
+            keys = self._rows(f"SELECT seq, at, observed_at FROM observations {where}", params)
+            keys.sort(key=lambda row: (_dated(row), row["seq"]), reverse=True)
+            order = {row["seq"]: rank for rank, row in enumerate(keys[:limit])}
+            if not order:
+                return []
+            where = f"WHERE seq IN ({marks(list(order))})"
+            params = list(order)
+        rows = self._rows(f"SELECT seq, body, status, disposition, why, related FROM observations {where} "
                           f"ORDER BY seq DESC LIMIT ?", [*params, limit])
+        if sort == "date":
+            rows = sorted(rows, key=lambda row: order[row["seq"]])
         listed = []
         for row in rows:
             body = json.loads(row["body"])
@@ -280,3 +294,9 @@ class InboxTables(TablePart):
     def reminder_fired(self, reminder_id: str, *, now: str) -> None:
         with self.transaction() as db:
             db.execute("UPDATE reminders SET fired_at = ? WHERE id = ? AND fired_at IS NULL", (now, reminder_id))
+
+
+def _dated(row: Any) -> float:
+    """The message's own date as a sort key; its arrival when it has none (or none that reads)."""
+    key = instant_key_once(row["at"]) if row["at"] else float("inf")
+    return key if key != float("inf") else instant_key_once(row["observed_at"])

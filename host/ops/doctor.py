@@ -164,7 +164,14 @@ def _daemon(db: HostDB | None, store_dir: str, moment) -> dict:
     holder = host_running(store_dir) if os.path.isdir(store_dir) else None
     record = db.daemon_record() if db is not None else None
     ok, detail = daemon_check(record, holder, moment)
+    if ok and not detail.startswith("running"):  # stopped cleanly, or never run: say so before the why
+        detail = Sentence("not running: {detail}", detail=detail)
     return _check("daemon", "ok" if ok else "fail", detail)
+
+
+def _daemon_runs(daemon: dict) -> bool:
+    """A daemon polls the sources now (one store directory, or some host on a store in PostgreSQL)."""
+    return daemon["status"] == "ok" and daemon["detail"].startswith("running")
 
 
 def _hosts(db: HostDB | None) -> list[dict]:
@@ -206,6 +213,7 @@ def _sources(db: HostDB | None, config, moment, daemon: dict) -> list[dict]:
 
 def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) -> dict:
     name = f"source {entry['source']}"
+    runs = _daemon_runs(daemon)  # without a daemon the stored next poll is only a wish: not shown
     if entry["reason"] == "not polled yet":
         return _check(name, "warn", Sentence("type {type}: not polled yet", type=instance.type_name))
     error = entry.get("error")
@@ -220,17 +228,18 @@ def _source_check(entry: dict, instance, daemon: dict, part_failed: str | None) 
         reason = count if str(entry["reason"]) == count else Sentence("{reason}: {count}",
                                                                       reason=Sentence(entry["reason"]), count=count)
         last_ok = Sentence("; last ok at {at}", at=entry["last_ok_at"]) if entry["last_ok_at"] else ""
-        detail = Sentence("{reason}, next try at {next}{last_ok}{last_error}", reason=reason,
-                          next=entry["next_poll_at"], last_ok=last_ok, last_error=last_error)
+        detail = (Sentence("{reason}, next try at {next}{last_ok}{last_error}", reason=reason,
+                           next=entry["next_poll_at"], last_ok=last_ok, last_error=last_error) if runs else
+                  Sentence("{reason}{last_ok}{last_error}", reason=reason, last_ok=last_ok, last_error=last_error))
     else:
-        detail = Sentence("last ok at {last_ok}, next poll at {next}", last_ok=entry["last_ok_at"],
-                          next=entry["next_poll_at"])
+        detail = (Sentence("last ok at {last_ok}, next poll at {next}", last_ok=entry["last_ok_at"],
+                           next=entry["next_poll_at"]) if runs else
+                  Sentence("last ok at {last_ok}", last_ok=entry["last_ok_at"]))
         if part_failed:  # a part failing while the rest is read (a folder, a feed of many)
             severity, detail = "warn", Sentence("{detail}; {part}", detail=detail, part=part_failed)
     if entry["overdue"]:
         every = instance.settings.every
-        running = daemon["status"] == "ok" and daemon["detail"].startswith("running")
-        why = (Sentence("the daemon runs but does not poll it") if running else
+        why = (Sentence("the daemon runs but does not poll it") if runs else
                Sentence("no daemon runs: start `foldctl run`, or check the cron job that runs `foldctl tick`"))
         detail = Sentence("not polling: the next poll was due at {due}, more than two intervals ({span}) ago — "
                           "{why}; {detail}", due=entry["next_poll_at"], span=_span(2 * every), why=why,

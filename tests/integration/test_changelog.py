@@ -59,8 +59,17 @@ def test_markdown_log_entries(env):
     assert "- withdrawn `reading` Reading list\n  why: not this week" in text
     assert "## #3 · annotation ann-1 on `visa`\n2026-10-09T09:30:00+08:00 · by user\n> 明天去银行。\n>\n> 带身份证。" in text
     assert "## #4 · acknowledge b3 · revision 2 → 3" in text and "- acknowledged ann-1" in text
-    assert "## #5 · checked b4 · revision 3\n" in text and "- checked: no change" in text
+    assert "## #5 " not in text and "checked" not in text  # a check changed nothing: left out by default
     assert "## #1 " not in text  # started now, not from the start
+
+
+def test_checked_records_are_logged_only_when_asked(env):
+    changes = instance("changes", "log", env.tmp, path="changes.md", include_checked=True)
+    register_new(env.db, str(env.store), [changes], now=T0)
+    more(env)
+    assert run(env, changes)[0]["delivered"] == 4
+    text = (env.tmp / "changes.md").read_text(encoding="utf-8")
+    assert "## #5 · checked b4 · revision 3\n" in text and "- checked: no change" in text
 
 
 def test_jsonl_log_is_written_once_per_record_even_when_handed_over_again(env):
@@ -70,7 +79,7 @@ def test_jsonl_log_is_written_once_per_record_even_when_handed_over_again(env):
     env.db.set_consumer_cursor("changes", 2, now=T0)  # the same records again (at least once)
     run(env, changes)
     entries = [json.loads(line) for line in (env.tmp / "changes.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [e["event_seq"] for e in entries] == [1, 2, 3, 4, 5]
+    assert [e["event_seq"] for e in entries] == [1, 2, 3, 4]  # 5 is a check: left out
     first, second = entries[0], entries[1]
     assert first["changes"][0] == {"item": "visa", "op": "created", "title": "签证材料缺银行流水", "layer": None,
                                    "share": 12, "weight": "high", "kind": "needs-you", "due_at": None,
@@ -91,4 +100,4 @@ def test_a_torn_last_entry_is_cut_back_and_written_again(env):
     path.write_bytes(whole + lines[1][:17])  # a crash in the middle of appending entry 2
     env.db.set_consumer_cursor("changes", 1, now=T0)
     run(env, changes)
-    assert [json.loads(line)["event_seq"] for line in path.read_text(encoding="utf-8").splitlines()] == [1, 2, 3, 4, 5]
+    assert [json.loads(line)["event_seq"] for line in path.read_text(encoding="utf-8").splitlines()] == [1, 2, 3, 4]

@@ -122,6 +122,22 @@ def test_sources_whose_next_poll_is_two_intervals_past_are_not_polling(tmp_path)
     assert "the daemon runs but does not poll it" in found["source beta"]["detail"]
 
 
+def test_with_the_daemon_stopped_doctor_says_so_and_claims_no_next_poll(tmp_path):
+    ws = Workspace(tmp_path, sources=("good", "bad"))
+    (tmp_path / "bad.jsonl.fail").write_text("connection refused")
+    ws.tick(NOW)
+    with open_host_db(ws.store) as db:  # a daemon ran and stopped cleanly
+        db.daemon_started(pid=os.getpid(), now=NOW)
+        db.daemon_stopped(pid=os.getpid(), now=NOW)
+    found = checks(ws.run("doctor", "--now", NOW)[1])
+    assert found["daemon"]["status"] == "ok" and found["daemon"]["detail"].startswith("not running: ")
+    assert "stopped cleanly" in found["daemon"]["detail"]
+    assert found["source good"]["detail"] == "last ok at 2026-10-09T08:00:00+08:00"
+    assert found["source bad"]["detail"].startswith("has never succeeded: 1 failed poll(s) in a row; last error at")
+    code, out, _ = ws.call("doctor", "--now", NOW, "--format", "text")
+    assert "not running" in out and "next poll" not in out and "next try" not in out
+
+
 def test_a_daemon_that_died_fails_the_daemon_check(tmp_path):
     ws = Workspace(tmp_path)
     ws.tick(NOW)
@@ -192,14 +208,14 @@ def test_the_text_view_speaks_the_configured_language_and_zone_throughout(tmp_pa
     code, out, err = ws.call("doctor", "--now", "2026-10-09T00:00:00Z", "--format", "text")
     lines = out.splitlines()
     assert code == 1 and "rejected" not in err
-    assert lines[0] == ("失败  信息源 bad：从未成功过：连续 1 次拉取失败，下次尝试于 2026-10-09 08:01；"
+    assert lines[0] == ("失败  信息源 bad：从未成功过：连续 1 次拉取失败；"  # no daemon: no next try claimed
                         "上次出错于 2026-10-09 08:00（network）：connection refused")  # the server's words as given
-    assert "正常  守护进程：这个存储上从未运行过守护进程（由手动或 cron 执行 tick）" in lines
-    assert "正常  信息源 good：上次成功于 2026-10-09 08:00，下次拉取于 2026-10-09 08:01" in lines
+    assert "正常  守护进程：未运行：这个存储上从未运行过守护进程（由手动或 cron 执行 tick）" in lines
+    assert "正常  信息源 good：上次成功于 2026-10-09 08:00" in lines
     assert any(line.startswith("正常  主机数据库：结构版本 ") and line.endswith("0 条已推迟") for line in lines)
     assert lines[-1] == "1 项检查失败"
     for english in ("never succeeded", "next try", "last error", "source(s)", "pending", "revision", "daemon"):
         assert english not in out, english
     document = ws.run("doctor", "--now", "2026-10-09T00:00:00Z")[1]  # JSON: the English, instants as stored
     bad = checks(document)["source bad"]["detail"]
-    assert bad.startswith("has never succeeded: 1 failed poll(s) in a row, next try at 2026-10-09T00:01:00")
+    assert bad.startswith("has never succeeded: 1 failed poll(s) in a row; last error at 2026-10-09T00:00:00")

@@ -299,6 +299,20 @@ def test_inbox_filters_and_a_missing_store(tmp_path):
     assert len(listed) == 1 and listed[0]["disposition"] == "noise" and listed[0]["why"] == "scripted: noise"
 
 
+def test_inbox_lists_the_newest_message_first_by_its_own_date(tmp_path):
+    ws = Workspace(tmp_path, sources=("a", "b"), script=["noise"])
+    # Polled in this order; their own dates in other offsets (12-06 01:00+08:00 is before 12-05 20:00Z).
+    ws.feed("a", mail(1, at="2026-12-01T09:00:00+01:00"), mail(2, at="2026-11-23T09:00:00Z"))
+    ws.feed("b", mail(3, at="2026-12-05T20:00:00Z"), mail(4, at="2026-12-06T01:00:00+08:00"))
+    ws.tick("2026-12-06T09:00:00+08:00")
+    assert [o["id"] for o in ws.run("inbox")[1]["observations"]] == ["b:3", "b:4", "a:1", "a:2"]
+    assert [o["id"] for o in ws.run("inbox", "--sort", "date", "--limit", "2")[1]["observations"]] == ["b:3", "b:4"]
+    assert [o["id"] for o in ws.run("inbox", "--source", "a")[1]["observations"]] == ["a:1", "a:2"]
+    assert [o["id"] for o in ws.run("inbox", "--sort", "observed")[1]["observations"]] == ["b:4", "b:3", "a:2", "a:1"]
+    code, out, _ = ws.run_text("inbox", "--format", "text")
+    assert code == 0 and out.index("mail 3") < out.index("mail 4") < out.index("mail 1") < out.index("mail 2")
+
+
 def test_plugins_lists_the_types_with_their_origin(tmp_path):
     ws = Workspace(tmp_path)
     code, doc, _ = ws.run("plugins")

@@ -100,6 +100,13 @@ def test_export_then_import_keeps_every_feed_and_folder(server, tmp_path):
     feeds, notes = read_opml(out.read_bytes())
     assert notes == [] and [(f.url.rsplit("/", 1)[1], f.folder) for f in feeds] == [
         ("broken.xml", "single"), ("a.xml", "listed/Tech"), ("b.xml", "listed/Tech/Python"), ("c.xml", "listed")]
+    with open(tmp_path / "redirected.opml", "wb") as handle:  # `foldctl sources export-opml > redirected.opml`
+        process = ws.spawn("sources", "export-opml", stdout=handle)
+        assert process.wait(timeout=60) == 0, process.stderr.read().decode()
+        process.stderr.close()
+    assert (tmp_path / "redirected.opml").read_bytes() == out.read_bytes()
+    code, document, _ = ws.run("sources", "export-opml")
+    assert code == 0 and document["feeds"] == 4 and document["opml"].encode() == out.read_bytes()
 
 
 def test_discover_lists_what_a_page_offers(server, tmp_path):

@@ -97,8 +97,9 @@ class Workspace:
 
     def spawn(self, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
         """``python -m fold_host --config … ARGS`` as a real process."""
+        popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}  # a caller may give a file
         return subprocess.Popen([sys.executable, "-m", "fold_host", *self.args(*args)], cwd=self.root,
-                                env=self.env(**(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+                                env=self.env(**(env or {})), **popen)
 
     def call(self, *args: str, env: dict | None = None, timeout: float = 60) -> tuple[int, str, str]:
         """A real ``foldctl`` process to its end: (exit code, stdout, stderr)."""
