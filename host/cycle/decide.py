@@ -95,7 +95,8 @@ def _answers(store_dir: str) -> dict[str, dict]:
     for row in rows:  # newest first
         feedback = getattr(by_id.get(row["id"]), "feedback", None) or {}
         target = feedback.get("target")
-        if feedback.get("meaning") == "decide" and "option" in feedback and target not in latest:
+        if feedback.get("meaning") == "decide" and "option" in feedback and isinstance(target, str) \
+                and target not in latest:
             latest[target] = {"option": feedback["option"], "at": row["at"], "via": feedback.get("via"),
                               "digest": feedback.get("digest"), "note": feedback.get("note")}
     return latest
