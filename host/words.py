@@ -27,6 +27,11 @@ CATALOG = {"zh": {
     "{disposition}: {why}": "{disposition}：{why}",
     # foldctl feedback
     "saved {id}": "已保存 {id}", "; reminder at {at}": "；提醒于 {at}",
+    # foldctl decide, decisions
+    "answered {item}: {option} (frame {digest})": "已回答 {item}：{option}（决策版本 {digest}）",
+    "open": "待决定", "answered": "已回答", "closed": "已关闭", "decide by {at}": "请在 {at} 前决定",
+    "fallback: {summary}": "无答复时：{summary}", "answer: {option} at {at}": "答复：{option}（{at}）",
+    "(no decisions)": "（没有待决定的事）",
     # foldctl doctor
     "warn": "警告", "fail": "失败",
     "config": "配置", "config permissions": "配置文件权限", "store": "存储", "host database": "主机数据库",

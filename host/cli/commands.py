@@ -60,6 +60,26 @@ def register(commands) -> None:
     feedback.add_argument("--now", help="the instant it was given (default: the current clock)")
     feedback.set_defaults(run=run_feedback, render_text=text_view(_feedback_text))
 
+    decide = commands.add_parser("decide", help="answer an item's decision frame (bound to its digest)",
+                                 description="Store the answer to a needs-you item's decision as feedback; with "
+                                             "--digest, only if the frame is still the one seen.")
+    _common(decide)
+    decide.add_argument("--item", required=True, help="the item id")
+    decide.add_argument("--option", required=True, help="the chosen option's id")
+    decide.add_argument("--digest", help="the frame's digest as seen (a changed frame: stale_decision)")
+    decide.add_argument("--note", help="a note with the answer")
+    decide.add_argument("--now", help="the instant it was given (default: the current clock)")
+    decide.set_defaults(run=run_decide, render_text=text_view(_decide_text))
+
+    decisions = commands.add_parser("decisions", help="the decisions asked of the user and their answers",
+                                    description="Items with a decision frame: open ones first, soonest "
+                                                "decide_by first, each with its latest answer.")
+    _common(decisions)
+    decisions.add_argument("--status", choices=("open", "answered", "closed"))
+    decisions.add_argument("--source", help="only items from this source (instance name)")
+    decisions.add_argument("--now", help=argparse.SUPPRESS)
+    decisions.set_defaults(run=run_decisions, render_text=text_view(_decisions_text))
+
     doctor = commands.add_parser("doctor", help="check configuration, store, sources, editor, consumers",
                                  description="Configuration and health checks; exit 1 when a check fails.")
     _common(doctor)
@@ -154,6 +174,21 @@ def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
                          resolve_now(args.now))
 
 
+def run_decide(args: argparse.Namespace) -> tuple[dict, int]:
+    from fold_core.cli.common import resolve_now
+    from fold_host.cycle.decide import save_decision
+
+    return save_decision(resolve_store(args.store, url_ok=True), args.item, args.option, args.digest, args.note,
+                         resolve_now(args.now))
+
+
+def run_decisions(args: argparse.Namespace) -> tuple[dict, int]:
+    from fold_core.cli.common import resolve_now
+    from fold_host.cycle.decide import list_decisions
+
+    return list_decisions(existing_store(args.store), resolve_now(args.now), args.status, args.source)
+
+
 def run_doctor(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_host.ops.doctor import diagnose
 
@@ -225,6 +260,37 @@ def _feedback_text(doc: dict) -> str:
     if doc.get("reminder"):
         text += w("; reminder at {at}", at=w.when(doc["reminder"]["due_at"]))
     return text + "\n"
+
+
+def _decide_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
+    return w("answered {item}: {option} (frame {digest})", item=doc["item"], option=doc["option"],
+             digest=doc["digest"]) + "\n"
+
+
+def _decisions_text(doc: dict) -> str:
+    from fold_host.words import words
+
+    w = words()
+    blocks = []
+    for d in doc["decisions"]:
+        head = f"[{w(d['status'])}] {d['item']}  {d['question']}"
+        if d["decide_by"]:
+            head += "  " + w("decide by {at}", at=w.when(d["decide_by"]))
+        lines = [head]
+        for option in d["options"]:
+            mark = " *" if option["id"] == d["recommended"] else "  "
+            consequence = f" — {option['consequence']}" if option.get("consequence") else ""
+            lines.append(f"  {mark} {option['id']}: {option['label']}{consequence}")
+        if d["fallback"]:
+            lines.append("    " + w("fallback: {summary}", summary=d["fallback"]["summary"]))
+        if d["answer"]:
+            lines.append("    " + w("answer: {option} at {at}", option=d["answer"]["option"],
+                                      at=w.when(d["answer"]["at"]) or "-"))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks) + "\n" if blocks else w("(no decisions)") + "\n"
 
 
 def _doctor_text(doc: dict) -> str:

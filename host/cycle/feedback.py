@@ -31,11 +31,12 @@ VALUE_LIMIT = 2000
 
 
 def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, until: str | None, now: str,
-                  *, via: str = "cli", action: str | None = None) -> tuple[dict, int]:
+                  *, via: str = "cli", action: str | None = None, extra: dict | None = None) -> tuple[dict, int]:
     """Keep one feedback observation (and the reminder of a snooze); ``(document, exit code)``.
 
     :param via: how it came: ``cli``, ``button`` (Pinboard), ``reply`` or ``mcp`` (``foldctl mcp``).
     :param action: the concrete action the user took (default: the meaning).
+    :param extra: more fields of the feedback (an answer's ``option``, ``digest``, ``revision``, ``note``).
     """
     _check(meaning, value, until, now)
     rejection, refs = _check_item(store_dir, item, now)
@@ -46,6 +47,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
         feedback["value"] = value
     if until is not None:
         feedback["until"] = until
+    feedback.update(extra or {})
     key = hashlib.sha256(json.dumps([feedback, now], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:10]
     stamp = instant(now).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     native = f"{stamp}-{key}"
