@@ -37,7 +37,7 @@ def run_script(tmp_path: Path, pytest_exit: int, conformance_exit: int) -> tuple
     done = subprocess.run(["bash", str(tmp_path / "scripts" / "test.sh")], env=env, capture_output=True,
                           text=True, timeout=60)
     calls = (tmp_path / "calls.log").read_text().splitlines()
-    return done, [call.split()[1] for call in calls]
+    return done, [call.split()[1] if call.startswith("-m ") else call.split()[0] for call in calls]
 
 
 @pytest.mark.parametrize(("pytest_exit", "conformance_exit", "report"), [
@@ -49,6 +49,6 @@ def run_script(tmp_path: Path, pytest_exit: int, conformance_exit: int) -> tuple
 def test_both_run_both_are_reported_and_either_failing_fails_the_script(tmp_path, pytest_exit, conformance_exit,
                                                                        report):
     done, ran = run_script(tmp_path, pytest_exit, conformance_exit)
-    assert ran == ["pytest", "conformance"]
+    assert ran == ["scripts/typecheck.py", "pytest", "conformance"]
     assert done.stdout.splitlines()[-1] == report
     assert (done.returncode == 0) == (pytest_exit == 0 and conformance_exit == 0), done
