@@ -44,6 +44,7 @@ import threading
 import time
 import urllib.request
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = ["DEADLINE_EXTENSION", "Flavour", "bounded_client", "flavour"]
 STEP = 64 * 1024  # bytes decompressed at a time: the most a cap can be overshot before it is noticed
 DEADLINE_EXTENSION = "fold_deadline"  # a request extension: its absolute deadline (time.monotonic())
 ENCODINGS = "gzip, deflate"
+Trace = Callable[[str, dict], None]  # httpcore's ``trace`` extension: (event, info)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def flavour(package: str = "httpx") -> Flavour:
                 {"__module__": __name__, "__doc__": "The request did not finish before its deadline."})
     large = type("TooLarge", (httpx.TransportError,),
                  {"__module__": __name__, "__doc__": "The answer's body (decompressed) is larger than the cap."})
-    stream = type("BoundedStream", (_BoundedStream, httpx.SyncByteStream), {"__module__": __name__})
+    stream: Any = type("BoundedStream", (_BoundedStream, httpx.SyncByteStream), {"__module__": __name__})
     names = {"__module__": __name__, "httpx": httpx, "DeadlineExceeded": late, "TooLarge": large, "Stream": stream}
     transport = type("BoundedTransport", (_BoundedTransport, httpx.BaseTransport), names)
     stream.transport = transport
@@ -92,12 +94,12 @@ class _BoundedTransport:
     TooLarge: type
     Stream: type
 
-    def __init__(self, inner=None, *, seconds: float, max_bytes: int, until: float | None = None) -> None:
+    def __init__(self, inner: Any = None, *, seconds: float, max_bytes: int, until: float | None = None) -> None:
         self.inner = inner if inner is not None else \
             self.httpx.HTTPTransport(limits=self.httpx.Limits(max_keepalive_connections=0))
         self.seconds, self.max_bytes, self.until = seconds, max_bytes, until
 
-    def handle_request(self, request):
+    def handle_request(self, request: Any) -> Any:
         deadline = min(limit for limit in (time.monotonic() + self.seconds, self.until,
                                            request.extensions.get(DEADLINE_EXTENSION)) if limit is not None)
         left = deadline - time.monotonic()
@@ -127,7 +129,7 @@ class _BoundedTransport:
             response.close()
             raise
 
-    def _bounded(self, request, response, deadline: float, watchdog: "_Watchdog"):
+    def _bounded(self, request: Any, response: Any, deadline: float, watchdog: _Watchdog) -> Any:
         encoding = response.headers.get("content-encoding", "identity").strip().lower() or "identity"
         declared = response.headers.get("content-length", "")
         if encoding == "identity" and declared.isdigit() and int(declared) > self.max_bytes:
@@ -147,7 +149,7 @@ class _BoundedTransport:
         self.inner.close()
 
 
-def _late(request, seconds: float) -> str:
+def _late(request: Any, seconds: float) -> str:
     return f"{request.url} did not answer completely within {seconds:g}s; abandoned"
 
 
@@ -160,13 +162,14 @@ class _Watchdog:
     """
 
     def __init__(self, seconds: float) -> None:
-        self.fired, self._fd, self._done = False, None, False
+        self.fired, self._done = False, False
+        self._fd: int | None = None
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
-    def tracer(self, given):
+    def tracer(self, given: Trace | None) -> Trace:
         """An httpcore ``trace`` callback that notes the request's connection (then calls ``given``)."""
         def trace(event: str, info: dict) -> None:
             if event == "connection.connect_tcp.complete":
@@ -176,11 +179,11 @@ class _Watchdog:
                 given(event, info)
         return trace
 
-    def watch(self, response) -> None:
+    def watch(self, response: Any) -> None:
         stream = response.extensions.get("network_stream")
         self._attach(stream.get_extra_info("socket") if stream is not None else None)
 
-    def _attach(self, sock) -> None:
+    def _attach(self, sock: object) -> None:
         fd = sock.fileno() if isinstance(sock, socket.socket) else -1
         if fd < 0:
             return
@@ -229,7 +232,7 @@ class _Inflater:
         return cls({"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
                     "deflate": zlib.MAX_WBITS}.get(encoding))
 
-    def pieces(self, data: bytes):
+    def pieces(self, data: bytes) -> Iterator[bytes]:
         if self._decoder is None:
             yield data
             return
@@ -253,12 +256,12 @@ class _BoundedStream:
 
     transport: Any
 
-    def __init__(self, inner, inflater: _Inflater, max_bytes: int, deadline: float, watchdog: _Watchdog,
-                 request, seconds: float) -> None:
+    def __init__(self, inner: Any, inflater: _Inflater, max_bytes: int, deadline: float, watchdog: _Watchdog,
+                 request: Any, seconds: float) -> None:
         self.inner, self.inflater, self.max_bytes, self.deadline = inner, inflater, max_bytes, deadline
         self.watchdog, self.request, self.seconds = watchdog, request, seconds
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         bounded, total = self.transport, 0
         try:
             for chunk in self.inner:
@@ -284,7 +287,7 @@ class _BoundedStream:
 
 
 def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None, package: str = "httpx",
-                   limits=None, **options):
+                   limits: Any = None, **options: Any) -> Any:
     """A ``Client`` of ``package`` whose every request keeps ``seconds`` (and ``until``) and ``max_bytes``.
 
     ``options`` go to the ``Client`` (``timeout`` defaults to ``seconds``);
@@ -295,7 +298,7 @@ def bounded_client(*, seconds: float, max_bytes: int, until: float | None = None
     most = getattr(limits, "max_connections", None) or 100
     pool = bound.httpx.Limits(max_connections=most, max_keepalive_connections=0)
 
-    def bounded(proxy: str | None):
+    def bounded(proxy: str | None) -> Any:
         inner = bound.httpx.HTTPTransport(proxy=proxy, limits=pool)
         return bound.BoundedTransport(inner, seconds=seconds, max_bytes=max_bytes, until=until)
 

@@ -3,7 +3,10 @@
 Found through ``--config FILE``, else ``$FOLD_CONFIG``, else
 ``./plugins.toml``, else ``$XDG_CONFIG_HOME/fold/plugins.toml``; no file at
 all means the embedded defaults (the baseline editor, no sources, no
-consumers). Every section and every instance is validated by pydantic (each
+consumers). The core's sections are ``[store]``, ``[user]``, ``[agent]``,
+``[[adapters]]``, ``[[consumers]]`` and ``[[plugins]]``; an application hands
+in its own (``fold_host.settings``: ``[host]``, ``[pinboard]``, ``[mcp]``).
+Every section and every instance is validated by pydantic (each
 type brings its settings model; unknown keys are refused). Every error is a
 ``ConfigError`` naming the file, the instance and the field, what was
 expected (with an example) and what was found, in words (``config_words``).
@@ -17,34 +20,45 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fold_core.config_words import file_secrets, plain_message
-from fold_core.configfile import find_config
+from fold_core.configfile import find_config, read_toml
 from fold_core.errors import ConfigError, ConfigErrors
-from fold_core.settings import FILE_SECRET_PREFIX, ConfigPath, Duration, EnvName
+from fold_core.plugins import TypeRegistry, get_plugin_manager, load_types
+from fold_core.settings import FILE_SECRET_PREFIX, ConfigPath, EnvName
 
-__all__ = ["Config", "HostSection", "Instance", "McpSection", "PinboardSection", "UserSection", "find_config",
-           "load_config"]
+__all__ = ["Config", "Instance", "Section", "UserSection", "find_config", "load_config"]
 
 INSTANCE_NAME = re.compile(r"^[a-z0-9-]{1,32}$")
 SECRET_KEYS = frozenset({"password", "passwd", "pass", "api_key", "apikey", "key", "token", "secret",
                          "access_token", "auth_token", "client_secret", "url_with_password"})
-TOP_LEVEL = ("store", "host", "user", "agent", "adapters", "consumers", "plugins", "pinboard", "mcp")
+CORE_SECTIONS = ("store", "user", "agent", "adapters", "consumers", "plugins")
 DEFAULT_AGENT = "baseline"
 
+P = ParamSpec("P")
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
-class _Section(BaseModel):
+
+class Section(BaseModel):
+    """Base of a plugins.toml section's model (the core's, and those an application hands ``load_config``).
+
+    Unknown keys are errors. Every ``*_env`` variable a section names must be
+    set when the file is loaded, unless its model says ``env_at_load = False``
+    (the one command that needs the secret reads it, and says so).
+    """
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+    env_at_load: ClassVar[bool] = True
 
 
-class StoreSection(_Section):
+class StoreSection(Section):
     """``[store]``: a directory (``path``) or a PostgreSQL database (``url``, ``name``, password)."""
 
     path: ConfigPath | None = None
@@ -64,85 +78,15 @@ class StoreSection(_Section):
         return self
 
 
-class HostSection(_Section):
-    language: Literal["zh", "en"] = "zh"
-    timezone: str = "UTC"
-    review_every: Duration = Field(default=timedelta(hours=6))
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_events: int = Field(default=50, ge=1, le=1000)
-    max_deferred: int = Field(default=20, ge=0, le=1000)
-    defer_for: Duration = Field(default=timedelta(days=7))
-    keep_observations: Duration | None = None  # processed observations older than this lose their text
-    max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
-    lease: Duration = Field(default=timedelta(seconds=30))  # several hosts (PostgreSQL): leases and claims expire
+class UserSection(Section):
+    """``[user]``: who the editor works for (handed to the editor with every window)."""
 
-    @field_validator("lease")
-    @classmethod
-    def _lease(cls, value: timedelta) -> timedelta:
-        if not timedelta(seconds=3) <= value <= timedelta(hours=1):
-            raise ValueError(f"expected a duration from 3s to 1h, found {int(value.total_seconds())}s")
-        return value
-
-    @property
-    def reader_language(self) -> str:
-        """The language of what a person reads: ``language`` when the file writes it, else English.
-
-        ``language``'s default (zh) is the editor's instructions' (the skill's),
-        not a reader's; see ``configfile.view_settings`` for the rule.
-        """
-        return self.language if "language" in self.model_fields_set else "en"
-
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"expected an IANA time zone name like Asia/Shanghai, found {value!r}") from None
-        return value
-
-
-class UserSection(_Section):
     background: str = Field(default="", max_length=4000)
     purpose: str = Field(default="", max_length=4000)
     feedback_policy: str = Field(default="", max_length=4000)
 
 
-class PinboardSection(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(default=8765, ge=1, le=65535)
-    token_env: EnvName | None = None
-
-
-class McpSection(_Section):
-    """``foldctl mcp``: the source its reports are filed under, and the token of its HTTP transport.
-
-    The token's variable or file is read when ``foldctl mcp --http`` starts,
-    not here: the other commands never need it.
-    """
-
-    source: str = "agents"
-    token_env: EnvName | None = None
-    token_file: ConfigPath | None = None
-
-    @field_validator("source")
-    @classmethod
-    def _source_name(cls, value: str) -> str:
-        if not INSTANCE_NAME.match(value):
-            raise ValueError(f"expected a source name matching [a-z0-9-]{{1,32}}, found {value!r}")
-        return value
-
-    @field_validator("token_file")
-    @classmethod
-    def _one_token(cls, value, info: ValidationInfo):
-        if value is not None and info.data.get("token_env") is not None:
-            raise ValueError("give token_env or token_file, not both (found both)")
-        return value
-
-
-class PluginModule(_Section):
+class PluginModule(Section):
     module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -156,7 +100,7 @@ class Instance:
     cls: type
     settings: Any
 
-    def build(self):
+    def build(self) -> Any:
         """The plugin object: ``Type(name, settings)`` (an agent: ``Type(settings)``)."""
         if self.kind == "agent":
             return self.cls(self.settings)
@@ -165,17 +109,17 @@ class Instance:
 
 @dataclass(frozen=True)
 class Config:
+    """A loaded plugins.toml: the core's sections, the instances, and the application's ``sections`` by name."""
+
     path: Path | None
     store: Path | None
-    host: HostSection
     user: UserSection
-    pinboard: PinboardSection
     agent: Instance | None  # None only when no [agent] is given and no baseline editor is installed
     adapters: tuple[Instance, ...]
     consumers: tuple[Instance, ...]
     plugin_modules: tuple[str, ...]
-    registry: Any = field(repr=False, default=None)
-    mcp: McpSection = field(default_factory=McpSection)
+    registry: TypeRegistry = field(repr=False, default_factory=TypeRegistry)
+    sections: Mapping[str, Section] = field(default_factory=dict)  # validated with the models handed in
 
     @property
     def agent_configured(self) -> bool:
@@ -186,52 +130,51 @@ class Config:
 
 
 def load_config(given: str | None = None, *, path: Path | None = None, entry_points: bool = True,
-                builtins: tuple[str, ...] = (), reserved: dict[str, str] | None = None) -> Config:
+                builtins: tuple[str, ...] = (), reserved: Mapping[str, str] | None = None,
+                sections: Mapping[str, type[Section]] | None = None) -> Config:
     """Read, validate and resolve plugins.toml (or the embedded defaults).
 
     ``builtins`` are the application's own plugin modules, registered first
     (``fold_host.plugins.load_config`` passes Fold's). ``reserved`` maps
     instance names the application uses itself to what they name: no
-    adapter or consumer may take them.
+    adapter or consumer may take them. ``sections`` are the application's
+    own sections (``[host]``…), each name with its model: validated like the
+    core's, they are in ``Config.sections``.
     """
-    from fold_core import plugins
-
+    sections = dict(sections or {})
+    if set(sections) & set(CORE_SECTIONS):
+        raise ValueError(f"the core's own sections cannot be given again: {sorted(set(sections) & set(CORE_SECTIONS))}")
     path = path if path is not None else find_config(given)
-    data = _read(path) if path is not None else {}
+    data = read_toml(path) if path is not None else {}
     where = str(path) if path is not None else "(embedded defaults)"
     base_dir = path.resolve().parent if path is not None else Path.cwd()
     context = {"base_dir": base_dir}
+    known = (*CORE_SECTIONS, *sections)
     for key in data:
-        if key not in TOP_LEVEL:
-            raise ConfigError(f"{where}: unknown section [{key}]; expected one of {', '.join(TOP_LEVEL)}",
+        if key not in known:
+            raise ConfigError(f"{where}: unknown section [{key}]; expected one of {', '.join(known)}",
                               file=where, field=key)
     modules = tuple(m.module for m in _list(data, "plugins", where, PluginModule, context))
     try:
-        pm = plugins.get_plugin_manager(modules, entry_points=entry_points, builtins=builtins)
-        registry = plugins.load_types(pm)
+        registry = load_types(get_plugin_manager(modules, entry_points=entry_points, builtins=builtins))
     except ConfigError as error:  # say which configuration was being loaded
         if error.file is not None:
             raise
         raise ConfigError(f"{where}: {error}", file=where, instance=error.instance or "[[plugins]]",
                           field=error.field) from None
-    problems: list[ConfigError] = []  # every one is reported, so that one edit can fix them all
-
-    def checked(function, *args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except ConfigError as error:
-            problems.append(error)
-            return None
-
+    problems = _Problems()  # every one is reported, so that one edit can fix them all
+    checked = problems.checked
     store = checked(_section, data, "store", where, StoreSection, context)
-    host = checked(_section, data, "host", where, HostSection, context)
-    user = checked(_section, data, "user", where, UserSection, context)
-    pinboard = checked(_section, data, "pinboard", where, PinboardSection, context)
-    if pinboard is not None:
-        checked(_check_env, pinboard, where, "[pinboard]", "[pinboard]")
     if store is not None:
         checked(_check_env, store, where, "[store]", "[store]")
-    mcp = checked(_section, data, "mcp", where, McpSection, context)
+    user = checked(_section, data, "user", where, UserSection, context)
+    own: dict[str, Section] = {}
+    for name, model in sections.items():
+        section = checked(_section, data, name, where, model, context)
+        if section is not None:
+            own[name] = section
+            if model.env_at_load:
+                checked(_check_env, section, where, f"[{name}]", f"[{name}]")
     agent_given = "agent" in data
     agent = None
     if agent_given or registry.get("agent", DEFAULT_AGENT) is not None:
@@ -241,23 +184,27 @@ def load_config(given: str | None = None, *, path: Path | None = None, entry_poi
     seen: dict[str, str] = dict(reserved or {})
     adapters = tuple(_instances(data, "adapters", "adapter", where, registry, context, seen, checked))
     consumers = tuple(_instances(data, "consumers", "consumer", where, registry, context, seen, checked))
-    if problems:
-        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
-    return Config(path=path, store=store.path, host=host, user=user, pinboard=pinboard, agent=agent,
-                  adapters=adapters, consumers=consumers, plugin_modules=modules, registry=registry,
-                  mcp=mcp, _agent_given=agent_given)
+    if problems.found or store is None or user is None:
+        raise problems.error()
+    return Config(path=path, store=store.path, user=user, agent=agent, adapters=adapters, consumers=consumers,
+                  plugin_modules=modules, registry=registry, sections=own, _agent_given=agent_given)
 
 
-def _read(path: Path) -> dict:
-    try:
-        with open(path, "rb") as file:
-            return tomllib.load(file)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
-    except RecursionError:
-        raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
+class _Problems:
+    """The problems found so far: a check that fails is noted, and the loading goes on."""
+
+    def __init__(self) -> None:
+        self.found: list[ConfigError] = []
+
+    def checked(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+        try:
+            return function(*args, **kwargs)
+        except ConfigError as error:
+            self.found.append(error)
+            return None
+
+    def error(self) -> ConfigError:
+        return self.found[0] if len(self.found) == 1 else ConfigErrors(self.found)
 
 
 def _table(value: Any, where: str, label: str) -> dict:
@@ -266,7 +213,7 @@ def _table(value: Any, where: str, label: str) -> dict:
     return value
 
 
-def _list(data: dict, key: str, where: str, model: type[BaseModel], context: dict) -> list:
+def _list(data: dict, key: str, where: str, model: type[M], context: dict) -> list[M]:
     tables = data.get(key, [])
     if not isinstance(tables, list):
         raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]]), found {_kind(tables)}",
@@ -275,11 +222,12 @@ def _list(data: dict, key: str, where: str, model: type[BaseModel], context: dic
             for i, t in enumerate(tables)]
 
 
-def _section(data: dict, key: str, where: str, model: type[BaseModel], context: dict):
+def _section(data: dict, key: str, where: str, model: type[M], context: dict) -> M:
     return _validate(model, _table(data.get(key, {}), where, f"[{key}]"), where, f"[{key}]", None, context)
 
 
-def _instances(data, key, kind, where, registry, context, seen, checked):
+def _instances(data: dict, key: str, kind: str, where: str, registry: TypeRegistry, context: dict,
+               seen: dict[str, str], checked: Callable[..., Any]) -> Iterator[Instance]:
     """The instances of ``[[key]]`` that are right; ``checked`` keeps the problems of the others."""
     tables = data.get(key, [])
     if not isinstance(tables, list):
@@ -292,7 +240,8 @@ def _instances(data, key, kind, where, registry, context, seen, checked):
             yield found
 
 
-def _one_instance(index, table, key, kind, where, registry, context, seen) -> Instance:
+def _one_instance(index: int, table: Any, key: str, kind: str, where: str, registry: TypeRegistry, context: dict,
+                  seen: dict[str, str]) -> Instance:
     table = _table(table, where, f"[[{key}]] #{index + 1}")
     name = table.get("name")
     label = f"[[{key}]] #{index + 1}"
@@ -309,11 +258,12 @@ def _one_instance(index, table, key, kind, where, registry, context, seen) -> In
     return _instance(kind, name, table, where, registry, context, label=f"[[{key}]] {name!r}")
 
 
-def _fail(message: str, **where) -> None:
+def _fail(message: str, **where: Any) -> None:
     raise ConfigError(message, **where)
 
 
-def _instance(kind, name, table, where, registry, context, *, label) -> Instance:
+def _instance(kind: str, name: str, table: dict, where: str, registry: TypeRegistry, context: dict, *,
+              label: str) -> Instance:
     type_name = table.get("type")
     known = registry.names(kind)
     if not isinstance(type_name, str):
@@ -325,7 +275,7 @@ def _instance(kind, name, table, where, registry, context, *, label) -> Instance
         raise ConfigError(f"{where}: {label}, field 'type': unknown {kind} type {type_name!r}; installed: "
                           f"{', '.join(known) or 'none'} (see `foldctl plugins`)", file=where, instance=name,
                           field="type")
-    settings_model = entry.cls.Settings
+    settings_model = entry.settings_model
     raw = {k: v for k, v in table.items() if k not in ("name", "type")}
     _refuse_secrets(raw, settings_model, where, label, name)
     settings = _validate(settings_model, raw, where, f"{label} (type {type_name!r})", name, context)
@@ -357,7 +307,7 @@ def _check_env(settings: BaseModel, where: str, label: str, name: str) -> None:
                               file=where, instance=name, field=key)
 
 
-def _validate(model: type[BaseModel], raw: dict, where: str, label: str, name: str | None, context: dict):
+def _validate(model: type[M], raw: dict, where: str, label: str, name: str | None, context: dict) -> M:
     raw = dict(raw)
     secrets = file_secrets(model, raw, where=where, label=label, name=name, base_dir=context["base_dir"])
     try:

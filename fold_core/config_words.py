@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ _PATTERNS = (  # what a few common patterns mean, for fields that do not say it 
 )
 
 
-def plain_message(model: type, error: dict) -> str:
+def plain_message(model: type, error: Mapping[str, Any]) -> str:
     """One pydantic error of ``model`` as ``expected …, for example …; found …``."""
     kind, context = error["type"], error.get("ctx") or {}
     field = _field(model, error["loc"])

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from fold_core.errors import ConfigError
+from fold_core.errors import ConfigError, UsageError
+from fold_core.store.location import compose
 
-__all__ = ["find_config", "store_path", "view_settings"]
+__all__ = ["find_config", "read_toml", "store_path", "view_settings"]
 
 
 def find_config(given: str | None = None) -> Path | None:
@@ -41,23 +43,27 @@ def find_config(given: str | None = None) -> Path | None:
     return xdg if xdg.is_file() else None
 
 
-def store_path(given: str | None = None) -> str | None:
-    """``[store] path`` of the plugins.toml in use, resolved; None when it names none."""
-    path = find_config(given)
-    if path is None:
-        return None
+def read_toml(path: Path) -> dict[str, Any]:
+    """The plugins.toml at ``path`` as a dict; ``ConfigError`` when it cannot be read or is not TOML."""
     import tomllib  # only when a plugins.toml is in use
 
     try:
         with open(path, "rb") as file:
-            data = tomllib.load(file)
+            return tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}", file=str(path)) from None
     except RecursionError:
         raise ConfigError(f"{path}: not usable TOML: arrays or tables nested too deeply", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {error}", file=str(path)) from None
-    section = data.get("store")
+
+
+def store_path(given: str | None = None) -> str | None:
+    """``[store] path`` of the plugins.toml in use, resolved; None when it names none."""
+    path = find_config(given)
+    if path is None:
+        return None
+    section = read_toml(path).get("store")
     if section is None:
         return None
     if isinstance(section, dict) and section.get("url") is not None:
@@ -73,11 +79,8 @@ def store_path(given: str | None = None) -> str | None:
 
 def _store_url(path: Path, section: dict) -> str:
     """``[store] url`` (+ ``name``, ``password_env``, ``password_file``) as one store URL."""
-    from fold_core.errors import UsageError
-    from fold_core.store.location import compose
-
     where = str(path)
-    options = {}
+    options: dict[str, str | None] = {}
     for key in ("url", "name", "password_env", "password_file"):
         value = section.get(key)
         if value is not None and (not isinstance(value, str) or not value):
@@ -90,8 +93,10 @@ def _store_url(path: Path, section: dict) -> str:
     if options["password_file"] is not None:
         options["password_file"] = os.path.join(os.path.dirname(os.path.abspath(path)),
                                                 os.path.expanduser(options["password_file"]))
+    url = options["url"]
+    assert url is not None  # the caller comes here for a [store] url
     try:
-        return compose(options["url"], name=options["name"], password_env=options["password_env"],
+        return compose(url, name=options["name"], password_env=options["password_env"],
                        password_file=options["password_file"])
     except UsageError as error:
         if isinstance(error, ConfigError):
@@ -114,19 +119,11 @@ def view_settings(given: str | None = None) -> tuple[str, str]:
     """
     try:
         path = find_config(given)
+        host = read_toml(path).get("host") if path is not None else None
     except ConfigError:
-        return READER_LANGUAGE, READER_ZONE
-    if path is None:
-        return READER_LANGUAGE, READER_ZONE
-    import tomllib
-
-    try:
-        with open(path, "rb") as file:
-            host = tomllib.load(file).get("host")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return READER_LANGUAGE, READER_ZONE
     if not isinstance(host, dict):
         return READER_LANGUAGE, READER_ZONE
-    language = host.get("language") if host.get("language") in ("zh", "en") else READER_LANGUAGE
-    zone = host.get("timezone") if isinstance(host.get("timezone"), str) else READER_ZONE
-    return language, zone
+    language, zone = host.get("language"), host.get("timezone")
+    return (language if language in ("zh", "en") else READER_LANGUAGE,
+            zone if isinstance(zone, str) else READER_ZONE)

@@ -16,14 +16,22 @@ else goes through ``json`` itself.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
 
 __all__ = ["canonical_json", "normalized_request", "request_digest"]
 
 # The same encoder ``json.dumps`` builds on every call with these arguments, built once.
 _encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-_sha256 = None  # hashlib.sha256, imported by the first digest
-_fast = None  # (orjson.dumps, orjson.loads, options) once looked up; False when orjson is not installed
+
+
+class _Digest(Protocol):
+    def hexdigest(self) -> str: ...
+
+
+_sha256: Callable[[bytes], _Digest] | None = None  # hashlib.sha256, imported by the first digest
+# (orjson.dumps, orjson.loads, options) once looked up; False when orjson is not installed
+_fast: tuple[Callable[..., bytes], Callable[[bytes], Any], int] | Literal[False] | None = None
 # A float as orjson writes it has a digit followed by a point or an exponent (1.5, 1e16, 5e-324).
 # Digits become 0 and the point and exponent letters a point: one search then finds them all.
 _FLOAT_MARKS = bytes.maketrans(b"123456789eE", b"000000000..")
@@ -97,7 +105,10 @@ def normalized_request(batch: Mapping) -> dict:
 def request_digest(actor: str, request: Mapping) -> str:
     """The identity of a request under one batch_id (``now`` is not part of it)."""
     global _sha256
-    if _sha256 is None:
-        from hashlib import sha256 as _sha256  # only writes need it: keep it off the read path
+    sha256 = _sha256
+    if sha256 is None:
+        from hashlib import sha256 as imported  # only writes need it: keep it off the read path
+
+        sha256 = _sha256 = imported
     payload = canonical_json({"actor": actor, "request": request})
-    return "sha256:" + _sha256(payload).hexdigest()
+    return "sha256:" + sha256(payload).hexdigest()

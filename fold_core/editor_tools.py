@@ -190,8 +190,8 @@ class ToolBox:
         if tool is None:
             return self._error(record, "unknown_tool", f"no tool {record['name']!r}; the tools are "
                                f"{', '.join(_BY_NAME)}")
-        problem = problem or _check(parsed, tool.parameters)
-        if problem is not None:
+        problem = problem if parsed is None else _check(parsed, tool.parameters)
+        if problem is not None or parsed is None:  # (no arguments parsed: a problem says why)
             return self._error(record, "invalid_arguments", f"{tool.name}: {problem}")
         try:
             answer = tool.call(self.tools, parsed)

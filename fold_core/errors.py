@@ -107,6 +107,6 @@ _OS_ERRORS = {errno.ENOSPC: "disk full: no space left on the device", errno.EDQU
 
 def os_error_text(error: OSError) -> str:
     """An OSError in words a user acts on ("disk full: …", "read-only file system: …"), naming the file."""
-    said = _OS_ERRORS.get(error.errno) or error.strerror or str(error)
+    said = (_OS_ERRORS.get(error.errno) if error.errno is not None else None) or error.strerror or str(error)
     where = f" ({error.filename})" if error.filename else ""
     return f"{said}{where}"

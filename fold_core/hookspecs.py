@@ -42,6 +42,7 @@ def fold_adapter_types() -> list[type[Adapter]]:
         unique ``type_name`` (used as ``type = "..."`` in ``[[adapters]]``), a
         ``channel`` and a ``Settings`` model.
     """
+    raise NotImplementedError  # a specification: pluggy calls the plugins' implementations, never this
 
 
 # -- agents ----------------------------------------------------------------------
@@ -55,6 +56,7 @@ def fold_agent_types() -> list[type[AgentBackend]]:
         a unique ``type_name`` (used as ``type = "..."`` in ``[agent]``) and a
         ``Settings`` model.
     """
+    raise NotImplementedError  # a specification
 
 
 # -- consumers -------------------------------------------------------------------
@@ -68,3 +70,4 @@ def fold_consumer_types() -> list[type[Consumer]]:
         unique ``type_name`` (used as ``type = "..."`` in ``[[consumers]]``) and a
         ``Settings`` model.
     """
+    raise NotImplementedError  # a specification

@@ -157,8 +157,8 @@ class Declaration(_Wire):
     # These four may be omitted (keep) but never null; a None default is not validated.
     title: Title = None  # type: ignore[assignment]
     summary: Summary = None
-    weight: Weight = None  # type: ignore[assignment]
-    kind: Kind = None  # type: ignore[assignment]
+    weight: Weight = None
+    kind: Kind = None
     share: Share | None = None
     reason: Reason | None = None
     due_at: Instant | None = None

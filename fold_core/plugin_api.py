@@ -234,6 +234,8 @@ class StateView:
     """A read-only view of the state: the §8 document and lookups. No path back to the store."""
 
     __slots__ = ("_document", "_items")
+    _document: dict
+    _items: dict[str, dict]
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         frozen = json.loads(json.dumps(document))  # a private deep copy

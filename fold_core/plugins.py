@@ -20,20 +20,29 @@ import pluggy
 
 from fold_core import hookspecs
 from fold_core.errors import ConfigError
+from fold_core.plugin_api import Adapter, AgentBackend, Consumer
+from fold_core.settings import Settings
 
-__all__ = ["TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
+__all__ = ["PluginManager", "TypeEntry", "TypeRegistry", "get_plugin_manager", "load_types"]
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 KINDS = {"adapter": "fold_adapter_types", "consumer": "fold_consumer_types", "agent": "fold_agent_types"}
-_BASES = {"adapter": "Adapter", "consumer": "Consumer", "agent": "AgentBackend"}
+_BASES: dict[str, type] = {"adapter": Adapter, "consumer": Consumer, "agent": AgentBackend}
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, knowing where each plugin came from."""
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self.origins: dict[str, str] = {}  # plugin name -> "builtin" | "entry-point" | "module"
 
 
 def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True,
-                       builtins: Iterable[str] = ()) -> pluggy.PluginManager:
+                       builtins: Iterable[str] = ()) -> PluginManager:
     """A fresh plugin manager with ``builtins``, the entry points and ``modules`` registered."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    pm.origins = {}  # plugin name -> "builtin" | "entry-point" | "module"
     for name in builtins:
         _register_module(pm, name, "builtin")
     if entry_points:
@@ -44,7 +53,9 @@ def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True
             raise ConfigError(f"a plugin of the entry-point group {ENTRY_POINT_GROUP!r} failed to load: "
                               f"{type(error).__name__}: {error}") from None
         for plugin in set(pm.get_plugins()) - before:
-            pm.origins[pm.get_name(plugin)] = "entry-point"
+            plugin_name = pm.get_name(plugin)
+            if plugin_name is not None:
+                pm.origins[plugin_name] = "entry-point"
     for name in modules:
         _register_module(pm, name, "module")
     try:
@@ -54,7 +65,7 @@ def get_plugin_manager(modules: Iterable[str] = (), *, entry_points: bool = True
     return pm
 
 
-def _register_module(pm: pluggy.PluginManager, name: str, origin: str) -> None:
+def _register_module(pm: PluginManager, name: str, origin: str) -> None:
     if pm.has_plugin(name):
         return
     try:
@@ -81,6 +92,14 @@ class TypeEntry:
     def to_json(self) -> dict:
         return {"kind": self.kind, "type": self.type_name, "plugin": self.plugin, "origin": self.origin}
 
+    @property
+    def settings_model(self) -> type[Settings]:
+        """The type's ``Settings`` model (every registered type has one: ``load_types`` checked its base)."""
+        cls = self.cls
+        if issubclass(cls, (Adapter, Consumer, AgentBackend)):
+            return cls.Settings
+        raise TypeError(f"{cls!r} is not an adapter, consumer or agent type")
+
 
 @dataclass
 class TypeRegistry:
@@ -100,12 +119,10 @@ class TypeRegistry:
 
 def load_types(pm: pluggy.PluginManager) -> TypeRegistry:
     """Ask every plugin for its types; a duplicate type name names both plugins."""
-    from fold_core import plugin_api
-
     registry = TypeRegistry()
-    origins = getattr(pm, "origins", {})
+    origins = pm.origins if isinstance(pm, PluginManager) else {}
     for kind, hook_name in KINDS.items():
-        base = getattr(plugin_api, _BASES[kind])
+        base = _BASES[kind]
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             plugin = impl.plugin_name
             try:

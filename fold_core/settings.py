@@ -28,7 +28,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WrapValidator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, ValidatorFunctionWrapHandler,
+                      WrapValidator)
 
 __all__ = ["FILE_SECRET_PREFIX", "ConfigPath", "Duration", "EnvName", "Settings", "env_value", "parse_duration"]
 
@@ -57,7 +58,7 @@ def parse_duration(value: Any) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def _path(value: Any, handler, info: ValidationInfo) -> Path:
+def _path(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Path:
     if not isinstance(value, (str, Path)) or not str(value):
         raise ValueError(f"expected a path (a non-empty string), found {value!r}")
     path = Path(os.path.expanduser(str(value)))

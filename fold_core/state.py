@@ -190,6 +190,8 @@ class Replayer:
         self.inactive_total += inactive
         for ack in record["acks"]:
             note = self._note(ack["annotation"])
+            if note is None:  # an ack of an annotation never saved: not a record T can apply
+                raise KeyError(ack["annotation"])
             self.note_changes[ack["annotation"]] = {
                 **note,
                 "status": "acknowledged",
@@ -216,6 +218,8 @@ class Replayer:
 def _created(record: Mapping) -> frozenset | tuple:
     """Ids the record's receipt lists as created (none when it has no usable receipt)."""
     receipt = record.get("receipt")
+    if receipt is None:
+        return ()
     try:
         return frozenset(change["item"] for change in receipt["changes"] if change["op"] == "created")
     except (TypeError, KeyError):

@@ -20,10 +20,19 @@ JSON-shaped dicts of records and snapshots, never None.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Protocol
 
-__all__ = ["FOLD_AT", "Table", "derive"]
+__all__ = ["FOLD_AT", "Source", "Table", "derive", "in_memory", "whole"]
 
 FOLD_AT = 1024  # entries in ``top`` before it is folded into a new ``base``
+
+
+class Source(Protocol):
+    """Entries kept outside memory: one at a time (None: no such entry), or all."""
+
+    def get(self, key: object) -> dict | None: ...
+
+    def load(self) -> dict: ...
 
 
 class Table(Mapping):
@@ -32,7 +41,7 @@ class Table(Mapping):
     __slots__ = ("base", "top", "source", "_size")
 
     def __init__(self, base: dict | None = None, top: dict | None = None, *, size: int | None = None,
-                 source=None) -> None:
+                 source: Source | None = None) -> None:
         self.base = {} if base is None else base
         self.top = {} if top is None else top
         self.source = source  # None, or an object with get(key) -> dict | None and load() -> dict
@@ -58,7 +67,7 @@ class Table(Mapping):
             raise KeyError(key)
         return value
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return self.get(key) is not None
 
     def __len__(self) -> int:
@@ -122,3 +131,17 @@ def derive(table: Mapping, changes: dict, added: int) -> Table:
     if len(top) > FOLD_AT:
         return Table({**table.base, **top}, size=size, source=table.source)
     return Table(table.base, top, size=size, source=table.source)
+
+
+def whole(table: Mapping) -> dict:
+    """Every entry of a state's table as a dict (``Table.whole``; a dict is itself: nothing may change it)."""
+    if isinstance(table, Table):
+        return table.whole()
+    return table if isinstance(table, dict) else dict(table)
+
+
+def in_memory(table: Mapping) -> dict:
+    """The entries of a state's table held in memory (``Table.in_memory``; a dict is itself)."""
+    if isinstance(table, Table):
+        return table.in_memory()
+    return table if isinstance(table, dict) else dict(table)

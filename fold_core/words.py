@@ -19,6 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 __all__ = ["CATALOG", "LANGUAGES", "Words", "use_view_words", "view_words"]
 
@@ -106,7 +110,7 @@ class Words:
         return local.strftime("%Y-%m-%d %H:%M" if local.second == 0 else "%Y-%m-%d %H:%M:%S")
 
 
-def _zone(name: str | None):
+def _zone(name: str | None) -> ZoneInfo | None:
     if not name:
         return None
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError

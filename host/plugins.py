@@ -9,8 +9,11 @@ still an error naming both.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fold_core import config as core_config
 from fold_core import plugins as core_plugins
+from fold_host.settings import SECTIONS, HostConfig
 
 __all__ = ["BUILTIN_PLUGINS", "RESERVED_NAMES", "load_config", "plugin_manager"]
 
@@ -34,11 +37,12 @@ RESERVED_NAMES: dict[str, str] = {
 }
 
 
-def load_config(given: str | None = None, **options) -> core_config.Config:
-    """``fold_core.config.load_config`` with the built-ins registered (unless ``builtins`` is given)."""
+def load_config(given: str | None = None, **options: Any) -> HostConfig:
+    """``fold_core.config.load_config`` with the built-ins registered (unless ``builtins`` is given) and the
+    host's sections (``fold_host.settings``), typed."""
     options.setdefault("builtins", BUILTIN_PLUGINS)
     options.setdefault("reserved", RESERVED_NAMES)
-    return core_config.load_config(given, **options)
+    return HostConfig.of(core_config.load_config(given, sections=SECTIONS, **options))
 
 
 def plugin_manager(modules=(), **options):

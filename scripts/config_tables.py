@@ -34,14 +34,15 @@ def documented_models() -> dict[tuple[str, str], type[BaseModel]]:
     """Every settings model a user can write: the sections of plugins.toml and each built-in type."""
     from fold_core import config
     from fold_core.plugins import load_types
+    from fold_host import settings
     from fold_host.plugins import plugin_manager as get_plugin_manager
 
     models: dict[tuple[str, str], type[BaseModel]] = {
         ("section", "store"): config.StoreSection,
-        ("section", "host"): config.HostSection,
+        ("section", "host"): settings.HostSection,
         ("section", "user"): config.UserSection,
-        ("section", "pinboard"): config.PinboardSection,
-        ("section", "mcp"): config.McpSection,
+        ("section", "pinboard"): settings.PinboardSection,
+        ("section", "mcp"): settings.McpSection,
         ("section", "plugins"): config.PluginModule,
     }
     for entry in load_types(get_plugin_manager(entry_points=False)).all():

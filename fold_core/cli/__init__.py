@@ -26,6 +26,7 @@ run, so ``foldctl state`` loads no more than it needs.
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from collections.abc import Sequence
@@ -96,11 +97,11 @@ def main(argv: list[str] | None = None, *, groups: Sequence[ModuleType] = CORE_G
         return _fail(args, unknown, EXIT_UNAVAILABLE, "outcome unknown: retry with the same batch_id")
 
 
-def _writes(args) -> bool:
+def _writes(args: argparse.Namespace | None) -> bool:
     return args is not None and args.command in ("commit", "annotate", "init")
 
 
-def _answer(args, document: dict) -> None:
+def _answer(args: argparse.Namespace, document: dict) -> None:
     if wants_json(args):
         emit(document)
         return
@@ -121,7 +122,7 @@ def _answer(args, document: dict) -> None:
         emit_text(textview.render_answer(args.command, document))
 
 
-def _fail(args, error: FoldError, code: int, hint: str) -> int:
+def _fail(args: argparse.Namespace | None, error: FoldError, code: int, hint: str) -> int:
     document = {"ok": False, "errors": error.to_errors() if hasattr(error, "to_errors") else [error.to_error()]}
     command = f"foldctl {args.command}" if args is not None else "foldctl"
     message = "\n".join(line if line.startswith("foldctl") else f"{command}: {line}"

@@ -18,10 +18,13 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
+from typing import Any, NoReturn, Protocol
 
 from fold_core.errors import UsageError
 
 __all__ = [
+    "Commands",
     "FoldArgumentParser",
     "add_format",
     "add_store",
@@ -38,10 +41,16 @@ __all__ = [
 ]
 
 
+class Commands(Protocol):
+    """Where a command group adds its commands (``ArgumentParser.add_subparsers``)."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
+
+
 class FoldArgumentParser(argparse.ArgumentParser):
     """argparse that raises ``UsageError`` (exit 2, one clear line) instead of printing and exiting."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
@@ -150,7 +159,7 @@ def store_location(location: str, source: str) -> str:
     return _store_location(location, True, source)
 
 
-def _store_location(location: str, url_ok: bool, source: str, config_file=None) -> str:
+def _store_location(location: str, url_ok: bool, source: str, config_file: Path | None = None) -> str:
     from fold_core.store.location import is_url
 
     if is_url(location):
@@ -163,7 +172,7 @@ def _store_location(location: str, url_ok: bool, source: str, config_file=None) 
     return _usable_directory(location, source, config_file)
 
 
-def _usable_directory(path: str, source: str, config_file=None) -> str:
+def _usable_directory(path: str, source: str, config_file: Path | None = None) -> str:
     from fold_core.files import directory_problem
 
     problem = directory_problem(path)

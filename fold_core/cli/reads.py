@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 
-from fold_core.cli.common import add_format, add_store, non_negative, resolve_now, resolve_store
+from fold_core.cli.common import Commands, add_format, add_store, non_negative, resolve_now, resolve_store
 from fold_core.errors import UsageError
 
 __all__ = ["register"]
 
 
-def register(commands) -> None:
+def register(commands: Commands) -> None:
     state = commands.add_parser(
         "state",
         help="the current state with the time projection",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from fold_core.words import view_words
+from fold_core.words import Words, view_words
 
 __all__ = ["render_answer", "render_history", "render_state", "width"]
 
@@ -85,7 +85,7 @@ def render_state(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _at(w, instant: str) -> str:
+def _at(w: Words, instant: str) -> str:
     """The state's ``now`` with the zone named once (the rest of the view is in the same zone)."""
     return w.when(instant) + (f" ({w.zone_name})" if w.zone is not None else "")
 

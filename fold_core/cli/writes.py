@@ -16,7 +16,7 @@ import json
 import math
 import sys
 
-from fold_core.cli.common import add_format, add_store, non_negative, resolve_now, resolve_store
+from fold_core.cli.common import Commands, add_format, add_store, non_negative, resolve_now, resolve_store
 from fold_core.errors import UsageError
 
 __all__ = ["MAX_INPUT_BYTES", "read_batch", "register"]
@@ -24,7 +24,7 @@ __all__ = ["MAX_INPUT_BYTES", "read_batch", "register"]
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
-def register(commands) -> None:
+def register(commands: Commands) -> None:
     init = commands.add_parser("init", help="create a store", description="Create a store (budget fixed for its life).")
     add_store(init)
     init.add_argument("--budget", type=non_negative, default=None, help="budget B of every layer, 8…4096 (default 64)")

@@ -20,22 +20,25 @@ __all__ = [
     "state_document",
 ]
 
-# Submodules load on first use, so that a state read does not import the
-# batch machinery (and a commit does not import the state view). Plain
-# import statements, no importlib: the kernel imports nothing dynamically.
+from typing import TYPE_CHECKING
+
+from fold_core.kernel.annotate import save_annotation
+from fold_core.kernel.outcome import Accepted, Rejected, RequestIdentity
+from fold_core.kernel.view import NOT_ACTIVE_DEFAULT, state_document
+from fold_core.state import State, apply_record, empty_state, replay
+
+if TYPE_CHECKING:
+    from fold_core.kernel.batch import apply_batch, batch_conflict, request_identity
+
+
 def __getattr__(name: str) -> object:
-    if name in ("apply_batch", "batch_conflict", "request_identity"):
-        from fold_core.kernel import batch as home
-    elif name in ("NOT_ACTIVE_DEFAULT", "state_document"):
-        from fold_core.kernel import view as home
-    elif name in ("Accepted", "Rejected", "RequestIdentity"):
-        from fold_core.kernel import outcome as home
-    elif name == "save_annotation":
-        from fold_core.kernel import annotate as home
-    elif name in ("State", "apply_record", "empty_state", "replay"):
-        from fold_core import state as home
-    else:
+    """The batch machinery, loaded on first use. Plain import statements, no importlib: the kernel imports
+    nothing dynamically."""
+    if name not in ("apply_batch", "batch_conflict", "request_identity"):
         raise AttributeError(f"module 'fold_core.kernel' has no attribute {name!r}")
-    value = getattr(home, name)
+    # lazy: declarations, candidates and checks are for writes only; a state read never loads them
+    from fold_core.kernel import batch
+
+    value = getattr(batch, name)
     globals()[name] = value
     return value

@@ -9,6 +9,8 @@ so the live state and a replay of the log are equal by construction.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from fold_core.digest import normalized_request, request_digest
 from fold_core.kernel.candidate import Candidate
 from fold_core.kernel.checks import final_state_errors, touched_layers
@@ -24,7 +26,7 @@ BATCH_KEYS = ("batch_id", "base_revision", "declarations", "acknowledges")
 RECORD_VERSION = 1
 
 
-def _valid_batch_id(value: object) -> bool:
+def _valid_batch_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and len(value) <= 128 and BATCH_ID.fullmatch(value) is not None
 
 
@@ -163,7 +165,7 @@ def apply_batch(state: State, batch: object, *, actor: str, now: str, batch_id: 
         if decl.applied:
             candidate.apply(decl)
     errors += final_state_errors(candidate, declarations)
-    if errors:
+    if errors or chosen is None:  # (no batch_id was chosen only when that is an error)
         return rejection(errors, revision=state.revision, batch_id=chosen)
     digest = identity.digest if identity is not None and identity.batch_id == chosen else None
     return _accept(state, batch, candidate, fresh, already, actor=actor, now=now, batch_id=chosen, digest=digest)
@@ -178,7 +180,7 @@ def _accept(state: State, batch: dict, candidate: Candidate, fresh: list[str], a
     else:
         kind, revision = "checked", state.revision
     event_seq = state.event_seq + 1
-    changed = [candidate.get(item) for item in candidate.ops]
+    changed = [candidate.item(item) for item in candidate.ops]
     receipt = {
         "ok": True, "type": kind, "batch_id": batch_id, "event_seq": event_seq,
         "revision": revision, "previous_revision": state.revision, "at": now, "actor": actor,
@@ -190,7 +192,7 @@ def _accept(state: State, batch: dict, candidate: Candidate, fresh: list[str], a
                    for layer in touched_layers(candidate)],
         "replayed": False,
     }
-    images = changed + [candidate.get(item) for item in sorted(candidate.bookkeeping)]
+    images = changed + [candidate.item(item) for item in sorted(candidate.bookkeeping)]
     request = normalized_request(batch)
     record = {
         "v": RECORD_VERSION, "event_seq": event_seq, "type": kind, "at": now, "actor": actor,

@@ -14,6 +14,8 @@ stopping at descendants the batch withdraws itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fold_core.kernel.declarations import TOP, Declaration
 from fold_core.kernel.fields import merge_sources, same_instant, same_sources
 from fold_core.shares import derive_share
@@ -45,6 +47,8 @@ class Candidate:
         # looked up on every batch. ``top`` shadows ``base`` (see fold_core.table); what neither
         # holds (an archived item) goes through the table itself.
         items = state.items
+        self._top_get: Callable[[str], dict | None]
+        self._base_get: Callable[[str], dict | None]
         if isinstance(items, Table):
             self._top_get, self._base_get = items.top.get, items.base.get
         else:
@@ -55,6 +59,13 @@ class Candidate:
     def get(self, item_id: str) -> dict | None:
         found = self.overlay.get(item_id)
         return found if found is not None else self.state.items.get(item_id)
+
+    def item(self, item_id: str) -> dict:
+        """An item the candidate holds (one the batch changed, or a checked target): KeyError when none."""
+        found = self.get(item_id)
+        if found is None:
+            raise KeyError(item_id)
+        return found
 
     def is_active(self, item_id: str | None) -> bool:
         item = self.get(item_id) if item_id is not None else None
@@ -106,11 +117,11 @@ class Candidate:
         if record is not None and not record["ever_had_children"]:
             self._put({**record, "ever_had_children": True}, None)
 
-    def _fresh(self, decl: Declaration, parent: str | None, sources: list[dict]) -> dict:
+    def _fresh(self, item_id: str, decl: Declaration, parent: str | None, sources: list[dict]) -> dict:
         values, now = decl.values, self.now
         explicit = values.get("share")
         return {
-            "id": decl.id, "parent": parent, "status": "active",
+            "id": item_id, "parent": parent, "status": "active",
             "title": values.get("title"), "summary": values.get("summary"),
             "weight": values["weight"], "kind": values["kind"],
             "explicit_share": explicit, "share": derive_share(values["weight"], explicit, self.budget),
@@ -122,21 +133,24 @@ class Candidate:
         }
 
     def apply(self, decl: Declaration) -> None:
-        """Execute one applied declaration."""
-        word = decl.relation.word
+        """Execute one applied declaration (it has an id and a relation)."""
+        item_id, relation = decl.id, decl.relation
+        if item_id is None or relation is None:
+            raise ValueError("only an applied declaration is executed")
+        word = relation.word
         if word == "new":
             parent = None if decl.list_parent == TOP else decl.list_parent
-            self._put(self._fresh(decl, parent, decl.values.get("sources", [])), "created")
+            self._put(self._fresh(item_id, decl, parent, decl.values.get("sources", [])), "created")
             self._mark_parent(parent)
         elif word == "supersedes":
-            self._patch(decl)
+            self._patch(item_id, decl)
         elif word == "merges":
-            self._merge(decl)
+            self._merge(item_id, decl, relation.sources)
         else:
-            self._withdraw(decl)
+            self._withdraw(item_id, decl)
 
-    def _patch(self, decl: Declaration) -> None:
-        stored = self.get(decl.id)
+    def _patch(self, item_id: str, decl: Declaration) -> None:
+        stored = self.item(item_id)
         values = decl.values
         patched = dict(stored)
         for key in ("title", "summary", "weight", "kind"):
@@ -162,22 +176,22 @@ class Candidate:
             patched["reason"] = values["reason"]
         self._put(patched, "restored" if restoring else "updated")
 
-    def _merge(self, decl: Declaration) -> None:
-        sources = [self.get(source) for source in decl.relation.sources]
+    def _merge(self, item_id: str, decl: Declaration, merged: tuple[str, ...]) -> None:
+        sources = [self.item(source) for source in merged]
         parent = sources[0]["parent"]
         inherited = merge_sources(decl.values.get("sources", []), [item["sources"] for item in sources])
-        self._put(self._fresh(decl, parent, inherited), "created")
+        self._put(self._fresh(item_id, decl, parent, inherited), "created")
         for item in sources:
-            self._put({**item, "status": "merged", "merged_into": decl.id,
+            self._put({**item, "status": "merged", "merged_into": item_id,
                        "status_at": self.now, "updated_at": self.now}, "merged")
 
-    def _withdraw(self, decl: Declaration) -> None:
-        target = self.get(decl.id)
+    def _withdraw(self, item_id: str, decl: Declaration) -> None:
+        target = self.item(item_id)
         withdrawn = {**target, "status": "withdrawn", "status_at": self.now, "updated_at": self.now}
         if "reason" in decl.values:
             withdrawn["reason"] = decl.values["reason"]
         self._put(withdrawn, "withdrawn")
-        self._cascade(decl.id, decl.id)
+        self._cascade(item_id, item_id)
 
     def _cascade(self, parent: str, root: str) -> None:
         members = set(self.state.active.get(parent, ())) | set(self.new_in_layer.get(parent, ()))

@@ -24,7 +24,7 @@ def layer_key(layer: str | None) -> tuple[bool, str]:
 
 def touched_layers(candidate: Candidate) -> list[str | None]:
     """Every layer an item of the batch's changes sits in, in receipt order."""
-    layers = {candidate.get(item)["parent"] for item in candidate.ops}
+    layers = {candidate.item(item)["parent"] for item in candidate.ops}
     return sorted(layers, key=layer_key)
 
 
@@ -51,15 +51,15 @@ def final_state_errors(candidate: Candidate, declarations: list[Declaration]) ->
         parent = item["parent"]
         if parent is not None and not candidate.is_active(parent):
             errors.append(error("inactive_parent", f"{item_id} would be active under {parent}, "
-                                f"which is {candidate.get(parent)['status']}; restore {parent} first",
+                                f"which is {candidate.item(parent)['status']}; restore {parent} first",
                                 item=item_id, parent=parent))
     applied = [decl for decl in declarations if decl.applied]
     bad_summaries = {decl.id for decl in declarations if decl.bad_summary}
     suspects = set(candidate.ops)
-    suspects.update(candidate.get(item)["parent"] for item in candidate.ops)
+    suspects.update(candidate.item(item)["parent"] for item in candidate.ops)
     suspects.discard(None)
     for item_id in sorted(suspects - bad_summaries):
-        item = candidate.get(item_id)
+        item = candidate.item(item_id)
         if item["status"] == "active" and item["summary"] is None and candidate.active_members(item_id):
             errors.append(error("invalid_field", f"{item_id} has active children, so it needs a summary "
                                 "that reads on its own", item=item_id, field="summary"))

@@ -16,6 +16,7 @@ in the same answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fold_core.kernel import fields as F
@@ -53,7 +54,7 @@ class _Walk:
         self.order: list[Declaration] = []
         self.occurrences: dict[str, int] = {}
         # The field checks in contract order, built once per batch rather than per declaration.
-        self.checks = (
+        self.checks: tuple[tuple[str, Callable[[object], tuple[object, F.Problems]]], ...] = (
             ("title", F.check_title),
             ("summary", F.check_summary),
             ("weight", F.check_weight),
@@ -94,10 +95,10 @@ class _Walk:
             self.invalid(None, "declarations", f"{where} must be an object, got {type_name(raw)}")
             return
         raw_id = raw.get("id")
-        id_ok = isinstance(raw_id, str) and ITEM_ID.fullmatch(raw_id) is not None
-        item = raw_id if id_ok else None
-        if id_ok and self.occurrences.get(raw_id, 0) >= 2:
-            self.count(raw_id)
+        item = raw_id if isinstance(raw_id, str) and ITEM_ID.fullmatch(raw_id) is not None else None
+        id_ok = item is not None
+        if item is not None and self.occurrences.get(item, 0) >= 2:
+            self.count(item)
             return  # a third or later occurrence is skipped (§3.5)
         decl = Declaration(id=item, relation=None, list_parent=list_parent)
         self.order.append(decl)
@@ -112,10 +113,10 @@ class _Walk:
 
         # relation
         try:
-            decl.relation = F.parse_relation(raw.get("relation", "new"), raw_id if id_ok else None)
+            decl.relation = F.parse_relation(raw.get("relation", "new"), item)
         except F.RelationError as problem:
             if problem.unsupported:
-                relation = raw.get("relation")
+                relation = raw["relation"]  # only a string names an unsupported relation
                 shown = relation if len(relation) <= 200 else relation[:200] + "…"
                 located = {"item": item} if item is not None else {}  # no locator for a bad id (§3.5)
                 self.errors.append(error("unsupported_relation", str(problem), **located, relation=shown))
@@ -133,7 +134,7 @@ class _Walk:
 
         # duplicates: the declaration's id, then merge sources in listed order
         duplicate = False
-        for named in ((item,) if id_ok else ()) + (relation.sources if relation else ()):
+        for named in ((item,) if item is not None else ()) + (relation.sources if relation else ()):
             seen = self.count(named)
             if seen == 2:
                 self.errors.append(error("duplicate_declaration",
@@ -148,9 +149,9 @@ class _Walk:
 
         # target errors, then a missing reason
         targets_ok = True
-        if id_ok and relation is not None and not duplicate and not too_deep:
+        if item is not None and relation is not None and not duplicate and not too_deep:
             before = len(self.errors)
-            self.check_target(raw, decl)
+            self.check_target(raw, decl, item, relation)
             targets_ok = len(self.errors) == before
         ok = ok and targets_ok
         if not duplicate:  # a duplicate gets no target or reason checks (§3.5)
@@ -175,10 +176,10 @@ class _Walk:
             # In the §3.5 field order: a key a withdraw may not hold is reported in its own slot.
             for key in F.DECLARATION_KEYS[2:]:
                 if key == "reason":
-                    value, problems = F.check_reason(raw.get("reason"))
+                    reason, problems = F.check_reason(raw.get("reason"))
                     self.report(item, problems)
-                    if value is not None:
-                        decl.values["reason"] = value
+                    if reason is not None:
+                        decl.values["reason"] = reason
                 elif key in raw:
                     self.invalid(item, key, f"{key} is not allowed on a withdraw "
                                             "(a withdraw holds only id, relation and reason)")
@@ -218,9 +219,9 @@ class _Walk:
 
     # -- target checks (state before the batch) ----------------------
 
-    def check_target(self, raw: dict, decl: Declaration) -> None:
-        items = self.state.items
-        item, word = decl.id, decl.relation.word
+    def check_target(self, raw: dict, decl: Declaration, item: str, relation: F.Relation) -> None:
+        """The checks of ``decl`` (its id ``item``, its ``relation``) against the state before the batch."""
+        items, word = self.state.items, relation.word
         # Only the children of a declaration with an invalid id (list_parent None) skip the
         # parent-relation checks; their own children are checked against them as usual.
         in_list = decl.list_parent not in (TOP, None)
@@ -229,7 +230,7 @@ class _Walk:
                 self.item_exists(item)
             return
         if word == "merges":
-            self.check_merge(raw, decl, in_list)
+            self.check_merge(raw, decl, item, relation.sources, in_list)
             return
         target = items.get(item)
         if target is None:
@@ -256,9 +257,9 @@ class _Walk:
         self.errors.append(error("item_exists", f"id {item} is already used (status {status}); "
                                  "ids are never reused: choose a new id, or supersede it", item=item))
 
-    def check_merge(self, raw: dict, decl: Declaration, in_list: bool) -> None:
+    def check_merge(self, raw: dict, decl: Declaration, item: str, merged: tuple[str, ...], in_list: bool) -> None:
         items = self.state.items
-        item, sources = decl.id, list(decl.relation.sources)
+        sources = list(merged)
         if item in items:
             self.item_exists(item)
         if "children" in raw:
@@ -306,7 +307,7 @@ class _Walk:
         if word == "withdraw":
             causes.append("a withdraw")
         elif targets_ok and word is not None:
-            stored = self.state.items.get(decl.id) if word == "supersedes" else None
+            stored = self.state.items.get(decl.id) if word == "supersedes" and decl.id is not None else None
             weight = decl.values.get("weight")
             if stored is not None and weight is not None and weight_rank(weight) > weight_rank(stored["weight"]):
                 causes.append(f"lowering the weight from {stored['weight']} to {weight}")

@@ -115,25 +115,30 @@ def _merge_list(text: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _line(value: object, low: int, high: int, field: str) -> tuple[str | None, Problems]:
+    """``value`` when it is one line of ``low``–``high`` code points (``check_line_text``), else the problem."""
+    problem = check_line_text(value, low, high, field)
+    if problem is None and isinstance(value, str):  # (only a str passes check_line_text)
+        return value, []
+    return None, [(field, problem or f"{field} must be a string")]
+
+
 def check_title(value: object) -> tuple[str | None, Problems]:
     if value is None:
         return None, [("title", "title must not be null (omit it to keep the stored title)")]
-    problem = check_line_text(value, 1, 24, "title")
-    return (None, [("title", problem)]) if problem else (value, [])
+    return _line(value, 1, 24, "title")
 
 
 def check_summary(value: object) -> tuple[str | None, Problems]:
     if value is None or value == "":
         return None, []
-    problem = check_line_text(value, 1, 60, "summary")
-    return (None, [("summary", problem)]) if problem else (value, [])
+    return _line(value, 1, 60, "summary")
 
 
 def check_reason(value: object) -> tuple[str | None, Problems]:
     if value is None:
         return None, []
-    problem = check_line_text(value, 1, 200, "reason")
-    return (None, [("reason", problem)]) if problem else (value, [])
+    return _line(value, 1, 200, "reason")
 
 
 def _check_choice(value: object, field: str, choices: tuple[str, ...]) -> tuple[str | None, Problems]:
@@ -166,7 +171,7 @@ def check_instant(value: object, field: str) -> tuple[str | None, Problems]:
     """An ISO 8601 instant with an offset, or null."""
     if value is None:
         return None, []
-    if parse_instant(value) is None:
+    if not isinstance(value, str) or parse_instant(value) is None:  # (parse_instant takes only a str)
         return None, [(field, f"{field} must be an ISO 8601 time with an offset "
                               f"(e.g. 2026-10-12T18:00:00+08:00), got {preview(value)}")]
     return value, []
@@ -205,10 +210,10 @@ def check_sources(value: object) -> tuple[list[dict] | None, Problems]:
                                         f"got {preview(observed)}"))
         if len(problems) > before:
             continue
-        key = (raw["channel"], raw["ref"])
-        if key in seen:
+        identity = (raw["channel"], raw["ref"])
+        if identity in seen:
             continue
-        seen.add(key)
+        seen.add(identity)
         source = {"channel": raw["channel"], "ref": raw["ref"]}
         if quote is not None:
             source["quote"] = quote

@@ -45,8 +45,9 @@ class Session(ABC):
     state: State
 
     @abstractmethod
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
-        """``(event_seq, request_digest)`` of an accepted batch, or None."""
+    def lookup(self, batch_id: str) -> tuple[int, str | None] | None:
+        """``(event_seq, request_digest)`` of an accepted batch, or None (a record without a digest: a replay of
+        it is a conflict)."""
 
     @abstractmethod
     def record(self, event_seq: int) -> dict:
@@ -112,7 +113,7 @@ class Store:
             return Answer(outcome.receipt)
 
     @staticmethod
-    def _replay(session: Session, identity: kernel.RequestIdentity, event_seq: int, digest: str) -> Answer:
+    def _replay(session: Session, identity: kernel.RequestIdentity, event_seq: int, digest: str | None) -> Answer:
         if digest != identity.digest:
             return Answer(kernel.batch_conflict(session.state, identity.batch_id, event_seq), EXIT_REJECTED)
         receipt = dict(session.record(event_seq)["receipt"])

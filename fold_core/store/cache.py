@@ -18,9 +18,10 @@ nor a commit pays for the store's age:
 from __future__ import annotations
 
 from fold_core.state import State
-from fold_core.table import Table
+from fold_core.table import Table, in_memory
 from fold_core.store.log import read_line_at, scan
-from fold_core.store.snapshot import Snapshot, floor_key, recent_key
+from fold_core.store.snapshot import floor_key, recent_key
+from fold_core.store.snapshot_parsed import Snapshot
 
 __all__ = ["SNAP_BAD", "SNAP_MISSING", "SNAP_OK", "Cache", "lookup", "view_state"]
 
@@ -135,6 +136,6 @@ def view_state(cache: Cache, *, item: str | None, not_active: int | None) -> Sta
         found = items.get(item)
         if found is not None:
             extra_items[item] = found
-    view_notes = notes.in_memory() if isinstance(notes, Table) else notes
+    view_notes = in_memory(notes)
     return state.replace(items=Table(memory, extra_items) if extra_items else Table(memory),
                          annotations=Table(view_notes, extra_notes) if extra_notes else Table(view_notes))

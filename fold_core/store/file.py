@@ -51,11 +51,11 @@ from __future__ import annotations
 import gc
 import os
 from _thread import allocate_lock
-from contextlib import AbstractContextManager
+from typing import IO
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import Replayer, State, apply_record, empty_state
-from fold_core.store.base import Recorder, Session, Store
+from fold_core.store.base import Recorder, Store
 from fold_core.store.faults import crash_at, environ_value
 from fold_core.store.locking import HeldLock, lock_timeout
 from fold_core.store.append import LogAppender
@@ -63,6 +63,7 @@ from fold_core.store.log import Torn, bulk_loads, encode_record, fsync_dir, repa
 from fold_core.store.log import unavailable
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing, create_store, read_meta, write_meta
 from fold_core.store.cache import SNAP_BAD, SNAP_MISSING, SNAP_OK, Cache
+from fold_core.store.parts import Parts
 from fold_core.store.file_session import Hold, stat_or_none
 from fold_core.store.snapshot import file_stat, read_snapshot, remove_stale_temps
 
@@ -106,7 +107,7 @@ class FileRecorder(Recorder):
 
     # -- sessions -----------------------------------------------------------
 
-    def session(self, *, write: bool) -> AbstractContextManager[Session]:
+    def session(self, *, write: bool) -> Hold:
         return Hold(self, write)
 
     def close(self) -> None:
@@ -218,12 +219,13 @@ class FileRecorder(Recorder):
         """
         generations = remove_stale_temps(self.path)
         if generations - {cache.snapshot.generation if cache.snapshot is not None else None}:
+            # lazy: the snapshot writer is for writes only; a state read never loads it
             from fold_core.store.refresh import clean_generations
 
             clean_generations(self.path, None)
         self._swept = True
 
-    def _from_snapshot(self, log, budget: int, identity: tuple) -> Cache:
+    def _from_snapshot(self, log: IO[bytes], budget: int, identity: tuple[int, int]) -> Cache:
         self._swept = False
         try:
             snapshot = read_snapshot(self.path, budget)
@@ -237,7 +239,7 @@ class FileRecorder(Recorder):
         return Cache(snapshot.state, snapshot.offset, snapshot.last_offset, identity, SNAP_OK, snapshot,
                      snapshot.stat)
 
-    def _apply_tail(self, log, cache: Cache) -> Torn | None:
+    def _apply_tail(self, log: IO[bytes], cache: Cache) -> Torn | None:
         walk = scan(log, cache.offset, cache.state.event_seq)
         if walk.size == cache.offset:
             return None
@@ -292,7 +294,8 @@ class FileRecorder(Recorder):
         )
 
     def _refresh(self, cache: Cache, *, exclusive: bool) -> None:
-        from fold_core.store import refresh  # the write path only: a state read never imports it
+        # lazy: the snapshot writer loads only when a snapshot is written, never on a plain state read
+        from fold_core.store import refresh
 
         directory = self.path
         if cache.snap == SNAP_BAD:
@@ -312,8 +315,9 @@ class FileRecorder(Recorder):
             cache.snap = SNAP_OK
             return
         snapshot = cache.snapshot
-        if exclusive and cache.snap == SNAP_OK and snapshot is not None and snapshot.version >= 3:
-            refresh.append(cache, directory)
+        parts = snapshot.archive if snapshot is not None else None
+        if exclusive and cache.snap == SNAP_OK and snapshot is not None and isinstance(parts, Parts):  # format 3
+            refresh.append(cache, directory, parts, snapshot.floor)
         else:
             refresh.rewrite(cache, directory, self.log_path, exclusive=exclusive)
 

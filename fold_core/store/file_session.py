@@ -14,19 +14,37 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import Literal, Protocol
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import State
 from fold_core.store.base import Session, mentions
-from fold_core.store.cache import lookup, view_state
+from fold_core.store.cache import Cache, lookup, view_state
 from fold_core.store.log import line_start, read_records, unavailable
 from fold_core.text import ITEM_ID
 
-if TYPE_CHECKING:
-    from fold_core.store.file import FileRecorder
+__all__ = ["FileSession", "Hold", "Holder", "stat_or_none"]
 
-__all__ = ["FileSession", "Hold", "stat_or_none"]
+
+class Holder(Protocol):
+    """What a session asks of its recorder (``file.FileRecorder``): the lock, recovery, refresh, append."""
+
+    path: str
+    log_path: str
+    _cache: Cache | None
+
+    def _take_lock(self, write: bool) -> None: ...
+
+    def _drop_lock(self) -> None: ...
+
+    def _recover(self, write: bool) -> Cache: ...
+
+    def _refresh_due(self, cache: Cache, write: bool) -> bool: ...
+
+    def _refresh(self, cache: Cache, *, exclusive: bool) -> None: ...
+
+    def _append(self, cache: Cache, record: dict, state: State | None) -> None: ...
 
 
 def stat_or_none(path: str) -> os.stat_result | None:
@@ -41,10 +59,11 @@ class Hold:
 
     __slots__ = ("recorder", "write", "cache")
 
-    def __init__(self, recorder: "FileRecorder", write: bool) -> None:
-        self.recorder, self.write, self.cache = recorder, write, None
+    def __init__(self, recorder: Holder, write: bool) -> None:
+        self.recorder, self.write = recorder, write
+        self.cache: Cache | None = None
 
-    def __enter__(self) -> "FileSession":
+    def __enter__(self) -> FileSession:
         recorder = self.recorder
         recorder._take_lock(self.write)
         # A cold recovery holds a post-image of every item the log ever named until a
@@ -72,14 +91,16 @@ class Hold:
         self.cache = cache
         return FileSession(recorder, cache)
 
-    def __exit__(self, kind, error, trace) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> Literal[False]:
         recorder, cache = self.recorder, self.cache
         try:
-            if kind is None and self.write and recorder._cache is cache and recorder._refresh_due(cache, True):
+            if kind is None and self.write and cache is not None and recorder._cache is cache \
+                    and recorder._refresh_due(cache, True):
                 recorder._refresh(cache, exclusive=True)
         finally:
             recorder._drop_lock()
-        if kind is not None and issubclass(kind, OSError):
+        if isinstance(error, OSError):
             raise unavailable(error, f"cannot read the store {recorder.path}") from error
         return False
 
@@ -87,7 +108,7 @@ class Hold:
 class FileSession(Session):
     """The recovered store while the lock is held."""
 
-    def __init__(self, recorder: "FileRecorder", cache: Cache) -> None:
+    def __init__(self, recorder: Holder, cache: Cache) -> None:
         self._recorder = recorder
         self.cache = cache
 
@@ -98,7 +119,7 @@ class FileSession(Session):
     def state_for_view(self, *, item: str | None, not_active: int | None) -> State:
         return view_state(self.cache, item=item, not_active=not_active)
 
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+    def lookup(self, batch_id: str) -> tuple[int, str | None] | None:
         cache = self.cache
         try:
             found = lookup(cache, batch_id, self._recorder.log_path)

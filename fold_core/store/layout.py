@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Collection, Iterable, Mapping
+from typing import TypeGuard
 
 from fold_core.state import State
-from fold_core.table import Table
+from fold_core.table import Table, in_memory
 from fold_core.text import ANNOTATION_ID, ITEM_ID
+from fold_core.store.parts import Parts
 from fold_core.store.snapshot import HEAD_RECENT, INSTANTS, RECENT, floor_key, recent_key
 
 __all__ = ["Plan", "plan_head"]
@@ -42,7 +45,7 @@ class Plan:
 
     __slots__ = ("items", "notes", "floor", "entries")
 
-    def __init__(self, items: dict, notes: dict, floor, entries: list) -> None:
+    def __init__(self, items: dict, notes: dict, floor: list | None, entries: list) -> None:
         self.items, self.notes, self.floor = items, notes, floor
         self.entries = entries  # [(item, [notes], [ids of the notes not yet indexed])] (or () for none)
 
@@ -50,7 +53,7 @@ class Plan:
 _SAFE: dict[str, None] = {}  # ids seen to match ITEM_ID (a dict of atoms: the cyclic GC never walks it)
 
 
-def _archivable(item_id: object) -> bool:
+def _archivable(item_id: object) -> TypeGuard[str]:
     """Whether the index can hold ``item_id`` (the kernel's ids can; a foreign log's may not)."""
     if item_id in _SAFE:
         return True
@@ -65,18 +68,18 @@ def _archivable(item_id: object) -> bool:
 _ITEM_IDS = re.compile(r"[a-z0-9-]{1,64}(?:\n[a-z0-9-]{1,64})*")  # ITEM_ID, one per line
 
 
-def _all_archivable(ids) -> bool:
+def _all_archivable(ids: Collection[object]) -> bool:
     """Whether every id matches ITEM_ID, in one match over them all (only for many ids)."""
     if len(ids) < 4096:
         return False  # few: the cached check one by one is as quick
-    keys = list(ids)
-    if not all(type(key) is str for key in keys):
+    keys = [key for key in ids if type(key) is str]
+    if len(keys) != len(ids):
         return False
     joined = "\n".join(keys)
     return joined.count("\n") == len(keys) - 1 and _ITEM_IDS.fullmatch(joined) is not None
 
 
-def plan_head(state: State, archive, floor) -> Plan:
+def plan_head(state: State, archive: Parts | None, floor: list | None) -> Plan:
     """The plan for ``state``, whose items beyond memory are in ``archive`` (see the module docstring)."""
     table = state.items if isinstance(state.items, Table) else Table(dict(state.items), size=len(state.items))
     memory = table.in_memory()
@@ -95,7 +98,7 @@ def plan_head(state: State, archive, floor) -> Plan:
                     if item_id not in safe and not _archivable(item_id))
 
     notes_table = state.annotations
-    pool = dict(notes_table.in_memory() if isinstance(notes_table, Table) else notes_table)
+    pool = dict(in_memory(notes_table))
     queue = deque(pool.values())
     pulled: set[str] = set()
 
@@ -120,9 +123,8 @@ def plan_head(state: State, archive, floor) -> Plan:
         if note["id"] in head_notes:
             continue
         resolved, chain = _chain(table, note["item"])
-        keep = (note["status"] != "acknowledged" or resolved in head or not chain or not _archivable(resolved)
-                or type(note["id"]) is not str or ANNOTATION_ID.fullmatch(note["id"]) is None)
-        if not keep:
+        if (note["status"] == "acknowledged" and resolved not in head and chain and _archivable(resolved)
+                and type(note["id"]) is str and ANNOTATION_ID.fullmatch(note["id"]) is not None):
             archived.setdefault(resolved, {})[note["id"]] = note
             continue
         head_notes[note["id"]] = note
@@ -155,7 +157,7 @@ def plan_head(state: State, archive, floor) -> Plan:
     return Plan(head, head_notes, new_floor, entries)
 
 
-def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
+def _recent(memory: dict, archive: Parts | None, floor: list | None) -> tuple[list, list | None]:
     """The ``HEAD_RECENT`` most recent not-active items, most recent first, and the new floor.
 
     Every not-active item above the previous floor is in memory — unless
@@ -163,7 +165,7 @@ def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
     """
     threshold = floor_key(floor) if archive is not None else None
     keyed = _keyed(memory.values())
-    if threshold is not None:
+    if threshold is not None and archive is not None:
         keyed = [entry for entry in keyed if entry[:2] >= threshold]
         if len(keyed) < RECENT:  # restores used up the margin: read it all
             everything = {**archive.load()[0], **memory}
@@ -178,10 +180,11 @@ def _recent(memory: dict, archive, floor) -> tuple[list, list | None]:
     return recent, [recent[-1]["status_at"], recent[-1]["id"]] if recent else floor
 
 
-def _keyed(items) -> list[tuple]:
+def _keyed(items: Iterable[dict]) -> list[tuple[float, str, dict]]:
     """``(*recent_key(item), item)`` for each not-active item: flat tuples sort fastest; ids never
     tie, so the items themselves are never compared."""
-    instants, keyed = INSTANTS, []
+    instants = INSTANTS
+    keyed: list[tuple[float, str, dict]] = []
     append = keyed.append
     for item in items:
         if item["status"] == "active":
@@ -198,7 +201,7 @@ def _in_order(notes: dict) -> list:
     return sorted(notes.values(), key=lambda note: int(note["id"][4:])) if notes else []
 
 
-def _chain(table, item_id) -> tuple[object, list]:
+def _chain(table: Mapping[str, dict], item_id: object) -> tuple[object, list]:
     """(the item ``item_id`` resolves to, the existing items on the way, itself included)."""
     chain: list = []
     seen: set = set()

@@ -2,8 +2,8 @@
 
 The core commands (``init``, ``state``, ``commit``, ``annotate``, ``history``,
 ``verify``) go through here, so each accepts both kinds of store alike. The
-backend's module is imported only when used: a command on a directory never
-imports psycopg, one on a URL never reads a file store.
+PostgreSQL engine (``pg``) is imported only when used: a command on a
+directory never imports psycopg.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 
 from fold_core.store.base import Store
+from fold_core.store.file import file_store
 from fold_core.store.location import is_url, parse_url
+from fold_core.store.meta import create_store
 
 __all__ = ["create", "describe", "is_url", "open_store", "verify"]
 
@@ -19,36 +21,37 @@ __all__ = ["create", "describe", "is_url", "open_store", "verify"]
 def open_store(location: str | os.PathLike, budget: int | None = None) -> Store:
     """The ``Store`` at ``location`` (``budget`` only matters when a write creates it)."""
     if is_url(location):
-        from fold_core.store.pg.recorder import postgres_store
+        # lazy: psycopg loads only for a postgresql:// store
+        from fold_core.store.pg import recorder
 
-        return postgres_store(location, budget)
-    from fold_core.store.file import file_store
-
+        return recorder.postgres_store(location, budget)
     return file_store(location, budget)
 
 
 def create(location: str | os.PathLike, budget: int) -> tuple[dict, bool]:
     """``init``: ``(meta, created)`` — the store's identity, and whether this call created it."""
     if is_url(location):
-        from fold_core.store.pg.recorder import create_pg_store
+        # lazy: psycopg loads only for a postgresql:// store
+        from fold_core.store.pg import recorder
 
-        return create_pg_store(location, budget)
-    from fold_core.store.meta import create_store
-
+        return recorder.create_pg_store(location, budget)
     return create_store(os.fspath(location), budget)
 
 
 def verify(location: str | os.PathLike) -> dict:
     """``foldctl verify``: the report of a clean store; raises ``StoreCorrupt`` at the first problem."""
     if is_url(location):
-        from fold_core.store.pg.verify import verify_pg_store
+        # lazy: psycopg loads only for a postgresql:// store
+        from fold_core.store.pg import verify as pg_verify
 
-        return verify_pg_store(location)
-    from fold_core.store.verify import verify_store
+        return pg_verify.verify_pg_store(location)
+    # lazy: the full check is verify's alone; the other commands (a state read) do not load it
+    from fold_core.store import verify as file_verify
 
-    return verify_store(os.fspath(location))
+    return file_verify.verify_store(os.fspath(location))
 
 
 def describe(location: str | os.PathLike) -> str:
     """How answers name the store: the path, or the URL with any password masked."""
     return parse_url(location).display if is_url(location) else os.fspath(location)
+

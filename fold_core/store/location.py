@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TypeGuard
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from fold_core.errors import ConfigError, UsageError
@@ -39,7 +40,7 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*")
 
 
-def is_url(location: object) -> bool:
+def is_url(location: object) -> TypeGuard[str]:
     """Whether ``location`` names a PostgreSQL store (else it is a directory)."""
     if not isinstance(location, str):
         return False

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Literal
 
 from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.files import fsync_dir
@@ -41,10 +42,13 @@ __all__ = [
     "unavailable",
 ]
 
-_scan_once = json.JSONDecoder().scan_once
+# The C scanner json.loads uses: set on every JSONDecoder, though typeshed does not declare it.
+_scan_once: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")
+
+Loads = Callable[[bytes], Any]  # one log line -> its JSON value (ValueError when it is none)
 
 
-def _loads(line: bytes):
+def _loads(line: bytes) -> Any:
     """``json.loads(line)`` for one log line: the same value or error, less overhead per line.
 
     The common case — a UTF-8 line holding one JSON value and its newline — goes
@@ -60,7 +64,7 @@ def _loads(line: bytes):
     return value
 
 
-def bulk_loads():
+def bulk_loads() -> Loads:
     """The parser for a long replay (a cold recovery): ``orjson.loads`` when installed, else ``_loads``.
 
     orjson parses a record about twice as fast (docs/benchmarks.md).
@@ -74,7 +78,7 @@ def bulk_loads():
     except ImportError:
         return _loads
 
-    def loads(line: bytes):
+    def loads(line: bytes) -> Any:
         try:
             return fast(line)
         except ValueError:  # orjson.JSONDecodeError
@@ -121,11 +125,11 @@ def canonical_line(record: dict) -> bytes:
 
 _utf8_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _ascii_json = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_fast_dumps = None  # orjson.dumps once looked up; False when orjson is not installed
+_fast_dumps: Callable[..., bytes] | Literal[False] | None = None  # orjson.dumps once looked up; False: none
 _APPEND_NEWLINE = 0
 
 
-def _orjson_dumps():
+def _orjson_dumps() -> Callable[..., bytes] | Literal[False]:
     """orjson.dumps (imported on the first append: a read never pays for it), or False."""
     global _fast_dumps, _APPEND_NEWLINE
     if _fast_dumps is None:
@@ -157,14 +161,14 @@ class Torn:
 class Scan:
     """Walks the log from a known record boundary; see ``records``."""
 
-    def __init__(self, file, offset: int, event_seq: int, size: int) -> None:
+    def __init__(self, file: IO[bytes], offset: int, event_seq: int, size: int) -> None:
         self._file = file
         self.offset = offset  # end of the last complete record yielded so far
         self.event_seq = event_seq  # event_seq of that record (its line number)
         self.size = size  # file size when the lock was taken
         self.torn: Torn | None = None
 
-    def records(self, loads=None, only: bytes | None = None) -> Iterator[tuple[dict, int]]:
+    def records(self, loads: Loads | None = None, only: bytes | None = None) -> Iterator[tuple[dict, int]]:
         """``(record, start offset)`` of each complete record, in order.
 
         Raises ``StoreCorrupt`` at the first complete line that does not parse
@@ -215,7 +219,7 @@ class Scan:
                 break
 
 
-def scan(file, offset: int, event_seq: int) -> Scan:
+def scan(file: IO[bytes], offset: int, event_seq: int) -> Scan:
     """A scan of ``file`` (opened ``rb``) from ``offset``, just after record ``event_seq``."""
     return Scan(file, offset, event_seq, os.fstat(file.fileno()).st_size)
 

@@ -21,7 +21,7 @@ class _MemorySession(Session):
         self._recorder = recorder
         self.state = recorder.state
 
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+    def lookup(self, batch_id: str) -> tuple[int, str | None] | None:
         return self._recorder.batches.get(batch_id)
 
     def record(self, event_seq: int) -> dict:

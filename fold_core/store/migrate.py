@@ -21,18 +21,24 @@ difference raises ``StoreCorrupt`` and names it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Protocol, runtime_checkable
 
 from fold_core.errors import StoreCorrupt, UsageError
+from fold_core.store.base import Session
+from fold_core.store.file import FileRecorder
+from fold_core.store.locate import describe, open_store, verify
 from fold_core.store.location import is_url
+from fold_core.store.locking import StoreLock
+from fold_core.store.log import fsync_dir
+from fold_core.store.meta import StoreMissing, read_meta, write_meta
+from fold_core.store.pg.state import Head
 
-__all__ = ["migrate_store", "record_lines"]
+__all__ = ["RowSession", "migrate_store", "record_lines"]
 
 
 def migrate_store(source: str, target: str) -> dict:
     """Copy the store at ``source`` to ``target`` (directories or ``postgresql://`` URLs); the report."""
-    from fold_core.store.locate import describe, open_store, verify
-
     if describe(source) == describe(target):
         raise UsageError(f"the source and the target are the same store: {describe(source)}")
     reader = open_store(source)
@@ -41,6 +47,7 @@ def migrate_store(source: str, target: str) -> dict:
         count = session.state.event_seq
         lines = record_lines(source, session)
         if is_url(target):
+            # lazy: psycopg loads only for a postgresql:// target
             from fold_core.store.pg.bulk import load_records
 
             load_records(target, meta["budget"], meta["created_at"], lines)
@@ -62,28 +69,31 @@ def migrate_store(source: str, target: str) -> dict:
             "created_at": meta["created_at"], "verified": True}
 
 
-def _meta(location: str, session) -> dict:
-    if is_url(location):
+@runtime_checkable
+class RowSession(Protocol):
+    """A session of a PostgreSQL store (``pg.session.PgSession``), as moving a store reads it."""
+
+    @property
+    def head(self) -> Head | None: ...
+
+    def record_lines(self) -> Iterator[bytes]: ...
+
+
+def _meta(location: str, session: Session) -> dict:
+    if isinstance(session, RowSession):
         head = session.head
         return head.meta() if head is not None else {"budget": session.state.budget, "created_at": None}
-    from fold_core.store.meta import read_meta
+    meta = read_meta(os.fspath(location))
+    if meta is None:
+        raise StoreMissing(f"no store at {location} (no meta.json)")
+    return meta
 
-    return read_meta(os.fspath(location))
 
-
-def record_lines(location: str, session) -> Iterator[bytes]:
+def record_lines(location: str, session: Session) -> Iterator[bytes]:
     """The records of ``session`` (a read session on ``location``) as their exact stored lines."""
-    last = session.state.event_seq
-    if is_url(location):
-        if session.head is None or last == 0:
-            return iter(())
-        conn = session._recorder.connection()
-        cursor = conn.cursor(name="fold_record_lines")
-        cursor.itersize = 2000
-        cursor.execute("SELECT body FROM fold_records WHERE store = %s AND event_seq <= %s ORDER BY event_seq",
-                       (session.head.id, last))
-        return (body.encode("utf-8") + b"\n" for (body,) in cursor)
-    return _log_lines(os.path.join(os.fspath(location), "events.jsonl"), last)
+    if isinstance(session, RowSession):
+        return session.record_lines()
+    return _log_lines(os.path.join(os.fspath(location), "events.jsonl"), session.state.event_seq)
 
 
 def _log_lines(path: str, count: int) -> Iterator[bytes]:
@@ -96,13 +106,8 @@ def _log_lines(path: str, count: int) -> Iterator[bytes]:
                 return
 
 
-def _write_file_store(path: str, meta: dict, lines) -> None:
+def _write_file_store(path: str, meta: dict, lines: Iterable[bytes]) -> None:
     """A new file store at ``path`` holding exactly ``lines``, then its snapshot."""
-    from fold_core.store.file import FileRecorder
-    from fold_core.store.locking import StoreLock
-    from fold_core.store.log import fsync_dir
-    from fold_core.store.meta import read_meta, write_meta
-
     os.makedirs(path, exist_ok=True)
     lock = StoreLock(os.path.join(path, "lock"), exclusive=True, create=True)
     try:

@@ -35,6 +35,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
+from typing import Literal
 
 __all__ = ["KINDS", "Parts", "dumps_block", "dumps_line", "dumps_lines", "header", "part_names"]
 
@@ -48,7 +50,7 @@ _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=Fa
 _utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-_fast_dumps = None  # orjson.dumps once looked up; False when it is not installed
+_fast_dumps: Callable[..., bytes] | Literal[False] | None = None  # orjson.dumps once looked up; False: none
 _BREAKS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"), (b"\xc2\x85", b"\\u0085"))
 
 
@@ -178,8 +180,8 @@ class Parts:
         self._scans = {"index": 0, "batches": 0}
         self._keys: dict[str, dict] | None = None  # index keys by tag ("i", "n", and "b" for batches)
         self._keys_upto: dict[str, int] | None = None  # where ``_keys`` ends, when short of ``lengths``
-        self._index: dict | None = None  # the whole index (verify only)
-        self._batches: dict | None = None
+        self._index: dict[tuple[str, str], tuple[int, int]] | None = None  # the whole index (verify only)
+        self._batches: dict[str, tuple[int, int]] | None = None
         self._all: tuple[dict, dict] | None = None
 
     def check(self) -> None:
@@ -230,14 +232,13 @@ class Parts:
             if self._scans[kind] <= SCANS_BEFORE_PARSE:
                 return True
             self._keys = {"i": {}, "n": {}, "b": {}}
-            self._add_keys({kind: 0 for kind in KINDS})
+            self._add_keys(self._keys, {kind: 0 for kind in KINDS})
         elif self._keys_upto is not None:
-            self._add_keys(self._keys_upto)
+            self._add_keys(self._keys, self._keys_upto)
             self._keys_upto = None
         return quoted[1:-1] in self._keys[tag]
 
-    def _add_keys(self, since: dict[str, int]) -> None:
-        keys = self._keys
+    def _add_keys(self, keys: dict[str, dict], since: dict[str, int]) -> None:
         for tag, key in _INDEX_KEY.findall(self._tail("index", since["index"])):
             keys[tag.decode()][key] = None
         keys["b"].update(dict.fromkeys(_BATCH_KEY.findall(self._tail("batches", since["batches"]))))
@@ -257,24 +258,18 @@ class Parts:
         entry = self._find("index", tag, key, b'\n["' + tag.encode() + b'",')
         return None if entry is None else (entry[2], entry[3])
 
-    def _parse_index_from(self, start: int) -> None:
-        data = self._tail("index", start)
-        index = self._index
-        for tag, key, offset, length in _INDEX_LINE.findall(data):
-            index[(tag.decode(), _key(key))] = (int(offset), int(length))
-
     def entry(self, item_id: str) -> dict | None:
         """The archive entry of ``item_id`` (None: not archived)."""
         if item_id in self.entries:
             return self.entries[item_id]
         where = self._locate("i", item_id)
-        entry = None if where is None else self._read_entry(*where)
+        entry = None if where is None else self.read_entry(*where)
         if entry is not None and entry["item"]["id"] != item_id:
             raise ValueError(f"snapshot index points {item_id} at another item")
         self.entries[item_id] = entry
         return entry
 
-    def _read_entry(self, offset: int, length: int) -> dict:
+    def read_entry(self, offset: int, length: int) -> dict:
         entry = json.loads(self.files.read("items", offset, length))
         if type(entry) is not dict or type(entry.get("item")) is not dict or type(entry.get("notes")) is not list:
             raise ValueError("a snapshot archive line is not an entry")
@@ -291,7 +286,7 @@ class Parts:
             return self.notes[note_id]
         where = self._locate("n", note_id)
         if where is not None:
-            self._read_entry(*where)
+            self.read_entry(*where)
         return self.notes.setdefault(note_id, None)
 
     def notes_of(self, item_id: str) -> list[dict]:
@@ -316,7 +311,7 @@ class Parts:
             self._all = (items, notes)
         return self._all
 
-    def lines(self):
+    def lines(self) -> Iterator[tuple[int, int, dict]]:
         """``(offset, length, entry)`` of every archive line, in file order (verify)."""
         data = self.files.read("items", 0, self.lengths["items"])
         position = data.index(b"\n") + 1
@@ -328,8 +323,10 @@ class Parts:
     def index_map(self) -> dict:
         """``{(tag, key): (offset, length)}`` of the whole index, the last line for a key winning."""
         if self._index is None:
-            self._index = {}
-            self._parse_index_from(0)
+            index: dict[tuple[str, str], tuple[int, int]] = {}
+            self._index = index
+            for tag, key, offset, length in _INDEX_LINE.findall(self._tail("index", 0)):
+                index[(tag.decode(), _key(key))] = (int(offset), int(length))
         return self._index
 
     # -- the batch index --------------------------------------------------------
@@ -341,15 +338,11 @@ class Parts:
         entry = self._find("batches", "b", batch_id, b"\n[")
         return None if entry is None else (entry[1], entry[2])
 
-    def _parse_batches_from(self, start: int) -> None:
-        data = self._tail("batches", start)
-        batches = self._batches
-        for key, seq, offset in _BATCH_LINE.findall(data):
-            batches[_key(key)] = (int(seq), int(offset))
-
     def all_batches(self) -> dict[str, tuple[int, int]]:
         """The whole batch index (verify, and a snapshot written from scratch)."""
         if self._batches is None:
-            self._batches = {}
-            self._parse_batches_from(0)
+            batches: dict[str, tuple[int, int]] = {}
+            self._batches = batches
+            for key, seq, offset in _BATCH_LINE.findall(self._tail("batches", 0)):
+                batches[_key(key)] = (int(seq), int(offset))
         return self._batches

@@ -46,7 +46,7 @@ class PartsWriter:
         try:
             for kind, name in part_names(gen).items():
                 path = os.path.join(directory, name)
-                if self.created:
+                if lengths is None:  # created
                     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
                     self.fds[kind] = fd
                     header_line = header(gen, kind)

@@ -25,16 +25,17 @@ import gc
 import json
 import os
 import re
+from collections.abc import Mapping
 from itertools import accumulate
 
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.store.cache import SNAP_MISSING, SNAP_OK, Cache, snapshot_batches
-from fold_core.store.layout import plan_head
+from fold_core.store.layout import Plan, plan_head
 from fold_core.store.parts import Parts, dumps_block, dumps_line, part_names
 from fold_core.store.parts_write import PartsWriter, new_generation, remove_other_generations
-from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, encode_head, encode_table, encoded
-from fold_core.store.snapshot import warn_not_refreshed, write_head
+from fold_core.store.snapshot import encode_head, encode_table, encoded, warn_not_refreshed, write_head
+from fold_core.store.snapshot_parsed import FileIdentity, ItemSource, NoteSource, Snapshot
 
 __all__ = ["append", "clean_generations", "rewrite", "write_snapshot"]
 
@@ -44,12 +45,11 @@ _PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # item, annotation and batch ids
 _PLAIN_LINES = re.compile(r"[A-Za-z0-9._:-]+(?:\n[A-Za-z0-9._:-]+)*")  # keys joined by newlines, none to escape
 
 
-def append(cache: Cache, directory: str) -> bool:
-    """Append what changed to the current generation and write a new head (writers only)."""
-    snapshot = cache.snapshot
-    parts = snapshot.archive
+def append(cache: Cache, directory: str, parts: Parts, floor: list | None) -> bool:
+    """Append what changed to the current generation (``parts``, the head's ``floor``) and write a new head
+    (writers only)."""
     try:
-        plan = plan_head(cache.state, parts, snapshot.floor)
+        plan = plan_head(cache.state, parts, floor)
         writer = PartsWriter(directory, parts.gen, parts.lengths)
         try:
             _write_plan(writer, plan, cache.tail_batches, cache.memo)
@@ -123,7 +123,7 @@ def _rewrite(cache: Cache, directory: str, log_path: str, *, exclusive: bool) ->
         if exclusive:
             warn_not_refreshed(directory, error)
         stat = None
-    if stat is None:
+    if stat is None or parts is None:  # (parts are read whenever the head was written)
         for name in part_names(gen).values():
             try:
                 os.remove(os.path.join(directory, name))
@@ -148,7 +148,7 @@ def write_snapshot(directory: str, state: State, *, offset: int, last_offset: in
     return rewrite(cache, directory, os.path.join(directory, "events.jsonl"), exclusive=True)
 
 
-def _write_plan(writer: PartsWriter, plan, batches: dict, memo: tuple[dict, dict]) -> None:
+def _write_plan(writer: PartsWriter, plan: Plan, batches: dict, memo: tuple[dict, dict]) -> None:
     item_memo, note_memo = memo
     entries = plan.entries
     if item_memo or note_memo:  # a refresh: items that leave the head were encoded for it before
@@ -187,7 +187,7 @@ def _index_lines(entries: list, lines: list[bytes], offset: int) -> list[str]:
     return index
 
 
-def _every(table) -> dict:
+def _every(table: Mapping[str, dict]) -> dict:
     """Every entry of ``table`` as a dict (shared, not copied, when it is already one: nothing here changes it)."""
     return table.whole() if isinstance(table, Table) else dict(table)
 
@@ -211,7 +211,7 @@ def _quoted(key: str) -> str:
     return f'"{key}"' if _PLAIN.fullmatch(key) else _ascii(key)
 
 
-def _rebase(cache: Cache, plan, parts: Parts, stat: tuple) -> None:
+def _rebase(cache: Cache, plan: Plan, parts: Parts, stat: FileIdentity) -> None:
     """The same state, with the new head in memory and the new parts behind it."""
     state = cache.state
     total_notes = len(state.annotations)

@@ -41,16 +41,18 @@ from fold_core.timefmt import instant_key, instant_key_once
 from fold_core.store.faults import crash_at, injected
 from fold_core.store.log import fsync_dir
 from fold_core.store.parts import KINDS, Parts, dumps_line
+from fold_core.store.snapshot_parsed import FORMAT, FileIdentity, ItemSource, NoteSource, Snapshot, check_head
+from fold_core.store.snapshot_v2 import parse_v2
 
-__all__ = ["FORMAT", "HEAD_RECENT", "INSTANTS", "RECENT", "VERSION", "Snapshot", "check_head", "encode_head", "encode_table",
-           "encoded", "floor_key", "read_snapshot", "recent_key", "remove_stale_temps", "write_head"]
+__all__ = ["HEAD_RECENT", "INSTANTS", "RECENT", "VERSION", "encode_head", "encode_table", "encoded", "file_stat",
+           "floor_key", "read_snapshot", "recent_key", "remove_stale_temps", "write_head"]
 
-FORMAT, VERSION = "fold-snapshot", 3
+VERSION = 3
 RECENT = 200  # the state document's default not_active bound (kernel.view.NOT_ACTIVE_DEFAULT)
 HEAD_RECENT = 256  # not-active items a head keeps: RECENT, and room for restores between refreshes
 
 
-def floor_key(value) -> tuple | None:
+def floor_key(value: list | None) -> tuple | None:
     """The sort key of a ``recent_floor`` (``[status_at, id]``), or None."""
     return None if value is None else (instant_key(value[0]), value[1])
 
@@ -69,75 +71,15 @@ def recent_key(item: dict) -> tuple:
     return instant, item["id"]
 
 
-class ItemSource:
-    """The archive's items, for ``Table``: one at a time, or all."""
-
-    __slots__ = ("archive",)
-
-    def __init__(self, archive) -> None:
-        self.archive = archive
-
-    def get(self, key):
-        return self.archive.item(key) if type(key) is str else None
-
-    def load(self) -> dict:
-        return self.archive.load()[0]
-
-
-class NoteSource:
-    """The archive's annotations, for ``Table``; ids above the head's count are never archived."""
-
-    __slots__ = ("archive", "total")
-
-    def __init__(self, archive, total: int) -> None:
-        self.archive, self.total = archive, total
-
-    def get(self, key):
-        if type(key) is not str or not key.startswith("ann-") or not key[4:].isdigit() \
-                or int(key[4:]) > self.total:
-            return None
-        return self.archive.note(key)
-
-    def load(self) -> dict:
-        return self.archive.load()[1]
-
-
-class Snapshot:
-    """A parsed head and the archive behind it (``Parts``, or a format-2 archive)."""
-
-    __slots__ = ("version", "state", "offset", "last_offset", "floor", "archive", "stat")
-
-    def __init__(self, version: int, state: State, offset: int, last_offset: int, floor, archive, stat) -> None:
-        self.version, self.state, self.offset, self.last_offset = version, state, offset, last_offset
-        self.floor = floor  # [status_at, id] of the last not-active item the head keeps (None: it keeps all)
-        self.archive = archive
-        self.stat = stat  # identity of the snapshot.json this came from (to notice a newer one)
-
-    def matches(self, log) -> bool:
-        """Whether ``log`` (opened ``rb``) holds this snapshot's last record where it says.
-
-        One short read: catches a snapshot ahead of the log, or written for
-        another log, without replaying anything.
-        """
-        log.seek(self.last_offset)
-        length = self.offset - self.last_offset
-        line = log.readline(length + 1)
-        if len(line) != length or line[-1:] != b"\n":
-            return False
-        record = json.loads(line)
-        return type(record) is dict and record.get("event_seq") == self.state.event_seq
-
-    @property
-    def generation(self) -> str | None:
-        return self.archive.gen if isinstance(self.archive, Parts) else None
-
-
-def file_stat(path: str) -> tuple | None:
+def file_stat(path: str) -> FileIdentity | None:
     """What identifies one version of a file (a replaced file has a new one)."""
     try:
-        stat = os.stat(path)
+        return _identity(os.stat(path))
     except FileNotFoundError:
         return None
+
+
+def _identity(stat: os.stat_result) -> FileIdentity:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
@@ -153,12 +95,9 @@ def read_snapshot(directory: str, budget: int) -> Snapshot | None:
     except FileNotFoundError:
         return None
     with file:
-        stat = os.fstat(file.fileno())
-        stat = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        stat = _identity(os.fstat(file.fileno()))
         first = file.readline()
         if first[-2:] == b",\n":  # format 2: three lines, read lazily from the kept file
-            from fold_core.store.snapshot_v2 import parse_v2
-
             file.seek(0)
             return parse_v2(os.fdopen(os.dup(file.fileno()), "rb"), budget, stat)
         if first[-1:] != b"\n" or file.read(1):
@@ -166,26 +105,7 @@ def read_snapshot(directory: str, budget: int) -> Snapshot | None:
     return _parse_head(first, directory, budget, stat)
 
 
-def check_head(doc: dict, version: int, budget: int, counts: tuple[str, ...]) -> tuple[int, int, int]:
-    """``(last_event_seq, offset, last_offset)`` of a parsed head of format ``version``; ValueError when unusable.
-
-    ``counts`` name the head's other non-negative integers.
-    """
-    if doc.get("format") != FORMAT or doc.get("version") != version:
-        raise ValueError(f"format {doc.get('format')!r} version {doc.get('version')!r}")
-    if doc["budget"] != budget:
-        raise ValueError(f"budget {doc['budget']} differs from meta.json's {budget}")
-    seq, offset, last_offset = doc["last_event_seq"], doc["offset"], doc["last_offset"]
-    if not all(type(v) is int and v >= 0 for v in (seq, offset, last_offset) + tuple(doc[n] for n in counts)):
-        raise ValueError("bad positions or counts")
-    if (seq == 0) != (offset == 0) or (seq > 0 and last_offset >= offset):
-        raise ValueError("inconsistent positions")
-    if type(doc["items"]) is not dict or type(doc["annotations"]) is not dict:
-        raise ValueError("bad tables")
-    return seq, offset, last_offset
-
-
-def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
+def _parse_head(data: bytes, directory: str, budget: int, stat: FileIdentity) -> Snapshot:
     doc = json.loads(data)
     seq, offset, last_offset = check_head(doc, VERSION, budget, ("item_total", "inactive_total", "annotation_total"))
     totals = (doc["item_total"], doc["inactive_total"], doc["annotation_total"])
@@ -213,7 +133,7 @@ def _parse_head(data: bytes, directory: str, budget: int, stat) -> Snapshot:
     return Snapshot(VERSION, state, offset, last_offset, floor, archive, stat)
 
 
-def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor,
+def encode_head(state: State, *, offset: int, last_offset: int, items: bytes, notes: bytes, floor: list | None,
                 gen: str, lengths: dict[str, int]) -> bytes:
     """The head line for ``state`` at log ``offset``; ``items`` and ``notes`` are its tables, encoded."""
     head = {
@@ -273,7 +193,7 @@ def encoded(value: dict, key: str, memo: dict) -> bytes:
     return dumps_line(value)
 
 
-def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> tuple | None:
+def write_head(directory: str, data: bytes, *, exclusive: bool, quiet: bool = False) -> FileIdentity | None:
     """Atomically replace ``snapshot.json``; the new file's stat, or None (and a logged warning).
 
     Readers may write a snapshot under the shared lock (only a new

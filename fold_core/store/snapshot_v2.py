@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import heapq
 import json
+from typing import IO
 
 from fold_core.state import State
 from fold_core.table import Table
 from fold_core.timefmt import instant_key
+from fold_core.store.snapshot_parsed import FileIdentity, ItemSource, NoteSource, Snapshot, check_head
 
 __all__ = ["LegacyArchive", "parse_v2"]
 
@@ -36,7 +38,7 @@ class LegacyArchive:
 
     gen = None
 
-    def __init__(self, source, head_bytes: int, archive_bytes: int) -> None:
+    def __init__(self, source: IO[bytes], head_bytes: int, archive_bytes: int) -> None:
         self._source = source
         self._head_bytes, self._archive_bytes = head_bytes, archive_bytes
         self._items: dict | None = None
@@ -66,13 +68,13 @@ class LegacyArchive:
     def item(self, item_id: str) -> dict | None:
         return self.load()[0].get(item_id)
 
-    def note(self, note_id: str) -> None:
+    def note(self, note_id: str) -> dict | None:
         return None
 
-    def notes_of(self, item_id: str) -> list:
+    def notes_of(self, item_id: str) -> list[dict]:
         return []
 
-    def cached_entry(self, item_id: str) -> None:
+    def cached_entry(self, item_id: str) -> dict | None:
         return None
 
     def _batch_line(self) -> bytes:
@@ -114,10 +116,8 @@ class LegacyArchive:
         return self._batches
 
 
-def parse_v2(source, budget: int, stat):
+def parse_v2(source: IO[bytes], budget: int, stat: FileIdentity | None) -> Snapshot:
     """The ``Snapshot`` of a format-2 file (opened ``rb``, kept open for the lazy lines)."""
-    from fold_core.store.snapshot import ItemSource, NoteSource, Snapshot, check_head
-
     try:
         head = source.readline()
         if head[-2:] != b",\n":

@@ -20,16 +20,17 @@ import os
 from collections.abc import Iterator
 
 from fold_core.errors import StoreCorrupt
-from fold_core.state import ITEM_FIELDS, State, empty_state, replay
+from fold_core.state import State, empty_state, replay
+from fold_core.table import whole
 from fold_core.store.meta import StoreMissing, read_meta
 from fold_core.store.locking import StoreLock
-from fold_core.store.log import scan
+from fold_core.store.log import Scan, Torn, scan
+from fold_core.store.record_checks import RecordChecker
 from fold_core.store.snapshot import read_snapshot
+from fold_core.store.snapshot_parsed import Snapshot
 from fold_core.store.verify_head import head_problem
 
 __all__ = ["verify_store"]
-
-_TYPES = ("commit", "acknowledge", "checked", "annotation")
 
 
 def verify_store(path: str) -> dict:
@@ -59,14 +60,14 @@ def _verify(path: str) -> dict:
         return _report(budget, empty_state(budget), snapshot, None)
     with open(log_path, "rb") as log:
         walk = scan(log, 0, 0)
-        checker = _Checker(walk, budget)
-        records = checker.records()
+        checker = RecordChecker(budget, "events.jsonl line")
+        records = _checked(walk, checker)
         try:
             state = empty_state(budget)
             if snapshot is not None and snapshot.state.event_seq:
                 state = replay(itertools.islice(records, snapshot.state.event_seq), state)
                 checker.check_budgets(state)
-                _compare(snapshot, state, checker)
+                _compare(snapshot, state, checker, walk)
             state = replay(records, state)
         except StoreCorrupt:
             raise
@@ -76,79 +77,24 @@ def _verify(path: str) -> dict:
         return _report(budget, state, snapshot, walk.torn)
 
 
-class _Checker:
-    """Checks each record before T applies it; knows the line being applied."""
-
-    def __init__(self, walk, budget: int) -> None:
-        self.walk = walk
-        self.budget = budget
-        self.line = 0
-        self.revision = 0
-        self.annotations: set[str] = set()
-        self.batches: dict[str, list] = {}
-        self.items: set[str] = set()
-
-    def corrupt(self, message: str) -> StoreCorrupt:
-        return StoreCorrupt(f"events.jsonl line {self.line}: {message}", line=self.line)
-
-    def records(self) -> Iterator[dict]:
-        for record, start in self.walk.records():
-            self.line = record["event_seq"]
-            self.check(record, start)
-            yield record
-
-    def check(self, record: dict, start: int) -> None:
-        kind = record.get("type")
-        if record.get("v") != 1 or kind not in _TYPES:
-            raise self.corrupt(f"unknown record version or type ({record.get('v')!r}, {kind!r})")
-        if kind == "annotation":
-            note = record["annotation"]
-            expected = f"ann-{len(self.annotations) + 1}"
-            if note["id"] != expected:
-                raise self.corrupt(f"annotation id {note['id']!r}, expected {expected!r} (save order)")
-            self.annotations.add(note["id"])
-            return
-        bumps = 0 if kind == "checked" else 1
-        if record["previous_revision"] != self.revision or record["revision"] != self.revision + bumps:
-            raise self.corrupt(
-                f"{kind} record with revision {record['previous_revision']!r} → {record['revision']!r}"
-                f" after revision {self.revision}"
-            )
-        self.revision = record["revision"]
-        batch_id = record["batch_id"]
-        if batch_id in self.batches:
-            raise self.corrupt(f"batch_id {batch_id!r} was already accepted at event_seq {self.batches[batch_id][0]}")
-        self.batches[batch_id] = [record["event_seq"], record["request_digest"], start]
-        for change in record["receipt"]["changes"]:
-            if change["op"] == "created" and change["item"] in self.items:
-                raise self.corrupt(f"creates {change['item']!r}, an id that already exists (ids are never reused)")
-        for change in record["changes"]:
-            missing = [name for name in ITEM_FIELDS if name not in change["item"]]
-            if missing:
-                raise self.corrupt(f"post-image of {change['item'].get('id')!r} lacks {', '.join(missing)}")
-            self.items.add(change["item"]["id"])
-        for ack in record["acks"]:
-            if ack["annotation"] not in self.annotations:
-                raise self.corrupt(f"acknowledges {ack['annotation']!r}, which was never saved")
-
-    def check_budgets(self, state: State) -> None:
-        for layer, members in state.active.items():
-            used = sum(state.items[member]["share"] for member in members)
-            if used > state.budget:
-                name = "root" if layer is None else repr(layer)
-                raise self.corrupt(f"after this record layer {name} uses {used} of budget {state.budget}")
+def _checked(walk: Scan, checker: RecordChecker) -> Iterator[dict]:
+    """The log's records, each checked before it is yielded (``checker.line`` is its line)."""
+    for record, start in walk.records():
+        checker.line = record["event_seq"]
+        checker.check(record, start)
+        yield record
 
 
-def _compare(snapshot, state: State, checker: _Checker) -> None:
+def _compare(snapshot: Snapshot, state: State, checker: RecordChecker, walk: Scan) -> None:
     head = snapshot.state
     try:
-        items, notes = head.items.whole(), head.annotations.whole()
+        items, notes = whole(head.items), whole(head.annotations)
         batches = snapshot.archive.all_batches() if snapshot.archive is not None else {}
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise _bad_snapshot(f"its archive cannot be read ({error})") from None
-    if checker.walk.event_seq != head.event_seq:
-        raise _bad_snapshot(f"it reflects event_seq {head.event_seq} but the log ends at {checker.walk.event_seq}")
-    if checker.walk.offset != snapshot.offset:
+    if walk.event_seq != head.event_seq:
+        raise _bad_snapshot(f"it reflects event_seq {head.event_seq} but the log ends at {walk.event_seq}")
+    if walk.offset != snapshot.offset:
         raise _bad_snapshot(f"its offset {snapshot.offset} is not the end of record {head.event_seq}")
     expected = {"items": dict(state.items.items()), "annotations": dict(state.annotations.items())}
     for name, value in (("items", items), ("annotations", notes)):
@@ -174,7 +120,7 @@ def _bad_snapshot(why: str) -> StoreCorrupt:
     )
 
 
-def _report(budget: int, state: State, snapshot, torn) -> dict:
+def _report(budget: int, state: State, snapshot: Snapshot | None, torn: Torn | None) -> dict:
     return {
         "ok": True,
         "records": state.event_seq,

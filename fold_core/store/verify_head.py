@@ -11,15 +11,18 @@ log.
 
 from __future__ import annotations
 
+from fold_core.store.parts import Parts
 from fold_core.store.snapshot import floor_key, recent_key
+from fold_core.store.snapshot_parsed import Snapshot
+from fold_core.table import in_memory, whole
 
 __all__ = ["head_problem"]
 
 
-def head_problem(snapshot, items: dict) -> str | None:
+def head_problem(snapshot: Snapshot, items: dict) -> str | None:
     """What the head or the index gets wrong (None: nothing); ``items`` is every item."""
     state = snapshot.state
-    head_items, head_notes = state.items.in_memory(), state.annotations.in_memory()
+    head_items, head_notes = in_memory(state.items), in_memory(state.annotations)
     for members in state.active.values():
         for item_id in members:
             if item_id not in head_items:
@@ -29,7 +32,7 @@ def head_problem(snapshot, items: dict) -> str | None:
         if item["status"] != "active" and item["id"] not in head_items and (
                 threshold is None or recent_key(item) >= threshold):
             return f"its head lacks {item['id']}, a not-active item above its recent_floor"
-    for note in state.annotations.whole().values():
+    for note in whole(state.annotations).values():
         resolved, chain = note["item"], []
         while resolved in items and resolved not in chain:
             chain.append(resolved)
@@ -41,10 +44,11 @@ def head_problem(snapshot, items: dict) -> str | None:
             return f"its head lacks the annotation {note['id']}"
         if note["id"] in head_notes and any(item_id not in head_items for item_id in chain):
             return f"its head lacks an item on the merge chain of {note['id']}"
-    return _index_problem(snapshot.archive, head_items, head_notes)
+    archive = snapshot.archive
+    return _index_problem(archive, head_items, head_notes) if isinstance(archive, Parts) else None
 
 
-def _index_problem(archive, head_items: dict, head_notes: dict) -> str | None:
+def _index_problem(archive: Parts, head_items: dict, head_notes: dict) -> str | None:
     index = archive.index_map()
     last: dict[str, tuple[int, int]] = {}
     notes: dict[str, dict] = {}
@@ -58,7 +62,7 @@ def _index_problem(archive, head_items: dict, head_notes: dict) -> str | None:
     for note_id, note in notes.items():
         if note_id in head_notes:
             continue
-        where = index.get(("n", note_id))
-        if where is None or note not in archive._read_entry(*where)["notes"]:
+        found = index.get(("n", note_id))
+        if found is None or note not in archive.read_entry(*found)["notes"]:
             return f"its index does not point at a line holding {note_id}"
     return None

@@ -106,7 +106,7 @@ MUTATIONS = (
              'return joined.count("\\n") == len(keys) - 1 and _ITEM_IDS', "return _ITEM_IDS",
              ("tests/integration/test_snapshot_text.py::test_an_id_the_index_cannot_hold_stays_in_the_head_of_a_large_snapshot",)),
     Mutation("appended-keys-never-learnt", "fold_core/store/parts.py",
-             "        elif self._keys_upto is not None:\n            self._add_keys(self._keys_upto)\n",
+             "        elif self._keys_upto is not None:\n            self._add_keys(self._keys, self._keys_upto)\n",
              "        elif self._keys_upto is not None:\n            pass\n",
              ("tests/integration/test_snapshot_head.py::"
               "test_a_long_lived_writer_finds_batches_and_items_its_own_refreshes_archived",)),

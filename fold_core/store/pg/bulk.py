@@ -16,15 +16,15 @@ name, or one just made by ``init`` with the same budget).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 import psycopg
 
 from fold_core.errors import StoreCorrupt, UsageError
-from fold_core.state import Replayer, empty_state, resolve_item
-from fold_core.store.pg.session import json_text
-from fold_core.store.pg.state import note_number
+from fold_core.state import Replayer, State, empty_state, resolve_item
+from fold_core.store.location import PgLocation
+from fold_core.store.pg.session import Row, json_text, one_row
+from fold_core.store.pg.state import Head, note_number, parse_record
 from fold_core.store.pg.recorder import PostgresRecorder, unavailable_error
 from fold_core.timefmt import instant_key
 
@@ -63,20 +63,14 @@ class _Bookkeeping:
                 self.order[item_id] = self.activations
 
 
-def load_records(location, budget: int, created_at: str, lines: Iterable[bytes]) -> dict:
+def load_records(location: str | PgLocation, budget: int, created_at: str, lines: Iterable[bytes]) -> dict:
     """Write ``lines`` (records 1…n, in order) into the empty store at ``location``; the new head."""
-    from fold_core.store.pg.state import Head
-
     recorder = PostgresRecorder(location, budget)
     try:
-        recorder._check_schema(write=True)
-        conn = recorder.connection()
-        conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        conn, head = recorder.begin_write()
         if head is None:
-            store = conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s)"
-                                 " RETURNING id", (recorder.location.name, budget, created_at)).fetchone()[0]
+            store = one_row(conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s)"
+                                         " RETURNING id", (recorder.location.name, budget, created_at)))[0]
         elif head.event_seq != 0 or head.budget != budget:
             raise UsageError(f"{recorder.location.display} already holds a store ({head.event_seq} records,"
                              f" budget {head.budget}): move into a new store name")
@@ -98,7 +92,8 @@ def load_records(location, budget: int, created_at: str, lines: Iterable[bytes])
         recorder.forget()  # closing an unfinished transaction rolls it back
 
 
-def _copy_records(conn, store: int, budget: int, lines: Iterable[bytes]):
+def _copy_records(conn: psycopg.Connection[Row], store: int, budget: int,
+                  lines: Iterable[bytes]) -> tuple[State, _Bookkeeping]:
     replayer = Replayer(empty_state(budget))
     books = _Bookkeeping()
     expected = 0
@@ -109,12 +104,7 @@ def _copy_records(conn, store: int, budget: int, lines: Iterable[bytes]):
             if not line.endswith(b"\n"):
                 raise StoreCorrupt(f"record {expected} is not a complete line", line=expected)
             body = line[:-1].decode("utf-8")
-            try:
-                record = json.loads(body)
-            except ValueError as error:
-                raise StoreCorrupt(f"record {expected} does not parse ({error})", line=expected) from None
-            if type(record) is not dict or record.get("event_seq") != expected:
-                raise StoreCorrupt(f"record {expected} holds another event_seq", line=expected)
+            record = parse_record(expected, body)
             copy.write_row((store, expected, record["type"], record.get("batch_id"), record.get("request_digest"),
                             body))
             books.see(replayer, record)
@@ -122,7 +112,7 @@ def _copy_records(conn, store: int, budget: int, lines: Iterable[bytes]):
     return replayer.freeze(), books
 
 
-def _copy_state(conn, store: int, state, books: _Bookkeeping) -> None:
+def _copy_state(conn: psycopg.Connection[Row], store: int, state: State, books: _Bookkeeping) -> None:
     cursor = conn.cursor()
     with cursor.copy("COPY fold_items (store, id, status, parent, merged_into, status_key, active_order,"
                      " first_seq, last_seq, body) FROM STDIN") as copy:
@@ -137,5 +127,5 @@ def _copy_state(conn, store: int, state, books: _Bookkeeping) -> None:
             copy.write_row((store, note_id, note_number(note_id), note["item"], resolve_item(state, note["item"]),
                             note["status"], created, acked, json_text(note)))
     with cursor.copy("COPY fold_item_records (store, item, event_seq, image) FROM STDIN") as copy:
-        for item_id, event_seq, image in books.index:
-            copy.write_row((store, item_id, event_seq, image))
+        for item_id, event_seq, holds_image in books.index:
+            copy.write_row((store, item_id, event_seq, holds_image))

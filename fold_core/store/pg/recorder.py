@@ -40,9 +40,10 @@ it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import Any
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
@@ -54,6 +55,7 @@ from fold_core.store.location import PgLocation, parse_url
 from fold_core.store.locking import lock_timeout
 from fold_core.store.meta import DEFAULT_BUDGET, StoreMissing
 from fold_core.store.pg.schema import LATEST, SchemaTooNew, migrate, schema_version
+from fold_core.store.pg.session import PgSession, Row, one_row
 from fold_core.store.pg.state import Head, load_state, parse_record
 
 __all__ = ["PostgresRecorder", "create_pg_store", "drop_pg_store", "pg_connect", "postgres_store", "store_key",
@@ -82,14 +84,14 @@ class PostgresRecorder(Recorder):
         self.location = parse_url(location) if isinstance(location, str) else location
         self.budget = budget  # used only when a write creates the store
         self.key = store_key(self.location.name)
-        self._conn: psycopg.Connection | None = None
+        self._conn: psycopg.Connection[Row] | None = None
         self._schema: int | None = None
         self.head: Head | None = None  # the head row as of the last session
         self.state: State | None = None  # the state at head.event_seq
 
     # -- the connection ---------------------------------------------------------------
 
-    def connection(self) -> psycopg.Connection:
+    def connection(self) -> psycopg.Connection[Row]:
         """The open connection (autocommit: transactions are begun explicitly)."""
         if self._conn is not None and not self._conn.closed:
             return self._conn
@@ -97,7 +99,7 @@ class PostgresRecorder(Recorder):
         self._conn = pg_connect(self.location)
         return self._conn
 
-    def query(self, sql: str, params=None):
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> psycopg.Cursor[Row]:
         """Run one statement on the connection (in the session's transaction, if one is open)."""
         return self.connection().execute(sql, params)
 
@@ -119,32 +121,28 @@ class PostgresRecorder(Recorder):
     # -- sessions -------------------------------------------------------------------
 
     @contextmanager
-    def session(self, *, write: bool) -> Iterator[Session]:
-        from fold_core.store.pg.session import PgSession
-
-        try:
+    def session(self, *, write: bool) -> Iterator[PgSession]:
+        with self._failing():
             self._check_schema(write)
             head = self._begin(write)
             if head is None and not write:
                 raise StoreMissing(f"no store {self.location.name!r} in {self.location.display}:"
                                    " create one with `foldctl init`")
             state = self._sync(head)
-        except psycopg.Error as error:
-            self.forget()
-            raise unavailable_error(error, "cannot read the store", self.location) from None
-        except BaseException:
-            self._end(rollback=True)
-            raise
-        session = PgSession(self, head, state)
-        try:
-            yield session
-        except psycopg.Error as error:
-            self.forget()
-            raise unavailable_error(error, "cannot read the store", self.location) from None
-        except BaseException:
-            self._end(rollback=True)
-            raise
+            yield PgSession(self, head, state)
         self._end(rollback=write)
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """A database error drops the connection and is ``StoreUnavailable``; any other rolls back."""
+        try:
+            yield
+        except psycopg.Error as error:
+            self.forget()
+            raise unavailable_error(error, "cannot read the store", self.location) from None
+        except BaseException:
+            self._end(rollback=True)
+            raise
 
     def _begin(self, write: bool) -> Head | None:
         """Begin the session's transaction (and, to write, take the lock); the head row.
@@ -161,7 +159,7 @@ class PostgresRecorder(Recorder):
         self._conn = None  # the cached state stays valid: it is checked against the head
         return self._start(self.connection(), write)
 
-    def _start(self, conn: psycopg.Connection, write: bool) -> Head | None:
+    def _start(self, conn: psycopg.Connection[Row], write: bool) -> Head | None:
         """BEGIN, the lock, the head: one round trip (a pipeline; each statement waits for the one before)."""
         timeout = lock_timeout() if write else 0.0
         tried = None
@@ -183,7 +181,7 @@ class PostgresRecorder(Recorder):
         except psycopg.errors.LockNotAvailable:
             self._end(rollback=True)
             raise self._busy(timeout) from None
-        if tried is not None and not tried.fetchone()[0]:
+        if tried is not None and not one_row(tried)[0]:
             self._end(rollback=True)
             raise self._busy(timeout)
         row = found.fetchone()
@@ -222,11 +220,11 @@ class PostgresRecorder(Recorder):
             raise StoreUnavailable(f"{self.location.display}: {error}") from None
         self._schema = version
 
-    def lock(self, conn: psycopg.Connection) -> None:
+    def lock(self, conn: psycopg.Connection[Row]) -> None:
         """Take the store's advisory lock for this transaction, waiting at most ``lock_timeout()``."""
         timeout = lock_timeout()
         if timeout <= 0:
-            taken = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (self.key,)).fetchone()[0]
+            taken = one_row(conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (self.key,)))[0]
         else:
             conn.execute(f"SET LOCAL lock_timeout = {max(1, int(timeout * 1000))}")
             try:
@@ -238,7 +236,20 @@ class PostgresRecorder(Recorder):
             self._end(rollback=True)
             raise self._busy(timeout)
 
-    def read_head(self, conn: psycopg.Connection) -> Head | None:
+    def begin_write(self) -> tuple[psycopg.Connection[Row], Head | None]:
+        """The prelude of a write outside a session (``init``, a store moved here): the schema brought up to
+        date, then BEGIN, the store's lock and its head row."""
+        self._check_schema(write=True)
+        conn = self.connection()
+        conn.execute("BEGIN")
+        return conn, self.locked_head(conn)
+
+    def locked_head(self, conn: psycopg.Connection[Row]) -> Head | None:
+        """Take the store's lock in the open transaction; then its head row."""
+        self.lock(conn)
+        return self.read_head(conn)
+
+    def read_head(self, conn: psycopg.Connection[Row]) -> Head | None:
         row = conn.execute(f"SELECT {Head.COLUMNS} FROM fold_stores WHERE name = %s",
                            (self.location.name,)).fetchone()
         return None if row is None else Head(*row)
@@ -283,9 +294,9 @@ class PostgresRecorder(Recorder):
 
 
 def pg_connect(location: PgLocation, *, application_name: str = "fold",
-               doing: str = "cannot connect to the store") -> psycopg.Connection:
+               doing: str = "cannot connect to the store") -> psycopg.Connection[Row]:
     """A new autocommit connection to the database of ``location`` (its password from where the URL says)."""
-    options = {"autocommit": True, "application_name": application_name}
+    options: dict[str, Any] = {"autocommit": True, "application_name": application_name}
     try:
         given = pg_conninfo.conninfo_to_dict(location.conninfo)
     except psycopg.ProgrammingError as error:
@@ -316,11 +327,7 @@ def create_pg_store(location: str | PgLocation, budget: int = DEFAULT_BUDGET,
         raise ValueError(f"budget must be 8…4096, got {budget}")
     recorder = PostgresRecorder(location, budget)
     try:
-        recorder._check_schema(write=True)
-        conn = recorder.connection()
-        conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        conn, head = recorder.begin_write()
         if head is not None:
             conn.execute("ROLLBACK")
             return head.meta(), False
@@ -344,8 +351,7 @@ def drop_pg_store(location: str | PgLocation) -> bool:
         if schema_version(conn) == 0:
             return False
         conn.execute("BEGIN")
-        recorder.lock(conn)
-        head = recorder.read_head(conn)
+        head = recorder.locked_head(conn)
         if head is None:
             conn.execute("ROLLBACK")
             return False

@@ -36,6 +36,11 @@ as in Python, whatever the database's locale.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
 __all__ = ["LATEST", "MIGRATIONS", "MIGRATION_LOCK", "SchemaTooNew", "migrate", "schema_version"]
 
 MIGRATION_LOCK = 0x666F6C64  # "fold": the advisory lock key of schema changes
@@ -119,16 +124,16 @@ class SchemaTooNew(Exception):
     """The database holds a schema version this Fold does not know."""
 
 
-def schema_version(conn) -> int:
+def schema_version(conn: Connection[tuple[Any, ...]]) -> int:
     """The highest migration applied (0: the tables do not exist). Runs in the caller's transaction."""
     row = conn.execute("SELECT to_regclass('fold_schema_version') IS NOT NULL").fetchone()
-    if not row[0]:
+    if row is None or not row[0]:
         return 0
     row = conn.execute("SELECT coalesce(max(version), 0) FROM fold_schema_version").fetchone()
-    return row[0]
+    return 0 if row is None else row[0]
 
 
-def migrate(conn) -> int:
+def migrate(conn: Connection[tuple[Any, ...]]) -> int:
     """Apply the missing migrations in one transaction (``conn`` in autocommit mode); the version after.
 
     The lock is a session-level advisory lock taken *before* the transaction:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 import psycopg
 
@@ -19,11 +20,30 @@ from fold_core.errors import StoreCorrupt, StoreUnavailable
 from fold_core.state import State, apply_record, resolve_item
 from fold_core.store.base import Session
 from fold_core.store.faults import crash_at, fault_is, injected
+from fold_core.store.location import PgLocation
 from fold_core.store.log import encode_record
 from fold_core.store.pg.state import Head, note_number, parse_record, view_state, whole_state
 from fold_core.timefmt import instant_key
 
-__all__ = ["PgSession", "json_text"]
+__all__ = ["Owner", "PgSession", "json_text", "one_row"]
+
+Row = tuple[Any, ...]
+
+
+class Owner(Protocol):
+    """What a session asks of its recorder (``recorder.PostgresRecorder``)."""
+
+    location: PgLocation
+    head: Head | None
+    state: State | None
+
+    def connection(self) -> psycopg.Connection[Row]: ...
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> psycopg.Cursor[Row]: ...
+
+    def locked_head(self, conn: psycopg.Connection[Row]) -> Head | None: ...
+
+    def forget(self) -> None: ...
 
 _CURSORS = itertools.count(1)  # server-side cursor names: each one unique on its connection
 _UPSERT_ITEM = (
@@ -36,7 +56,7 @@ _UPSERT_ITEM = (
 )
 
 
-def json_text(value) -> str:
+def json_text(value: object) -> str:
     """Compact JSON text (ASCII escapes only when the value holds what UTF-8 cannot)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
@@ -46,7 +66,15 @@ def json_text(value) -> str:
     return text
 
 
-def _crash_after_sync(pipeline, point: str) -> None:
+def one_row(cursor: psycopg.Cursor[Row]) -> Row:
+    """The row of a statement that always gives one (``RETURNING``, ``SELECT f()``)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise psycopg.ProgrammingError("the statement gave no row")
+    return row
+
+
+def _crash_after_sync(pipeline: psycopg.Pipeline, point: str) -> None:
     """The fault point ``point``, after what the pipeline holds has reached the server (tests only)."""
     if fault_is(point):
         pipeline.sync()
@@ -56,7 +84,7 @@ def _crash_after_sync(pipeline, point: str) -> None:
 class PgSession(Session):
     """The store at one head, inside the recorder's open transaction."""
 
-    def __init__(self, recorder, head: Head | None, state: State) -> None:
+    def __init__(self, recorder: Owner, head: Head | None, state: State) -> None:
         self._recorder = recorder
         self.head = head
         self.state = state
@@ -64,10 +92,10 @@ class PgSession(Session):
 
     # -- reads ----------------------------------------------------------------------
 
-    def _query(self, sql: str, params=None):
+    def _query(self, sql: str, params: Sequence[Any] | None = None) -> psycopg.Cursor[Row]:
         return self._recorder.query(sql, params)
 
-    def lookup(self, batch_id: str) -> tuple[int, str] | None:
+    def lookup(self, batch_id: str) -> tuple[int, str | None] | None:
         if self.head is None:
             return None
         row = self._query("SELECT event_seq, request_digest FROM fold_records WHERE store = %s AND batch_id = %s",
@@ -109,6 +137,17 @@ class PgSession(Session):
                         pass  # the session is ending anyway: its transaction closes the cursor
 
         return rows()
+
+    def record_lines(self) -> Iterator[bytes]:
+        """The session's records as their exact stored lines (the body and a newline; moving a store)."""
+        last = self.state.event_seq
+        if self.head is None or last == 0:
+            return iter(())
+        cursor = self._recorder.connection().cursor(name="fold_record_lines")
+        cursor.itersize = 2000
+        cursor.execute("SELECT body FROM fold_records WHERE store = %s AND event_seq <= %s ORDER BY event_seq",
+                       (self.head.id, last))
+        return (body.encode("utf-8") + b"\n" for (body,) in cursor)
 
     def records_about(self, item: str, since: int = 0) -> Iterator[dict]:
         """From the item index (``fold_item_records``), not a scan of the whole history."""
@@ -186,28 +225,28 @@ class PgSession(Session):
         self.head, self.state = head, state
         recorder.head, recorder.state = head, state
 
-    def _reopen(self, conn, before: State) -> None:
+    def _reopen(self, conn: psycopg.Connection[Row], before: State) -> None:
         """A second append in one session: lock again and check that nobody wrote in between."""
         conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-        self._recorder.lock(conn)
-        head = self._recorder.read_head(conn)
+        head = self._recorder.locked_head(conn)
         seen = 0 if head is None else head.event_seq
         if seen != before.event_seq:
             raise StoreUnavailable(f"the store moved on during the session (event_seq {seen},"
                                    f" expected {before.event_seq}): nothing was written")
         self._open = True
 
-    def _create(self, conn) -> Head:
+    def _create(self, conn: psycopg.Connection[Row]) -> Head:
         """The store's row, written with its first record (a commit or an annotation creates the store)."""
         from datetime import datetime, timezone
 
         created_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
         budget = self.state.budget
-        row = conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s) RETURNING id",
-                           (self._recorder.location.name, budget, created_at)).fetchone()
+        row = one_row(conn.execute("INSERT INTO fold_stores (name, budget, created_at) VALUES (%s, %s, %s)"
+                                   " RETURNING id", (self._recorder.location.name, budget, created_at)))
         return Head(row[0], budget, created_at, 0, 0, None, 0, 0, 0, 0)
 
-    def _write_state(self, conn, head: Head, record: dict, before: State, state: State) -> int:
+    def _write_state(self, conn: psycopg.Connection[Row], head: Head, record: dict, before: State,
+                     state: State) -> int:
         """The cached-state rows of ``record``; returns the store's new activation counter."""
         store, event_seq = head.id, record["event_seq"]
         activations = head.activations

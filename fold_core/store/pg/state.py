@@ -24,15 +24,27 @@ the state's memory, so the answers are exact for the state.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fold_core.errors import StoreCorrupt
 from fold_core.state import State
 from fold_core.table import Table
 
-__all__ = ["Head", "ItemRows", "NoteRows", "load_state", "note_number", "parse_record", "view_state", "whole_state"]
+if TYPE_CHECKING:
+    from psycopg import Cursor
+
+__all__ = ["Head", "ItemRows", "NoteRows", "Query", "load_state", "note_number", "parse_record", "view_state",
+           "whole_state"]
 
 SAVED_FIELDS = {"status": "saved", "acknowledged_revision": None, "acknowledged_at": None,
                 "acknowledged_by": None}
+
+
+class Query(Protocol):
+    """Run one statement in the session's transaction (``PostgresRecorder.query``)."""
+
+    def __call__(self, sql: str, params: Sequence[Any] | None = None, /) -> Cursor[tuple[Any, ...]]: ...
 
 
 class Head:
@@ -42,9 +54,13 @@ class Head:
                  "inactive_total", "annotation_total", "activations")
     COLUMNS = ", ".join(__slots__)
 
-    def __init__(self, *values) -> None:
-        for name, value in zip(self.__slots__, values):
-            setattr(self, name, value)
+    def __init__(self, id: int, budget: int, created_at: str | None, event_seq: int, revision: int,
+                 last_checked_at: str | None, item_total: int, inactive_total: int, annotation_total: int,
+                 activations: int) -> None:
+        self.id, self.budget, self.created_at, self.event_seq, self.revision = (
+            id, budget, created_at, event_seq, revision)
+        self.last_checked_at, self.item_total, self.inactive_total = last_checked_at, item_total, inactive_total
+        self.annotation_total, self.activations = annotation_total, activations
 
     def meta(self) -> dict:
         """The store's identity as ``meta.json`` holds it for a file store."""
@@ -67,7 +83,7 @@ def parse_record(event_seq: int, body: str) -> dict:
     return record
 
 
-def _parse(body: str, what: str):
+def _parse(body: str, what: str) -> Any:
     try:
         return json.loads(body)
     except ValueError as error:
@@ -79,10 +95,10 @@ class ItemRows:
 
     __slots__ = ("query", "store", "version")
 
-    def __init__(self, query, store: int, version: int) -> None:
+    def __init__(self, query: Query, store: int, version: int) -> None:
         self.query, self.store, self.version = query, store, version
 
-    def get(self, key):
+    def get(self, key: object) -> dict | None:
         if type(key) is not str:
             return None
         row = self.query("SELECT body, first_seq, last_seq FROM fold_items WHERE store = %s AND id = %s",
@@ -118,10 +134,10 @@ class NoteRows:
 
     __slots__ = ("query", "store", "version", "total")
 
-    def __init__(self, query, store: int, version: int, total: int) -> None:
+    def __init__(self, query: Query, store: int, version: int, total: int) -> None:
         self.query, self.store, self.version, self.total = query, store, version, total
 
-    def get(self, key):
+    def get(self, key: object) -> dict | None:
         if type(key) is not str or not key.startswith("ann-") or not key[4:].isdigit() \
                 or note_number(key) > self.total:
             return None
@@ -141,7 +157,7 @@ class NoteRows:
         return {key: self._as_of(key, body, ack) for key, body, ack in rows}
 
 
-def load_state(query, head: Head) -> State:
+def load_state(query: Query, head: Head) -> State:
     """The state at the head: active items in memory, the rest behind the sources."""
     rows = query("SELECT id, parent, body FROM fold_items WHERE store = %s AND status = 'active'"
                  " ORDER BY active_order", (head.id,)).fetchall()
@@ -160,14 +176,14 @@ def load_state(query, head: Head) -> State:
     )
 
 
-def whole_state(query, head: Head, state: State) -> State:
+def whole_state(query: Query, head: Head, state: State) -> State:
     """``state`` (at the head) with every item and annotation in memory."""
     items = ItemRows(query, head.id, head.event_seq).load()
     notes = NoteRows(query, head.id, head.event_seq, head.annotation_total).load()
     return state.replace(items=Table(items), annotations=Table(notes))
 
 
-def view_state(query, head: Head, state: State, *, item: str | None, not_active: int) -> State:
+def view_state(query: Query, head: Head, state: State, *, item: str | None, not_active: int) -> State:
     """What a state document with this ``not_active`` bound (and ``item``) reads: see the module docstring."""
     store = head.id
     items = {key: state.items[key] for members in state.active.values() for key in members}

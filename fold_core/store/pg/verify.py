@@ -3,7 +3,7 @@
 The same full check as the file store's (``verify``): every record row
 parses, event_seq runs 1, 2, 3 … with no gap, its columns (type, batch_id,
 request_digest) agree with its body, and the record-level rules of
-``verify._Checker`` hold (revisions follow the record types, annotation ids
+``record_checks.RecordChecker`` hold (revisions follow the record types, annotation ids
 follow save order, acks name saved annotations, batch_ids are unique, every
 post-image is whole, every layer fits its budget). Then the replayed state
 is compared with the cached-state tables — the head row, every item row
@@ -23,27 +23,23 @@ import psycopg
 from fold_core.errors import StoreCorrupt
 from fold_core.state import Replayer, State, empty_state, resolve_item
 from fold_core.store.meta import StoreMissing
-from fold_core.store.pg.state import Head, note_number
+from fold_core.store.location import PgLocation
+from fold_core.store.pg.state import Head, Query, note_number
 from fold_core.store.pg.recorder import PostgresRecorder, unavailable_error
-from fold_core.store.verify import _Checker
+from fold_core.store.record_checks import RecordChecker
 from fold_core.timefmt import instant_key
 
 __all__ = ["verify_pg_store"]
 
 
-class _RecordChecker(_Checker):
-    """The file store's record checks, naming records instead of log lines."""
-
-    def corrupt(self, message: str) -> StoreCorrupt:
-        return StoreCorrupt(f"record {self.line}: {message}", line=self.line)
-
-
-def verify_pg_store(location) -> dict:
+def verify_pg_store(location: str | PgLocation) -> dict:
     """The report of a clean store; raises ``StoreCorrupt`` at the first problem."""
     recorder = PostgresRecorder(location)
     try:
         with recorder.session(write=False) as session:
             head = session.head
+            if head is None:
+                raise StoreMissing(f"no store {recorder.location.name!r} in {recorder.location.display}")
             state, expected = _replay(recorder, head)
             _compare(recorder, head, state, expected)
     except psycopg.Error as error:
@@ -58,9 +54,7 @@ def verify_pg_store(location) -> dict:
 
 
 def _replay(recorder: PostgresRecorder, head: Head) -> tuple[State, dict]:
-    if head is None:
-        raise StoreMissing(f"no store {recorder.location.name!r} in {recorder.location.display}")
-    checker = _RecordChecker(None, head.budget)
+    checker = RecordChecker(head.budget, "record")
     replayer = Replayer(empty_state(head.budget))
     expected = {"index": set(), "activations": {}, "order": 0, "seqs": {}, "notes": {}}
     conn = recorder.connection()
@@ -153,7 +147,7 @@ def _compare(recorder: PostgresRecorder, head: Head, state: State, expected: dic
         raise _bad("fold_item_records", "the item index differs from the records")
 
 
-def _compare_notes(query, store: int, state: State, seqs: dict) -> None:
+def _compare_notes(query: Query, store: int, state: State, seqs: dict) -> None:
     notes = dict(state.annotations.items())
     rows = query("SELECT id, number, item, resolved, status, created_seq, ack_seq, body FROM fold_annotations"
                  " WHERE store = %s", (store,)).fetchall()
