@@ -168,7 +168,7 @@ class Daemon:
         now, now_text = self.clock()
         with self.host.open_db() as db:
             dropped = retain(db, keep, now, now_text)
-        if dropped:
+        if dropped and keep is not None:  # nothing is dropped without keep_observations
             self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
 
     def stopped(self) -> None:
