@@ -10,10 +10,15 @@ instance and field), a store that cannot be used is exit 3.
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
 from fold_core.cli.textview import width
 from fold_host.cli.shared import existing_store, text_view
+
+if TYPE_CHECKING:  # the name only: the configuration loads when a command runs
+    from fold_host.settings import HostConfig
 
 __all__ = ["register"]
 
@@ -206,17 +211,16 @@ def run_plugins(args: argparse.Namespace) -> tuple[dict, int]:
 # -- helpers -----------------------------------------------------------------------
 
 
-def host_clock(config, given: str | None):
+def host_clock(config: HostConfig, given: str | None) -> tuple[datetime, str]:
     """``(aware datetime, ISO text)``: ``--now`` as given, else the clock in ``[host] timezone``."""
-    from datetime import datetime
     from zoneinfo import ZoneInfo
 
     from fold_core.cli.common import resolve_now
-    from fold_core.timefmt import parse_instant
+    from fold_core.timefmt import instant
 
     if given is not None:
         text = resolve_now(given)
-        return parse_instant(text), text
+        return instant(text), text
     now = datetime.now(ZoneInfo(config.host.timezone)).replace(microsecond=0)
     return now, now.isoformat()
 

@@ -12,9 +12,14 @@ offers only the reading tools. The SDK is imported only when it runs.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from fold_core.cli.common import add_store, config_given, explain, non_negative, resolve_store
 from fold_core.errors import UsageError
+
+if TYPE_CHECKING:  # the names only: the configuration and the server load when the command runs
+    from fold_host.mcp.operations import FoldDesk
+    from fold_host.settings import HostConfig
 
 __all__ = ["DEFAULT_PORT", "register"]
 
@@ -67,7 +72,7 @@ def shown_location(store: str) -> str:
     return parse_url(store).display if is_url(store) else store
 
 
-def _serve(args: argparse.Namespace, config, store: str, desk) -> tuple[dict | None, int]:
+def _serve(args: argparse.Namespace, config: HostConfig, store: str, desk: FoldDesk) -> tuple[dict | None, int]:
     mode = " (read-only)" if args.read_only else ""
     if not args.http:
         from fold_host.mcp.server import run_stdio

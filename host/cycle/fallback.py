@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fold_core.config import Config
 from fold_host.hostdb import HostDB
 
 __all__ = ["Editor", "UNREACHABLE_KEY", "editor_status", "fallback_editor", "note_reached", "note_unreachable"]
@@ -47,7 +48,7 @@ def note_reached(db: HostDB) -> None:
         db.drop_meta(UNREACHABLE_KEY)
 
 
-def fallback_editor(config) -> Editor | None:
+def fallback_editor(config: Config) -> Editor | None:
     """The baseline editor when ``[agent] fallback`` asks for it (and the configured one is another)."""
     agent = config.agent
     if agent is None or getattr(agent.settings, "fallback", None) != "baseline" or agent.type_name == "baseline":
@@ -55,10 +56,10 @@ def fallback_editor(config) -> Editor | None:
     entry = config.registry.get("agent", "baseline") if config.registry is not None else None
     if entry is None:
         return None
-    return Editor(entry.cls(entry.cls.Settings()), "baseline", "agent:baseline", fallback=True)
+    return Editor(entry.cls(entry.settings_model()), "baseline", "agent:baseline", fallback=True)
 
 
-def editor_status(db: HostDB, config) -> dict | None:
+def editor_status(db: HostDB, config: Config) -> dict | None:
     """None while the editor answers; else ``{"type", "windows", "since", "error", "fallback"}``.
 
     ``fallback`` is ``"baseline"`` when the baseline editor is standing in.

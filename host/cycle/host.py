@@ -22,6 +22,7 @@ from fold_core.store.meta import DEFAULT_BUDGET
 from fold_host.cycle.sources import Poller, coverage
 from fold_host.hostdb import HostDB, open_host_db
 from fold_host.hostdb.guard import HostDBGuard
+from fold_host.settings import HostConfig
 from fold_host.skill import load_skill, output_schema
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ __all__ = ["Host", "same_instance"]
 class Host:
     """What cycles need, built once from the configuration (the daemon keeps it between cycles)."""
 
-    def __init__(self, config, location: str, *, reuse: Host | None = None, holder: str | None = None) -> None:
+    def __init__(self, config: HostConfig, location: str, *, reuse: Host | None = None,
+                 holder: str | None = None) -> None:
         """``reuse``: the running host a reload replaces — its store, poller and unchanged sources are kept.
 
         ``holder``: this host's id among several (a store in PostgreSQL: ``presence``).

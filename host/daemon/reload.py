@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from fold_core.config import Config
 from fold_core.errors import ConfigError, FoldError
 from fold_host.cycle.pipeline import Host
 from fold_host.daemon.scheduler import Daemon
+from fold_host.settings import HostConfig
 
 __all__ = ["reload"]
 
 
-def reload(daemon: Daemon, load_config: Callable[[], Config]) -> bool:
+def reload(daemon: Daemon, load_config: Callable[[], HostConfig]) -> bool:
     """Apply the configuration ``load_config()`` returns; False (and logged) when it is refused."""
     log, running = daemon.log, daemon.host
     try:
@@ -57,7 +57,7 @@ def reload(daemon: Daemon, load_config: Callable[[], Config]) -> bool:
     return True
 
 
-def _store_moved(running: Host, config: Config) -> str | None:
+def _store_moved(running: Host, config: HostConfig) -> str | None:
     if config.store != running.config.store:
         return (f"[store] path changed ({running.config.store} → {config.store}); this daemon works on "
                 f"{running.store_dir}: restart it to move")

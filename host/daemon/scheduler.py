@@ -54,9 +54,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.jobstores.base import ConflictingIdError
-from apscheduler.schedulers.background import BackgroundScheduler
-
 from fold_core.bounded import backoff
 from fold_core.errors import FoldError
 from fold_core.store.location import is_url
@@ -99,6 +96,9 @@ class Daemon:
         self._agent_retry_at: float = 0.0
         self._deep_check_at: float = 0.0
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
+        # APScheduler loads with the daemon, not with this module: the host's presence is registered first.
+        from apscheduler.schedulers.background import BackgroundScheduler
+
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         self._stopping = threading.Event()
@@ -168,7 +168,7 @@ class Daemon:
         now, now_text = self.clock()
         with self.host.open_db() as db:
             dropped = retain(db, keep, now, now_text)
-        if dropped:
+        if dropped and keep is not None:  # nothing is dropped without keep_observations
             self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
 
     def stopped(self) -> None:
@@ -271,6 +271,8 @@ class Daemon:
 
     def _news(self, instance, adapter, why: str) -> None:
         """A watched source has news: poll it ``watch_delay`` from now (news meanwhile joins that poll)."""
+        from apscheduler.jobstores.base import ConflictingIdError
+
         if self._stopping.is_set():
             return
         if why != "connected":

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from fold_core.cli.common import emit
-from fold_core.config import Config
 from fold_core.store.location import is_url
 from fold_host.cycle.pipeline import Host
 from fold_host.daemon import systemd
@@ -35,14 +34,15 @@ from fold_host.daemon.reload import reload
 from fold_host.daemon.scheduler import Daemon
 from fold_host.hostdb.guard import HostDBGuard
 from fold_host.plugins import load_config as load
+from fold_host.settings import HostConfig
 
 __all__ = ["STOP_GRACE", "run"]
 
 STOP_GRACE = 3.0  # seconds a running job may take to finish after SIGTERM
 
 
-def run(config, store_dir: str, *, log_format: str = "text",
-        load_config: Callable[[], Config] | None = None) -> tuple[dict, int]:
+def run(config: HostConfig, store_dir: str, *, log_format: str = "text",
+        load_config: Callable[[], HostConfig] | None = None) -> tuple[dict, int]:
     """Run until SIGTERM / SIGINT; SIGHUP reloads the configuration (``load_config()``, default: the same file)."""
     if load_config is None:
         given = str(config.path) if config.path is not None else None
@@ -56,7 +56,8 @@ def run(config, store_dir: str, *, log_format: str = "text",
         logging.getLogger().removeHandler(forwarded)
 
 
-def _run(config, store_dir: str, log: EventLog, load_config: Callable[[], Config]) -> tuple[dict, int]:
+def _run(config: HostConfig, store_dir: str, log: EventLog,
+         load_config: Callable[[], HostConfig]) -> tuple[dict, int]:
     with presence(store_dir, "run", config.host.lease.total_seconds(), log) as holder:
         daemon = Daemon(Host(config, store_dir, holder=holder), log)
         if not is_url(store_dir):  # several hosts on PostgreSQL: there is no host.db file to guard

@@ -26,6 +26,7 @@ from fold_host.cycle.windows import open_window
 from fold_host.evaluation.properties import Run, check
 from fold_host.evaluation.report import Result, build_report, write_reports
 from fold_host.evaluation.scenarios import Scenario, load_scenarios
+from fold_host.settings import HostConfig
 from fold_host.skill import load_skill
 
 __all__ = ["evaluate", "run_scenario", "skill_digest"]
@@ -36,7 +37,7 @@ def skill_digest(lang: str) -> str:
     return "sha256:" + hashlib.sha256(load_skill(lang).encode("utf-8")).hexdigest()[:16]
 
 
-def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
+def run_scenario(config: HostConfig, scenario: Scenario, *, progress=None) -> Run:
     """One scenario in a fresh temporary store; never raises for the editor's failures."""
     with tempfile.TemporaryDirectory(prefix="fold-eval-") as folder:
         store_dir = str(Path(folder) / "store")
@@ -94,7 +95,7 @@ def run_scenario(config, scenario: Scenario, *, progress=None) -> Run:
 ACCEPTED = ("committed", "checked", "acknowledged", "accepted")  # the call log's outcomes of an accepted answer
 
 
-def _for_scenario(config, scenario: Scenario):
+def _for_scenario(config: HostConfig, scenario: Scenario) -> HostConfig:
     """The configuration with the scenario's language; no sources, no consumers."""
     host = config.host.model_copy(update={"language": scenario.lang})
     return replace(config, host=host, adapters=(), consumers=())
@@ -123,7 +124,7 @@ def _describe(error: dict | None) -> str:
     return listed or f"{error.get('code')}: {error.get('message')}"
 
 
-def evaluate(config, scenarios_dir: str, out_dir: str, *, repeat: int = 1, progress=None) -> dict:
+def evaluate(config: HostConfig, scenarios_dir: str, out_dir: str, *, repeat: int = 1, progress=None) -> dict:
     """Run every scenario ``repeat`` times, write ``report.md`` and ``report.json``; the report."""
     loaded = load_scenarios(scenarios_dir)
     results = []

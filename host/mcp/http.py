@@ -26,6 +26,7 @@ import os
 
 from fold_core.cli.common import explain
 from fold_core.errors import UsageError
+from fold_host.settings import McpSection
 from fold_host.web.security import is_loopback
 from fold_host.web.server import Bind, listen, serve_socket
 
@@ -37,7 +38,7 @@ GRACE = 5  # seconds
 MIN_TOKEN = 16
 
 
-def read_token(section) -> str | None:
+def read_token(section: McpSection) -> str | None:
     """The token of ``[mcp]`` (``token_env`` or ``token_file``), None when none is configured."""
     if section.token_env:
         token = (os.environ.get(section.token_env) or "").strip() or None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 from datetime import datetime, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from fold_core.cli.common import resolve_store
@@ -41,6 +42,7 @@ from fold_host.hostdb.failures import REBUILD_HINT
 from fold_host.hostdb.guard import halted
 from fold_host.ops.doctor_probe import probe_all
 from fold_host.plugins import load_config
+from fold_host.settings import HostConfig
 from fold_host.words import Sentence
 
 __all__ = ["diagnose"]
@@ -80,13 +82,13 @@ def _check(name: str, status: str, detail: str) -> dict:
     return {"name": name, "status": status, "detail": detail}
 
 
-def _config(config) -> dict:
+def _config(config: HostConfig) -> dict:
     where = str(config.path) if config.path else Sentence("no plugins.toml found: the embedded defaults")
     return _check("config", "ok", Sentence("{where}: {sources} source(s), {consumers} consumer(s)", where=where,
                                            sources=len(config.adapters), consumers=len(config.consumers)))
 
 
-def _permissions(config) -> dict:
+def _permissions(config: HostConfig) -> dict:
     if config.path is None:
         return _check("config permissions", "ok", Sentence("no file"))
     mode = f"{stat.S_IMODE(os.stat(config.path).st_mode):04o}"
@@ -198,10 +200,11 @@ def _hosts(db: HostDB | None) -> list[dict]:
     return checks
 
 
-def _sources(db: HostDB | None, config, moment, daemon: dict) -> list[dict]:
-    listed = db.source_health(config.adapters, detail=True, now=moment) if db is not None else [
-        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False}
-        for i in config.adapters]
+def _sources(db: HostDB | None, config: HostConfig, moment: datetime, daemon: dict) -> list[dict]:
+    listed: list[dict[str, Any]] = [
+        {"source": i.name, "severity": "warn", "reason": "not polled yet", "overdue": False} for i in config.adapters]
+    if db is not None:
+        listed = db.source_health(config.adapters, detail=True, now=moment)
     types = {instance.name: instance for instance in config.adapters}
     polls = db.last_polls() if db is not None else {}
     checks = []
@@ -254,7 +257,7 @@ def _span(delta) -> str:
     return compact_duration(seconds) if seconds >= 60 else f"{seconds}s"
 
 
-def _agent(db: HostDB | None, config) -> dict:
+def _agent(db: HostDB | None, config: HostConfig) -> dict:
     if config.agent is None:
         return _check("agent", "fail", Sentence("no [agent] configured and no baseline editor installed"))
     try:
@@ -290,7 +293,7 @@ def _agent(db: HostDB | None, config) -> dict:
 CACHE_CALLS, CACHE_PROMPT = 20, 2000  # a backend's last calls read, and the prompt size above which caching pays
 
 
-def _caching(db: HostDB | None, config) -> list[dict]:
+def _caching(db: HostDB | None, config: HostConfig) -> list[dict]:
     """A warning when the LLM backend's last calls, all with long prompts, read nothing from its prompt cache."""
     if db is None or config.agent is None or not config.agent_configured or config.agent.type_name == "baseline":
         return []
@@ -305,7 +308,7 @@ def _caching(db: HostDB | None, config) -> list[dict]:
         type=config.agent.type_name, tokens=CACHE_PROMPT))]
 
 
-def _standing_in(db: HostDB | None, config) -> str:
+def _standing_in(db: HostDB | None, config: HostConfig) -> str:
     """A sentence when the baseline editor stands in for an unreachable one ("" otherwise)."""
     status = editor_status(db, config) if db is not None else None
     if not status or not status["fallback"]:
@@ -327,7 +330,7 @@ def _held_back(db: HostDB | None) -> str:
                     "pending`", count=count, id=worst["id"], failures=worst["failures"], at=worst["failed_at"])
 
 
-def _consumers(db: HostDB | None, config) -> list[dict]:
+def _consumers(db: HostDB | None, config: HostConfig) -> list[dict]:
     checks = []
     for instance in config.consumers:
         name = f"consumer {instance.name}"

@@ -14,6 +14,7 @@ import time
 from functools import partial
 
 from fold_core.bounded import Job, Worker
+from fold_core.config import Config
 from fold_core.plugin_api import AgentUnavailable
 from fold_host.words import Sentence
 
@@ -22,7 +23,7 @@ __all__ = ["PROBE_TIMEOUT", "probe_all"]
 PROBE_TIMEOUT = 15.0  # seconds every probe may take
 
 
-def probe_all(config, timeout: float = PROBE_TIMEOUT) -> list[dict]:
+def probe_all(config: Config, timeout: float = PROBE_TIMEOUT) -> list[dict]:
     """One check per source that can be probed, and one for the editor."""
     started: list[tuple[str, Worker, Job]] = []
     for instance in config.adapters:

@@ -51,6 +51,7 @@ from fold_host.pinboard.board import BoardQuery, board
 from fold_host.pinboard.routes import Pages
 from fold_host.pinboard.watch import Watch
 from fold_host.pinboard.words import CATALOG
+from fold_host.settings import HostConfig
 from fold_host.web.security import Guard, LoginThrottle
 from fold_host.web.server import Bind, resolve_bind
 
@@ -122,7 +123,7 @@ class PinboardApp(Guard):
         self.pinboard, self.pages = pinboard, pages
 
 
-def from_config(config, store_dir: str, *, host: str | None = None,
+def from_config(config: HostConfig, store_dir: str, *, host: str | None = None,
                 port: int | None = None) -> tuple[PinboardApp, Bind]:
     """``(app, bind)`` for a loaded configuration, the flags first.
 
