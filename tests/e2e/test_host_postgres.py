@@ -88,9 +88,13 @@ def test_the_daemon_on_a_store_url_and_a_second_one_beside_it(url, tmp_path):
     first, second = ws.spawn("run"), ws.spawn("run")
     try:
         wait_for(lambda: set(inbox(ws).values()) == {"processed"} and len(inbox(ws)) == 2)
-        code, doctor, _ = ws.run("doctor")
-        checks = {check["name"]: check for check in doctor["checks"]}
-        assert checks["daemon"]["detail"] == "running: 2 host(s)"
+
+        def both_hosts_seen():
+            """doctor names both daemons once the second one's first heartbeat has landed."""
+            _, doctor, _ = ws.run("doctor")
+            checks = {check["name"]: check for check in doctor["checks"]}
+            return checks if checks["daemon"]["detail"] == "running: 2 host(s)" else None
+        checks = wait_for(both_hosts_seen, timeout=60, every=0.5)
         running = [check for name, check in checks.items() if name.startswith("host ") and name != "host database"]
         assert len(running) == 2 and all("last heartbeat" in check["detail"] for check in running)
         _, text, _ = ws.run_text("doctor", "--format", "text")  # a person reads the hosts in [host] language
