@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
-from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
+from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, reply_from, unavailable
 from fold_agents.llm.tool_loop import EPHEMERAL, anthropic_reply, anthropic_usage, tool_box
 
 __all__ = ["AnthropicBackend"]
@@ -66,12 +66,4 @@ class AnthropicBackend(SdkBackend):
             raise unavailable(error, clock, "anthropic") from None
         text = "".join(getattr(block, "text", "") for block in (response.content or [])
                        if getattr(block, "type", None) == "text")
-        tokens_in, tokens_out, tokens_cached = anthropic_usage(getattr(response, "usage", None))
-        return read_answer(
-            text,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cached_tokens=tokens_cached,
-            latency_ms=clock.ms,
-            model=getattr(response, "model", None) or self.settings.model,
-        )
+        return reply_from(text, anthropic_usage(getattr(response, "usage", None)), clock, response, self.settings.model)

@@ -29,7 +29,7 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, AgentUnavailable, R
 from fold_core.settings import AgentSettings, EnvName, ToolSettings, env_value
 
 __all__ = ["Clock", "SdkBackend", "SdkSettings", "bounded_http_client", "classify", "correction_text", "input_text", "messages",
-           "read_answer", "skill_language", "unavailable"]
+           "read_answer", "reply_from", "skill_language", "unavailable"]
 
 _CORRECTION = {
     "zh": ("上一次输出没有被接受，批次没有写入（同一 batch_id 仍可使用）。回执如下：\n{receipt}\n\n"
@@ -75,6 +75,14 @@ def read_answer(text: str | None, **call: Any) -> Reply:
         found, why = _later_answer(raw), "the reply's JSON object has neither 'dispositions' nor 'batch'"
         why = None if found is not None else why
     return Reply(output=found, raw=raw, error=why, **call)
+
+
+def reply_from(text: str | None, usage: tuple[int | None, int | None, int | None], clock: Clock,
+               response: Any, model: str) -> Reply:
+    """One SDK response as a ``Reply``: ``usage`` is (in, out, cached); the model the server names wins."""
+    tokens_in, tokens_out, tokens_cached = usage
+    return read_answer(text, input_tokens=tokens_in, output_tokens=tokens_out, cached_tokens=tokens_cached,
+                       latency_ms=clock.ms, model=getattr(response, "model", None) or model)
 
 
 _ANSWER_KEYS = {"dispositions", "batch"}

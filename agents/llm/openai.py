@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Reply
-from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, read_answer, unavailable
+from fold_agents.llm.conversation import Clock, SdkBackend, SdkSettings, messages, reply_from, unavailable
 from fold_agents.llm.tool_loop import names_tools, openai_reply, openai_usage, refused_tools, tool_box
 
 __all__ = ["OpenAIBackend"]
@@ -84,15 +84,7 @@ class OpenAIBackend(SdkBackend):
             raise unavailable(error, clock, "openai") from None
         choices = getattr(response, "choices", None) or []
         text = choices[0].message.content if choices and choices[0].message else None
-        tokens_in, tokens_out, tokens_cached = openai_usage(getattr(response, "usage", None))
-        return read_answer(
-            text,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cached_tokens=tokens_cached,
-            latency_ms=clock.ms,
-            model=getattr(response, "model", None) or self.settings.model,
-        )
+        return reply_from(text, openai_usage(getattr(response, "usage", None)), clock, response, self.settings.model)
 
     def _create(self, client, arguments: dict[str, Any]):
         if not self._json_mode:
