@@ -154,3 +154,26 @@ def test_many_feeds_keep_no_credentials_in_observations(server):
         result.health.model_dump())
     assert len(result.observations) == 1 and result.observations[0].meta["feed"] == server.url(a)
     assert secret not in stored
+
+
+def test_a_feed_password_is_in_no_output_of_foldctl_and_not_in_host_db(server, tmp_path):
+    """Through the host: ``tick``, ``sources list`` (JSON and text), ``doctor``, and host.db's bytes."""
+    from tests.support.host_workspace import Workspace
+
+    secret = "pw-Secret-2718"
+    server.route(a := path(), rss2(ITEMS))
+    server.route(gone := path(), b"no", status=403)
+    urls = [server.url(a).replace("http://", f"http://reader:{secret}@"),
+            server.url(gone).replace("http://", f"http://reader:{secret}@")]
+    feeds = "\n".join(f'[[adapters]]\nname = "news{n}"\ntype = "rss"\nurl = "{url}"\n' for n, url in enumerate(urls))
+    ws = Workspace(tmp_path, sources=(), script=[], host="allow_private_redirects = true\n", extra=feeds)
+    code, ticked, err = ws.run("tick", "--now", "2026-10-09T08:00:00+08:00")
+    assert code == 0 and netpolicy.private_redirects_allowed() is True  # [host] allow_private_redirects was read
+    shown = [json.dumps(ticked), err]
+    for args in (("sources", "list"), ("doctor",)):
+        code, text, err = ws.run_text(*args, "--format", "text")
+        shown += [text, err, json.dumps(ws.run(*args)[1])]
+    assert any("reader:***@" in text for text in shown)  # the URL is shown, its password masked
+    assert not any(secret in text for text in shown)
+    stored = b"".join(p.read_bytes() for p in ws.store.glob("host.db*"))
+    assert secret.encode() not in stored  # its health line keeps the URL masked: reader:***@
