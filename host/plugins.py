@@ -40,9 +40,14 @@ RESERVED_NAMES: dict[str, str] = {
 def load_config(given: str | None = None, **options: Any) -> HostConfig:
     """``fold_core.config.load_config`` with the built-ins registered (unless ``builtins`` is given) and the
     host's sections (``fold_host.settings``), typed."""
+    from fold_core import netpolicy
+
     options.setdefault("builtins", BUILTIN_PLUGINS)
     options.setdefault("reserved", RESERVED_NAMES)
-    return HostConfig.of(core_config.load_config(given, sections=SECTIONS, **options))
+    config = HostConfig.of(core_config.load_config(given, sections=SECTIONS, **options))
+    # Where a feed's redirects and discovered links may lead: the fetchers read it (fold_core.netpolicy).
+    netpolicy.allow_private_redirects(config.host.allow_private_redirects)
+    return config
 
 
 def plugin_manager(modules=(), **options):

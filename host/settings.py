@@ -33,6 +33,7 @@ class HostSection(Section):
     keep_observations: Duration | None = None  # processed observations older than this lose their text
     max_backoff: Duration = Field(default=timedelta(days=1))  # the longest wait a server can ask of a source
     lease: Duration = Field(default=timedelta(seconds=30))  # several hosts (PostgreSQL): leases and claims expire
+    allow_private_redirects: bool = False  # a feed's redirect or discovered link may lead to a private address
 
     @field_validator("lease")
     @classmethod

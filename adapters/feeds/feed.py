@@ -17,7 +17,12 @@ content version: ``<source>:<prefix><entry key>``, after a change
 ``<link rel="alternate">`` naming a feed (``fold_adapters.feeds.discovery``)
 is fetched in the same poll; when it is a feed, its URL is polled from then
 on (``discovered_from`` keeps the page) and a note says so. A page that names
-no feed is a ``parse`` failure that says the page names none.
+no feed is a ``parse`` failure that says the page names none. The link is a
+hop from the page (``fold_core.netpolicy``): one that leads inward is refused.
+
+**Credentials** written in the configured URL (``https://user:pw@…``) are
+sent to that URL's own origin and nowhere else; the state (host.db) keeps
+every URL without them, and every message and note shows ``user:***@``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from fold_adapters.feeds.entries import parse_feed
 from fold_adapters.feeds.parsed import Entry, ParsedFeed
 from fold_adapters.feeds.fetch import Fetched, FetchError, fetch, max_age_seconds, retry_after_seconds
 from fold_adapters.feeds.settings import RssSettings, parse_first_run
+from fold_core.netpolicy import mask_credentials, with_credentials_of, without_credentials
 from fold_core.observation import Health, Observation, Poll, bound_text
 
 __all__ = ["CURSOR_VERSION", "SEEN_LIMIT", "FeedPoller", "FeedResult", "load_state", "poll_one", "user_agent"]
@@ -56,14 +62,22 @@ def user_agent() -> str:
 
 
 def load_state(given: Any, configured: str) -> dict:
-    """A feed's state as a dict; a new one when absent, unreadable or made for another configured URL."""
+    """A feed's state as a dict; a new one when absent, unreadable or made for another configured URL.
+
+    Its URLs are kept without credentials (a state written before that keeps what it has seen).
+    """
     given = given if isinstance(given, dict) else {}
     seen = {key: value for key, value in (given.get("seen") or {}).items()
             if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
             and isinstance(value[1], int)} if isinstance(given.get("seen"), dict) else {}
-    if given.get("v") == CURSOR_VERSION and given.get("configured") == configured and isinstance(given.get("url"), str):
-        return {**given, "seen": seen}
-    return {"v": CURSOR_VERSION, "configured": configured, "url": configured, "etag": None, "last_modified": None,
+    bare = without_credentials(configured)
+    if given.get("v") == CURSOR_VERSION and given.get("configured") in (bare, configured) \
+            and isinstance(given.get("url"), str):
+        state = {**given, "configured": bare, "url": without_credentials(given["url"]), "seen": seen}
+        if isinstance(state.get("discovered_from"), str):
+            state["discovered_from"] = without_credentials(state["discovered_from"])
+        return state
+    return {"v": CURSOR_VERSION, "configured": bare, "url": bare, "etag": None, "last_modified": None,
             "seen": seen, "first": not seen}
 
 
@@ -72,7 +86,7 @@ def poll_one(source: str, settings: RssSettings, cursor: Any, now: datetime) -> 
     url = settings.url
     if url is None:
         raise ValueError("poll_one reads an instance that names one feed by url")
-    poller = FeedPoller(source, settings, seen_limit=settings.seen_limit or SEEN_LIMIT)
+    poller = FeedPoller(source, settings, seen_limit=settings.seen_limit or SEEN_LIMIT, configured=url)
     # A little under poll_timeout, so that the adapter answers before the host gives up on it.
     deadline = settings.poll_timeout.total_seconds() * 0.9
     started = time.monotonic()
@@ -92,26 +106,28 @@ class FeedPoller:
     """Polls one feed for the source ``source`` (see the module docstring)."""
 
     def __init__(self, source: str, settings: RssSettings, *, prefix: str = "", seen_limit: int, client: Any = None,
-                 meta: dict | None = None, fallback_title: str | None = None) -> None:
+                 meta: dict | None = None, fallback_title: str | None = None, configured: str | None = None) -> None:
         self.source, self.settings, self.prefix = source, settings, prefix
+        self.configured = configured  # the URL as configured: its credentials go to its origin only
         self.seen_limit, self.client = seen_limit, client
         self.meta, self.fallback_title = dict(meta or {}), fallback_title
 
     def poll(self, state: dict, *, now: datetime, deadline: float) -> FeedResult:
         """The feed's new observations and state; never raises for a feed failure."""
         if state.get("gone"):
-            return FeedResult(state=state, health=self.gone(state["url"]))
+            return _masked(FeedResult(state=state, health=self.gone(state["url"])))
         try:
-            return self._poll(state, now, deadline)
+            return _masked(self._poll(state, now, deadline))
         except Exception as error:  # the boundary: a feed never crashes the source
-            return FeedResult(state=state, health=Health.failed(
-                "adapter", f"reading {state['url']} failed: {type(error).__name__}: {error}"))
+            return _masked(FeedResult(state=state, health=Health.failed(
+                "adapter", f"reading {state['url']} failed: {type(error).__name__}: {error}")))
 
-    def _fetch(self, url: str, state: dict, deadline: float) -> Fetched:
-        return fetch(url, etag=state.get("etag"), last_modified=state.get("last_modified"),
+    def _fetch(self, url: str, state: dict, deadline: float, came_from: str | None = None) -> Fetched:
+        return fetch(with_credentials_of(url, self.configured), etag=state.get("etag"),
+                     last_modified=state.get("last_modified"),
                      timeout=min(self.settings.timeout.total_seconds(), max(deadline, 1.0)),
                      deadline=max(deadline, 1.0), max_bytes=self.settings.max_bytes, user_agent=user_agent(),
-                     client=self.client)
+                     client=self.client, came_from=came_from)
 
     def _poll(self, state: dict, now: datetime, deadline: float) -> FeedResult:
         url = state["url"]
@@ -120,9 +136,10 @@ class FeedPoller:
         except FetchError as error:
             return FeedResult(state=state, health=Health.failed(error.error_class, error.message))
         notes = []
-        if fetched.moved_to and fetched.moved_to != url:
-            notes.append(f"the feed moved permanently from {url} to {fetched.moved_to}; polling the new URL from now on")
-            state = {**state, "url": fetched.moved_to}
+        moved_to = without_credentials(fetched.moved_to) if fetched.moved_to else None
+        if moved_to and moved_to != url:
+            notes.append(f"the feed moved permanently from {url} to {moved_to}; polling the new URL from now on")
+            state = {**state, "url": moved_to}
         status, headers = fetched.status, fetched.headers
         if status == 410:
             state = {**state, "gone": True}
@@ -175,7 +192,7 @@ class FeedPoller:
                                       state, notes)
         link = links[0]
         try:
-            found = self._fetch(link.url, {}, deadline)
+            found = self._fetch(link.url, {}, deadline, came_from=fetched.url)
         except FetchError as error:
             return FeedResult(state=state, health=Health.failed(
                 error.error_class, f"{fetched.url} is a web page naming the feed {link.url}, which failed: "
@@ -186,10 +203,10 @@ class FeedPoller:
             why = f"HTTP {found.status}" if parsed is None else (parsed.problem or "not a feed either")
             return self._failed_parse(fetched.url, f"a web page naming the feed {link.url}, which answered: {why}",
                                       state, notes)
-        target = found.moved_to or found.url
+        target = without_credentials(found.moved_to or found.url)
         notes.append(f"{fetched.url} is a web page; it names the feed {target} (<link rel=\"alternate\" "
                      f"type=\"{link.type}\">), polled from now on")
-        return found, {**state, "url": target, "discovered_from": fetched.url}, parsed
+        return found, {**state, "url": target, "discovered_from": without_credentials(fetched.url)}, parsed
 
     def _failed_parse(self, url: str, why: str, state: dict, notes: list[str]) -> FeedResult:
         return FeedResult(state=state, health=Health(status="failed", error_class="parse", notes=tuple(notes),
@@ -235,6 +252,16 @@ class FeedPoller:
         return Health(status="failed", error_class="gone", disabled=True, notes=tuple(notes),
                       message=f"the feed {url} is gone (HTTP 410): {where}; "
                               f"change its URL in plugins.toml or remove it")
+
+
+def _masked(result: FeedResult) -> FeedResult:
+    """``result`` with every ``user:password@`` of its health shown as ``user:***@`` (it is logged and kept)."""
+    health = result.health
+    message = mask_credentials(health.message) if health.message else health.message
+    notes = tuple(mask_credentials(note) for note in health.notes)
+    if message != health.message or notes != health.notes:
+        result.health = health.model_copy(update={"message": message, "notes": notes})
+    return result
 
 
 def _ok(notes: list[str], min_interval: float | None) -> Health:

@@ -13,6 +13,13 @@ keeps these promises:
   that a **permanent** one (301/308) is reported: ``Fetched.moved_to`` is
   where the leading chain of permanent redirects ends, the URL to poll from
   now on;
+* where a chain may lead (``fold_core.netpolicy``): a configured URL on a
+  link-local or metadata address is refused (``config``), and so is a
+  redirect that moves inward (public → private → loopback) unless ``[host]
+  allow_private_redirects`` (``redirect``); ``came_from`` makes the first
+  request a hop too (a feed named by a web page). A permanent redirect that
+  moved inward is followed (when allowed) but never becomes ``moved_to``;
+* credentials in a URL (``user:password@``) never appear in an error message;
 * conditional GET (``If-None-Match`` / ``If-Modified-Since``); a 304 has no body;
 * the body is streamed and abandoned as soon as it exceeds ``max_bytes``,
   counted after decompression (gzip and deflate are decoded in steps that
@@ -33,6 +40,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from fold_core import netpolicy
 from fold_core.bounded_http import DEADLINE_EXTENSION, bounded_client, flavour
 
 __all__ = ["FetchError", "Fetched", "fetch", "retry_after_seconds", "max_age_seconds"]
@@ -63,13 +71,23 @@ class Fetched:
 
 def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None, timeout: float = 30.0,
           deadline: float = 120.0, max_bytes: int = 10 * 1024 * 1024, user_agent: str = "Fold",
-          client: Any = None) -> Fetched:
+          client: Any = None, came_from: str | None = None) -> Fetched:
     """GET ``url`` with the promises of the module docstring; raise ``FetchError`` on failure.
 
     :param client: a ``fold_core.bounded_http.bounded_client`` to reuse (many feeds in one poll share one:
         a new client loads the CA bundle, ~50 ms); by default a client of its own. The deadline of this
         fetch goes with each request (``DEADLINE_EXTENSION``), so a shared client keeps each feed's own.
+    :param came_from: the page whose link ``url`` is (discovery): the first request is then a hop from it.
     """
+    try:
+        return _fetch(url, etag=etag, last_modified=last_modified, timeout=timeout, deadline=deadline,
+                      max_bytes=max_bytes, user_agent=user_agent, client=client, came_from=came_from)
+    except FetchError as error:
+        raise FetchError(error.error_class, netpolicy.mask_credentials(error.message)) from None
+
+
+def _fetch(url: str, *, etag: str | None, last_modified: str | None, timeout: float, deadline: float,
+           max_bytes: int, user_agent: str, client: Any, came_from: str | None) -> Fetched:
     import httpx
 
     bound = flavour("httpx")
@@ -90,6 +108,10 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
             bounded_client(seconds=deadline, max_bytes=max_bytes, follow_redirects=False)
         with session as http:
             _check_scheme(current, "config")
+            problem = netpolicy.configured_problem(current) if came_from is None else \
+                netpolicy.hop_problem(came_from, current)
+            if problem is not None:
+                raise FetchError("config" if came_from is None else "redirect", problem)
             for _ in range(MAX_REDIRECTS + 1):
                 with http.stream("GET", current, headers=headers, timeout=httpx.Timeout(timeout),
                                  follow_redirects=False,
@@ -97,7 +119,13 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
                     if response.status_code in REDIRECTS and "location" in response.headers:
                         target = str(response.url.join(response.headers["location"]))
                         _check_scheme(target, "redirect")
-                        permanent_so_far = permanent_so_far and response.status_code in PERMANENT
+                        problem = netpolicy.hop_problem(current, target)
+                        if problem is not None:
+                            raise FetchError("redirect", f"refused a redirect (HTTP {response.status_code}): "
+                                                         f"{problem}")
+                        # A move inward (allowed) is followed this time, never stored as the feed's new home.
+                        permanent_so_far = permanent_so_far and response.status_code in PERMANENT and \
+                            not netpolicy.moves_inward(current, target)
                         if permanent_so_far:
                             moved_to = target
                         current = target

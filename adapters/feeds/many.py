@@ -31,6 +31,7 @@ from fold_adapters.feeds.feed import FeedPoller, FeedResult, load_state
 from fold_adapters.feeds.opml import FeedRef, OpmlError, read_opml_file
 from fold_adapters.feeds.settings import RssSettings
 from fold_core.bounded_http import bounded_client
+from fold_core.netpolicy import mask_credentials, without_credentials
 from fold_core.observation import Health, Observation, Poll
 from fold_core.timefmt import parse_instant
 
@@ -134,9 +135,9 @@ def _fetch_all(source: str, settings: RssSettings, due: list, now: datetime, dea
                         limits=limits, follow_redirects=False) as client:
         tasks = []
         for key, ref, state in due:
-            meta = {"feed": ref.url, **({"folder": ref.folder} if ref.folder else {})}
+            meta = {"feed": without_credentials(ref.url), **({"folder": ref.folder} if ref.folder else {})}
             poller = FeedPoller(source, settings, prefix=f"{key}:", seen_limit=limit, client=client, meta=meta,
-                                fallback_title=ref.title)
+                                fallback_title=ref.title, configured=ref.url)
             tasks.append(Task(key, host_of(state["url"]), partial(_one, poller, state, now)))
         return run_polite(tasks, workers=settings.max_connections, per_host=settings.max_per_host,
                           deadline_at=deadline_at)
@@ -154,7 +155,7 @@ def _after(settings: RssSettings, state: dict, answer: FeedResult | Exception, n
     """The feed's state after this poll's answer, with its schedule and health line."""
     every = settings.every
     if isinstance(answer, Exception):  # a bug in the feed's poll: that feed's failure only
-        health = Health.failed("adapter", f"{type(answer).__name__}: {answer}")
+        health = Health.failed("adapter", mask_credentials(f"{type(answer).__name__}: {answer}"))
     else:
         health, state = answer.health, answer.state
         if answer.title:
@@ -176,6 +177,7 @@ def _after(settings: RssSettings, state: dict, answer: FeedResult | Exception, n
 
 
 def _health(total: int, failing: list[dict], notes: list[str]) -> Health:
+    notes = [mask_credentials(note) for note in notes]  # an OPML list's own URLs may hold credentials too
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     if not failing:
@@ -199,7 +201,7 @@ def feed_health(settings: RssSettings, cursor: Any) -> list[dict]:
     for ref in refs:
         key = feed_key(ref.url)
         state = load_state(states.get(key), ref.url)
-        lines.append({"key": key, "url": ref.url, "polled_url": state.get("url"), "title": state.get("title")
+        lines.append({"key": key, "url": mask_credentials(ref.url), "polled_url": state.get("url"), "title": state.get("title")
                       or ref.title, "folder": ref.folder, "status": state.get("status") or "unknown",
                       "failures": state.get("failures") or 0, "last_ok_at": state.get("last_ok_at"),
                       "next_at": state.get("next_at"), "error": state.get("error"),

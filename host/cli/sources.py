@@ -135,16 +135,22 @@ def run_discover(args: argparse.Namespace) -> tuple[dict, int]:
     try:
         fetched = fetch(args.url, timeout=args.timeout, deadline=args.timeout * 2, user_agent=user_agent())
     except FetchError as error:
-        return {"ok": False, "url": args.url, "errors": [{"code": error.error_class, "message": error.message}]}, 1
-    document = {"url": args.url, "answered": fetched.url, "status": fetched.status, "is_feed": False, "feeds": []}
+        from fold_core.netpolicy import mask_credentials
+
+        return {"ok": False, "url": mask_credentials(args.url),
+                "errors": [{"code": error.error_class, "message": error.message}]}, 1
+    from fold_core.netpolicy import mask_credentials
+
+    document = {"url": mask_credentials(args.url), "answered": mask_credentials(fetched.url), "status": fetched.status,
+                "is_feed": False, "feeds": []}
     if fetched.status != 200:
         return {**document, "ok": False, "errors": [{"code": "http", "message":
-                                                     f"{fetched.url} answered HTTP {fetched.status}"}]}, 1
+                                                     f"{document['answered']} answered HTTP {fetched.status}"}]}, 1
     content_type = fetched.headers.get("content-type")
     parsed = parse_feed(fetched.body, url=fetched.url, content_type=content_type)
     if parsed.is_feed:
         kind = (content_type or "").split(";")[0].strip() or None
-        document.update(is_feed=True, feeds=[{"url": fetched.moved_to or fetched.url, "type": kind,
+        document.update(is_feed=True, feeds=[{"url": mask_credentials(fetched.moved_to or fetched.url), "type": kind,
                                               "title": parsed.title, "entries": len(parsed.entries)}])
     elif looks_like_html(fetched.body, content_type):
         document["feeds"] = [link.to_json() for link in alternate_links(fetched.body, fetched.url)]

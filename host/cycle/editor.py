@@ -19,6 +19,11 @@ hammer it. Either way a window that was not accepted leaves its
 observations pending (``windows.note_failure``): nothing is lost.
 ``StoreUnavailable`` is not a rejection — the outcome is unknown — so it is
 raised to the caller with the intent kept for the next cycle.
+
+An answer that repeats a secret of the configuration verbatim (``secrets``)
+is refused like any other invalid answer (``secret_in_output``); every
+secret the host knows is masked in what the call log keeps and in the reply
+quoted back to the editor.
 """
 
 from __future__ import annotations
@@ -32,10 +37,10 @@ from functools import partial
 
 from fold_core.errors import StoreError
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction, Reply
-from fold_core.settings import env_value
 from fold_host.cycle.dispositions import check_output, host_receipt
 from fold_host.cycle.fallback import Editor, fallback_editor, note_reached, note_unreachable
 from fold_host.cycle.host import Host
+from fold_host.cycle.secrets import known_secrets, masker, secret_problems
 from fold_host.cycle.tools import HostTools
 from fold_host.cycle.windows import Window, save_intent
 from fold_host.hostdb import HostDB
@@ -99,6 +104,8 @@ def _attempts(host: Host, db: HostDB, window: Window, document: dict, now: str, 
     corrections: list[Correction] = []
     revision = document["state"]["revision"]
     log = partial(log_call, db, host, window, editor=editor, now=now)
+    secrets = known_secrets(host)
+    mask = masker(secrets)
     for attempt in range(1, host.config.host.max_attempts + 1):
         result.attempts = attempt
         request = AgentRequest(input=document, skill=host.skill, attempt=attempt, corrections=tuple(corrections),
@@ -116,6 +123,8 @@ def _attempts(host: Host, db: HostDB, window: Window, document: dict, now: str, 
             reply.latency_ms = _ms(started)
         errors = check_output(reply.output, window.event_ids) if reply.output is not None else \
             [{"code": "invalid_json", "message": reply.error or "the reply holds no JSON object"}]
+        if not errors:
+            errors = secret_problems(reply.output, secrets)
         if errors:
             receipt = host_receipt(window.batch_id, revision, errors)
         else:
@@ -133,7 +142,7 @@ def _attempts(host: Host, db: HostDB, window: Window, document: dict, now: str, 
                 return result
             receipt = answer.document
         log(request, reply=reply, outcome="invalid" if reply.output is None else "rejected", error=receipt)
-        corrections.append(Correction(reply=reply.raw, receipt=receipt))
+        corrections.append(Correction(reply=mask(reply.raw), receipt=receipt))
         result.error = _scrubbed(host, receipt)
         if {e.get("code") for e in receipt.get("errors", ())} == {"batch_conflict"}:
             break  # the batch_id is taken: no answer of the editor can fix that (the cycle re-derives it)
@@ -145,7 +154,8 @@ def log_call(db: HostDB, host: Host, window: Window, request: AgentRequest, *, e
              stderr: str | None = None) -> None:
     """One row of ``agent_calls``; older rows drop their request body (the inbox keeps the events).
 
-    The values of the agent's ``*_env`` variables (its keys) are blanked out of everything kept.
+    Every secret the host knows (``secrets.known_secrets``: the agent's keys, passwords, tokens) is
+    blanked out of everything kept.
     """
     body = {"input": request.input, "attempt": request.attempt,
             "corrections": [c.receipt for c in request.corrections]} if request.attempt == 1 else \
@@ -185,16 +195,8 @@ def _scrubbed(host: Host, document: dict) -> dict:
 
 
 def _scrubber(host: Host) -> Callable[[str], str]:
-    """A function that blanks the agent's secret values out of a text."""
-    settings = host.agent_instance.settings
-    secrets = [value for name in (type(settings).model_fields if settings is not None else ())
-               if name.endswith("_env") and (value := env_value(getattr(settings, name))) and len(value) >= 4]
-
-    def scrub(text: str) -> str:
-        for secret in secrets:
-            text = text.replace(secret, "[secret]")
-        return text
-    return scrub
+    """A function that blanks every secret the host knows out of a text."""
+    return masker(known_secrets(host))
 
 
 def _unavailable(error: Exception) -> AgentUnavailable:

@@ -27,7 +27,7 @@ import sqlite3
 
 from fold_host.hostdb.schema import OPEN_TIMEOUT
 
-__all__ = ["PinnedView", "ready_for_backup"]
+__all__ = ["PinnedView", "copy_problem", "ready_for_backup"]
 
 
 def ready_for_backup(path: str) -> bool:
@@ -42,6 +42,24 @@ def ready_for_backup(path: str) -> bool:
     except sqlite3.Error:
         return False  # opening it as the host does says what is wrong
     return mode == "wal" and version > 0
+
+
+def copy_problem(path: str) -> str | None:
+    """What SQLite's ``quick_check`` finds wrong in the copy of host.db at ``path``; None when it passes.
+
+    Opened immutable and read-only: the check leaves no -wal or -shm file beside the copy and changes no byte.
+    """
+    from urllib.request import pathname2url
+
+    try:
+        connection = sqlite3.connect(f"file:{pathname2url(os.path.abspath(path))}?mode=ro&immutable=1", uri=True)
+        try:
+            found = [row[0] for row in connection.execute("PRAGMA quick_check(20)")]
+        finally:
+            connection.close()
+    except sqlite3.Error as error:  # "file is not a database", "database disk image is malformed", …
+        return str(error)
+    return None if found == ["ok"] else "; ".join(" ".join(str(line).split()) for line in found)
 
 
 class PinnedView:

@@ -8,8 +8,15 @@
   Bearer <token>`` (compared in constant time) or is answered 401 with
   ``WWW-Authenticate: Bearer`` and a JSON-RPC error whose ``data`` is the
   error document (code ``unauthorized``) — loopback or not.
-* **Host**: on a loopback bind the SDK's DNS-rebinding protection answers only
-  ``127.0.0.1``, ``localhost`` and ``[::1]`` (Host and Origin headers).
+* **Throttle**: after ``LoginThrottle.LIMIT`` wrong tokens from one address
+  within its window, every token try from that address is 429 with
+  ``Retry-After`` (the right token too), as on the Pinboard.
+* **Host**: on every bind, loopback or not, the ``Host`` and ``Origin``
+  headers must name this server (``HostPolicy``: the bound address and port,
+  see ``fold_host.web.security``), else 421 / 403 before the token is even
+  looked at — a page re-pointing its own name at the bound address (DNS
+  rebinding) is never answered. The SDK's own check (which only knows
+  ``127.0.0.1``, ``localhost`` and ``::1``) is replaced by this one.
 
 The endpoint is ``/mcp``; a call is answered with a plain JSON response (no
 progress or log messages flow during one, so no SSE stream is needed). The
@@ -22,15 +29,16 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 
 from fold_core.cli.common import explain
 from fold_core.errors import UsageError
 from fold_host.settings import McpSection
-from fold_host.web.security import is_loopback
+from fold_host.web.security import HostPolicy, LoginThrottle, client_address, is_loopback
 from fold_host.web.server import Bind, listen, serve_socket
 
-__all__ = ["ENDPOINT", "BearerGuard", "http_app", "read_token", "resolve_bind", "serve"]
+__all__ = ["ENDPOINT", "BearerGuard", "HostGuard", "http_app", "read_token", "resolve_bind", "serve"]
 
 ENDPOINT = "/mcp"
 INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
@@ -77,35 +85,76 @@ def resolve_bind(host: str, port: int, token: str | None) -> Bind:
     return Bind(host, port, token)
 
 
-class BearerGuard:
-    """ASGI middleware: with a token, an HTTP request without ``Authorization: Bearer <token>`` is 401."""
+async def _refuse(send, status: int, code: str, message: str, headers: tuple = ()) -> None:
+    """A JSON-RPC error body (the SDK's client shows its message instead of a bare status)."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message, "data": {
+        "ok": False, "errors": [{"code": code, "message": message}]}}}
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"), *headers]})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode("utf-8")})
 
-    def __init__(self, app, token: str | None) -> None:
-        self.app, self.token = app, token
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class HostGuard:
+    """ASGI middleware: a request whose ``Host`` or ``Origin`` is not this server's is refused (421 / 403)."""
+
+    def __init__(self, app, policy: HostPolicy) -> None:
+        self.app, self.policy = app, policy
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and self.token is not None and not self.authorised(scope):
-            message = ("unauthorized: this Fold MCP server needs `Authorization: Bearer <token>` with the token of "
-                       "[mcp] token_env or token_file" if self._given(scope) is None else
-                       "unauthorized: the bearer token is not this server's")
-            # A JSON-RPC error body: the SDK's client shows its message instead of a bare status.
-            body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message, "data": {
-                "ok": False, "errors": [{"code": "unauthorized", "message": message}]}}}
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"www-authenticate", b'Bearer realm="fold"'),
-                                    (b"cache-control", b"no-store")]})
-            await send({"type": "http.response.body", "body": json.dumps(body).encode("utf-8")})
-            return
+        if scope["type"] == "http":
+            if not self.policy.host_allowed(_header(scope, b"host")):
+                await _refuse(send, 421, "invalid_host", "this Fold MCP server answers only requests whose Host "
+                              "header names the address and port it listens on")
+                return
+            if not self.policy.origin_allowed(_header(scope, b"origin")):
+                await _refuse(send, 403, "invalid_origin", "this Fold MCP server answers no request from a page "
+                              "of another origin")
+                return
+        await self.app(scope, receive, send)
+
+
+class BearerGuard:
+    """ASGI middleware: with a token, an HTTP request without ``Authorization: Bearer <token>`` is 401.
+
+    Wrong tokens are counted per client address (``LoginThrottle``); a limited address gets 429.
+    """
+
+    def __init__(self, app, token: str | None, throttle: LoginThrottle | None = None) -> None:
+        self.app, self.token = app, token
+        self.throttle = throttle or LoginThrottle()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and self.token is not None:
+            given, address = self._given(scope), client_address(scope)
+            wait = self.throttle.wait(address) if given is not None else 0.0
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                await _refuse(send, 429, "too_many_wrong_tokens", f"too many wrong tokens from this address; try "
+                              f"again in {seconds} s", ((b"retry-after", str(seconds).encode()),))
+                return
+            if not self.authorised(scope):
+                if given is not None:
+                    self.throttle.wrong(address)
+                message = ("unauthorized: this Fold MCP server needs `Authorization: Bearer <token>` with the token"
+                           " of [mcp] token_env or token_file" if given is None else
+                           "unauthorized: the bearer token is not this server's")
+                await _refuse(send, 401, "unauthorized", message, ((b"www-authenticate", b'Bearer realm="fold"'),))
+                return
         await self.app(scope, receive, send)
 
     @staticmethod
     def _given(scope) -> str | None:
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                text = value.decode("latin-1")
-                return text[7:].strip() if text[:7].lower() == "bearer " else ""
-        return None
+        text = _header(scope, b"authorization")
+        if text is None:
+            return None
+        return text[7:].strip() if text[:7].lower() == "bearer " else ""
 
     def authorised(self, scope) -> bool:
         """Whether the request carries the token; asked only when one is configured."""
@@ -113,15 +162,25 @@ class BearerGuard:
         return given is not None and self.token is not None and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
 
 
-def http_app(server, bind: Bind):
-    """The Starlette app of the SDK's Streamable HTTP transport behind the bearer guard."""
-    app = server.streamable_http_app(streamable_http_path=ENDPOINT, host=bind.host.strip("[]"), json_response=True)
-    return BearerGuard(app, bind.token)
+def http_app(server, bind: Bind, port: int | None = None):
+    """The Starlette app of the SDK's Streamable HTTP transport behind the Host and bearer guards.
+
+    ``port``: the port actually bound (``--port 0`` picks one), which the Host header must carry.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    # Our HostGuard covers every bind; the SDK's check would only know 127.0.0.1, localhost and ::1.
+    app = server.streamable_http_app(streamable_http_path=ENDPOINT, host=bind.host.strip("[]"), json_response=True,
+                                     transport_security=TransportSecuritySettings(
+                                         enable_dns_rebinding_protection=False))
+    policy = HostPolicy(bind.host, bind.port if port is None else port)
+    return HostGuard(BearerGuard(app, bind.token), policy)
 
 
 def serve(server, bind: Bind, announce) -> tuple[str, str | None]:
     """Listen, call ``announce(url)`` and serve until a signal; ``(url, the signal's name)``."""
     sock = listen(bind)
     url = bind.url(sock.getsockname()[1]).rstrip("/") + ENDPOINT
-    stopped_by = serve_socket(http_app(server, bind), sock, lambda: announce(url), lifespan="on", graceful=GRACE)
+    app = http_app(server, bind, sock.getsockname()[1])
+    stopped_by = serve_socket(app, sock, lambda: announce(url), lifespan="on", graceful=GRACE)
     return url, stopped_by

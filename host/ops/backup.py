@@ -20,18 +20,29 @@ start after a restore, and one whose commit is there is answered
 "event_seq", "revision", "created_at", "store", "files": {name: sha256}}``
 — is written last, once every copied file and
 the directory's entries are on disk: a directory without it is not a backup.
+Before that, SQLite's ``quick_check`` runs on the copy of host.db: a corrupt
+host.db is refused (exit 4) and the copied files are removed — a backup that
+cannot be restored is worse than none.
 
-**Restore** refuses a target that exists and is not empty (exit 2), copies
-every file the same way and checks its digest (a mismatch removes what was copied:
-exit 4), marks host.db's daemon record as stopped (the daemon that ran
-during the backup is not running here), and runs ``verify`` on the result.
+**Restore** refuses a target that exists and is not empty (exit 2), and a
+manifest that is not the one ``backup`` writes (exit 2, before anything is
+written: not an object, a missing or mistyped field, a file name that is not
+one of a store's, a digest that is not one). Every file it reads must be a
+regular file (a FIFO, device, socket or symbolic link is refused: exit 2,
+nothing waits on it). It copies every file the same way and checks its
+digest, then runs ``quick_check`` on the restored host.db (a mismatch or a
+corrupt page removes what was copied: exit 4), marks host.db's daemon record
+as stopped (the daemon that ran during the backup is not running here), and
+runs ``verify`` on the result.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 
 from fold_core.errors import StoreCorrupt, UsageError
 from fold_core.store.file import file_store
@@ -40,13 +51,19 @@ from fold_core.store.meta import StoreMissing
 from fold_core.store.parts import KINDS
 from fold_core.store.verify import verify_store
 from fold_host.hostdb import open_host_db
-from fold_host.hostdb.copy import PinnedView, ready_for_backup
+from fold_host.hostdb.copy import PinnedView, copy_problem, ready_for_backup
+from fold_host.hostdb.failures import HostDBCorrupt
 from fold_host.ops.filecopy import Produced, Range, copy_files
 
 __all__ = ["FORMAT", "backup", "restore"]
 
 FORMAT, VERSION = "fold-backup", 1
 HOST_DB = "host.db"
+MANIFEST_MAX = 1 << 20  # bytes: a manifest names a handful of files
+# The files a backup holds: exactly the names ``backup`` writes.
+FILE_NAME = re.compile(r"(meta\.json|events\.jsonl|snapshot\.json|host\.db|snapshot\.[A-Za-z0-9][A-Za-z0-9_-]{0,100}"
+                       r"\.(?:" + "|".join(KINDS) + r"))")
+DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
@@ -57,17 +74,27 @@ def backup(store_dir: str, out_dir: str, *, now: str) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     pinned, sources = _pin_host_db(store_dir), {}
     try:
-        with file_store(store_dir).recorder.session(write=False) as session:
-            event_seq, revision = session.state.event_seq, session.state.revision
+        try:
+            with file_store(store_dir).recorder.session(write=False) as session:
+                event_seq, revision = session.state.event_seq, session.state.revision
+                if pinned is not None:
+                    pinned.pin()
+                sources = _open_store_files(store_dir, event_seq)
+            files = copy_files(_jobs(sources, pinned), out_dir)  # each file fsynced once it is whole
+        finally:
+            for file, _ in sources.values():
+                file.close()
             if pinned is not None:
-                pinned.pin()
-            sources = _open_store_files(store_dir, event_seq)
-        files = copy_files(_jobs(sources, pinned), out_dir)  # each file fsynced once it is whole
-    finally:
-        for file, _ in sources.values():
-            file.close()
-        if pinned is not None:
-            pinned.close()
+                pinned.close()
+        if HOST_DB in files:
+            problem = copy_problem(os.path.join(out_dir, HOST_DB))
+            if problem is not None:
+                raise HostDBCorrupt(f"{os.path.join(store_dir, HOST_DB)} fails SQLite's quick_check ({problem}): "
+                                   "no backup was written; `foldctl doctor` says more, and an older backup "
+                                   "holds a sound copy")
+    except BaseException:
+        _clear(out_dir)
+        raise
     fsync_dir(out_dir)  # every copied file is on disk before the manifest says it is a backup
     manifest = {"format": FORMAT, "version": VERSION, "event_seq": event_seq, "revision": revision,
                 "created_at": now, "store": os.path.abspath(store_dir), "files": files}
@@ -102,7 +129,7 @@ def _open_store_files(store_dir: str, event_seq: int) -> dict:
     opened = {"meta.json": _opened(store_dir, "meta.json")}
     log_path = os.path.join(store_dir, "events.jsonl")
     if event_seq and os.path.exists(log_path):
-        log = open(log_path, "rb")
+        log = open_regular(log_path)
         size = os.fstat(log.fileno()).st_size
         start = line_start(log_path, event_seq, size)
         if start is None:  # a foreign log: find the line by reading
@@ -111,7 +138,7 @@ def _open_store_files(store_dir: str, event_seq: int) -> dict:
         opened["events.jsonl"] = (log, start + len(log.readline()))
     head_path = os.path.join(store_dir, "snapshot.json")
     if event_seq and os.path.exists(head_path):
-        head = open(head_path, "rb")
+        head = open_regular(head_path)
         parts = _parts_named(head)
         if parts is None or not all(os.path.exists(os.path.join(store_dir, name)) for name in parts):
             head.close()  # a cache it cannot copy whole is left out: the restored store rebuilds it
@@ -123,8 +150,44 @@ def _open_store_files(store_dir: str, event_seq: int) -> dict:
 
 
 def _opened(store_dir: str, name: str) -> tuple:
-    file = open(os.path.join(store_dir, name), "rb")
+    file = open_regular(os.path.join(store_dir, name))
     return file, os.fstat(file.fileno()).st_size
+
+
+def open_regular(path: str):
+    """``path`` opened for reading; UsageError unless it is a regular file (never waits on a FIFO or device).
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once; ``O_NOFOLLOW`` refuses a symbolic link in the
+    file's place; the kind is then read from the open descriptor, so nothing can be swapped in between.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UsageError(f"{path} is a symbolic link, not a file: refused") from None
+        if error.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):  # a socket or a device without driver
+            raise UsageError(f"{path} is not a regular file (a socket or device): refused") from None
+        raise
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a file")
+        raise UsageError(f"{path} is {kind}, not a regular file: refused")
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "rb")
+
+
+def _clear(directory: str) -> None:
+    """Remove everything in ``directory`` (a target this command found empty or made)."""
+    import shutil
+
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
 
 
 def _scan_for(log, event_seq: int) -> int:
@@ -186,21 +249,22 @@ def restore(backup_dir: str, store_dir: str, *, now: str) -> dict:
             if found[name] != expected:
                 raise StoreCorrupt(f"{os.path.join(backup_dir, name)}: sha256 {found[name]} does not match the "
                                    f"manifest ({expected}): this backup is damaged")
+        if HOST_DB in manifest["files"]:
+            problem = copy_problem(os.path.join(store_dir, HOST_DB))
+            if problem is not None:
+                raise HostDBCorrupt(f"{os.path.join(backup_dir, HOST_DB)} fails SQLite's quick_check ({problem}): "
+                                   "this backup is damaged")
         fsync_dir(store_dir)
         if HOST_DB in manifest["files"]:
             with open_host_db(store_dir) as db:
                 db.daemon_restored(now=now)
         report = verify_store(store_dir)
+        if report["last_event_seq"] != manifest["event_seq"]:
+            raise StoreCorrupt(f"the restored log ends at event {report['last_event_seq']}, the manifest says "
+                               f"{manifest['event_seq']}")
     except BaseException:
-        import shutil
-
-        for name in os.listdir(store_dir):
-            path = os.path.join(store_dir, name)
-            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        _clear(store_dir)
         raise
-    if report["last_event_seq"] != manifest["event_seq"]:
-        raise StoreCorrupt(f"the restored log ends at event {report['last_event_seq']}, the manifest says "
-                           f"{manifest['event_seq']}")
     return {"ok": True, "store": os.path.abspath(store_dir), "event_seq": manifest["event_seq"],
             "revision": manifest["revision"], "created_at": manifest["created_at"], "verify": report}
 
@@ -210,7 +274,7 @@ def _copy_back(backup_dir: str, names: list[str], store_dir: str) -> dict[str, s
     opened = {}
     try:
         for name in names:
-            opened[name] = open(os.path.join(backup_dir, name), "rb")
+            opened[name] = open_regular(os.path.join(backup_dir, name))
         return copy_files([Range(name, file.fileno(), os.fstat(file.fileno()).st_size, file.name)
                            for name, file in opened.items()], store_dir)
     finally:
@@ -219,17 +283,50 @@ def _copy_back(backup_dir: str, names: list[str], store_dir: str) -> dict[str, s
 
 
 def _manifest(backup_dir: str) -> dict:
+    """The backup's manifest, checked field by field; UsageError for anything ``backup`` would not write."""
     path = os.path.join(backup_dir, "manifest.json")
+    if not os.path.isdir(backup_dir):
+        raise UsageError(f"{backup_dir} is not a Fold backup (not a directory)")
     try:
-        with open(path, "rb") as file:
-            manifest = json.loads(file.read())
+        with open_regular(path) as file:
+            data = file.read(MANIFEST_MAX + 1)
     except FileNotFoundError:
         raise UsageError(f"{backup_dir} is not a Fold backup (no manifest.json; an interrupted backup has none)") \
             from None
-    except (OSError, ValueError) as error:
-        raise UsageError(f"{path} cannot be read: {error}") from None
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if manifest.get("format") != FORMAT or not isinstance(files, dict) or "meta.json" not in files or any(
-            not isinstance(name, str) or os.path.basename(name) != name or name.startswith(".") for name in files):
-        raise UsageError(f"{path} is not a manifest of a Fold backup (format {FORMAT!r} with a file list)")
+    except OSError as error:
+        raise UsageError(f"{path} cannot be read: {error.strerror or error}") from None
+    if len(data) > MANIFEST_MAX:
+        raise UsageError(f"{path} is larger than {MANIFEST_MAX} bytes: not a manifest of a Fold backup")
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise UsageError(f"{path} is not JSON: {str(error)[:200]}") from None
+    problem = _manifest_problem(manifest)
+    if problem is not None:
+        raise UsageError(f"{path} is not a manifest of a Fold backup (format {FORMAT!r}): {problem}")
     return manifest
+
+
+def _manifest_problem(manifest: object) -> str | None:
+    """What makes ``manifest`` other than what ``backup`` writes; None when it is one."""
+    if not isinstance(manifest, dict):
+        return f"it is a JSON {type(manifest).__name__}, not an object"
+    if manifest.get("format") != FORMAT:
+        return "its format is not fold-backup"
+    if manifest.get("version") != VERSION:
+        return f"version {str(manifest.get('version'))[:20]} is not one this Fold reads ({VERSION})"
+    for key in ("event_seq", "revision"):
+        value = manifest.get(key)
+        if type(value) is not int or value < 0:
+            return f"{key} must be a whole number ≥ 0"
+    if not isinstance(manifest.get("created_at"), str):
+        return "created_at must be a string"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "meta.json" not in files:
+        return "files must be an object naming at least meta.json"
+    for name, digest in files.items():
+        if not FILE_NAME.fullmatch(name):
+            return f"the file name {name[:80]!r} is not one a Fold backup holds"
+        if not isinstance(digest, str) or not DIGEST.fullmatch(digest):
+            return f"the digest of {name} is not a sha256 in hex"
+    return None

@@ -44,8 +44,8 @@ from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 from typing import Any
 
-__all__ = ["AUTH_COOKIE", "CSP", "CSRF_COOKIE", "Csrf", "Guard", "LoginThrottle", "MAX_BODY", "client_address",
-           "is_loopback", "login_value"]
+__all__ = ["AUTH_COOKIE", "CSP", "CSRF_COOKIE", "Csrf", "Guard", "HostPolicy", "LoginThrottle", "MAX_BODY",
+           "client_address", "is_loopback", "login_value"]
 
 CSP = ("default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; "
        "frame-ancestors 'none'")
@@ -73,6 +73,70 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+class HostPolicy:
+    """Which ``Host`` / ``Origin`` a server bound to ``bind_host:port`` answers (DNS-rebinding protection).
+
+    A page on ``attacker.example`` whose name is re-pointed at the bound address still sends
+    ``Host: attacker.example``: only names the bind itself stands for pass. A specific address allows
+    itself (and ``localhost`` / ``127.0.0.1`` / ``[::1]`` when it is one of those); a wildcard bind
+    (``0.0.0.0``, ``::``) allows any IP literal (a rebinding page always sends its own *name*),
+    ``localhost`` and this machine's host names. The port must be the bound one (absent only for 80).
+    An ``Origin``, when sent, must be ``http://`` with an allowed host and port.
+    """
+
+    WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+    def __init__(self, bind_host: str, port: int, *, machine_names: frozenset[str] | None = None) -> None:
+        host = bind_host.strip("[]").lower()
+        self.port, self.wildcard = port, host in self.WILDCARDS
+        names = {host}
+        if host in LOOPBACK_NAMES:
+            names |= LOOPBACK_NAMES
+        if self.wildcard:
+            names |= {"localhost"} | (self._machine_names() if machine_names is None else machine_names)
+        self.names = frozenset(names)
+
+    @staticmethod
+    def _machine_names() -> frozenset[str]:
+        import socket
+
+        return frozenset(name.lower() for name in (socket.gethostname(), socket.getfqdn()) if name)
+
+    def _name_allowed(self, name: str) -> bool:
+        if name in self.names:
+            return True
+        if not self.wildcard:
+            return False
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+    def _allowed(self, netloc: str) -> bool:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit("//" + netloc)
+            port = parts.port
+        except ValueError:
+            return False
+        name = (parts.hostname or "").lower()
+        if parts.username is not None or parts.password is not None or not name:
+            return False
+        return (port == self.port if port is not None else self.port == 80) and self._name_allowed(name)
+
+    def host_allowed(self, host: str | None) -> bool:
+        """Whether a request's ``Host`` header names this server (a request without one is refused)."""
+        return host is not None and len(host) <= 300 and self._allowed(host)
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """Whether a request's ``Origin`` (absent: not a cross-site browser request) is this server."""
+        if origin is None:
+            return True
+        return len(origin) <= 300 and origin.lower().startswith("http://") and self._allowed(origin[7:].rstrip("/"))
 
 
 def login_value(token: str) -> str:

@@ -137,3 +137,127 @@ def test_restore_refuses_a_used_target_and_a_damaged_backup(tmp_path):
     assert not any((tmp_path / "new").iterdir())  # nothing half-restored is left
     code, _, err = foldctl(ws, "restore", str(tmp_path), "--store", str(tmp_path / "new"))
     assert code == 2 and "not a Fold backup" in err
+
+
+# -- host.db's integrity and hostile backups ([hardening-2]) ------------------------------------------
+
+
+def _backed_up(tmp_path, mails: int = 12) -> Workspace:
+    """A store with some mail in host.db, and its backup in ``tmp_path / "backup"``."""
+    ws = Workspace(tmp_path / "ws", script=["track"])
+    ws.feed("mail", *[{"native": str(n), "title": f"mail {n} about the quarterly figures",
+                       "text": "the figures are attached " * 40} for n in range(mails)])
+    ws.tick(NOW)
+    code, _, err = foldctl(ws, "backup", "--out", str(tmp_path / "backup"))
+    assert code == 0, err
+    return ws
+
+
+def _break_a_page(path) -> None:
+    """Overwrite the header of the first index page of ``observations``: SQLite's quick_check fails on it."""
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    root = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'observations_by_status'").fetchone()[0]
+    connection.close()
+    with open(path, "r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xff" * 8)
+
+
+def _fix_digest(backup, name: str) -> None:
+    import hashlib
+
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["files"][name] = hashlib.sha256((backup / name).read_bytes()).hexdigest()
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _empty(path) -> bool:
+    return not path.exists() or not any(path.iterdir())
+
+
+def test_backup_refuses_a_corrupt_host_db(tmp_path):
+    ws = _backed_up(tmp_path)
+    _break_a_page(ws.store / "host.db")
+    code, document, err = foldctl(ws, "backup", "--out", str(tmp_path / "second"))
+    assert code == 4 and document["errors"][0]["code"] == "host_db_corrupt"
+    assert "quick_check" in err and "no backup was written" in err
+    assert _empty(tmp_path / "second")  # no file of a backup that could not be restored
+
+
+def test_restore_refuses_a_corrupt_page_whose_digest_was_fixed_up(tmp_path):
+    ws = _backed_up(tmp_path)
+    _break_a_page(tmp_path / "backup" / "host.db")
+    _fix_digest(tmp_path / "backup", "host.db")
+    code, document, err = foldctl(ws, "restore", str(tmp_path / "backup"), "--store", str(tmp_path / "new"))
+    assert code == 4 and document["errors"][0]["code"] == "host_db_corrupt" and "quick_check" in err
+    assert _empty(tmp_path / "new")
+
+
+def test_restore_refuses_one_bit_flipped_inside_a_text_of_host_db(tmp_path):
+    ws = _backed_up(tmp_path)
+    copy = tmp_path / "backup" / "host.db"
+    data = bytearray(copy.read_bytes())
+    at = data.index(b"mail 7 about the quarterly figures") + 5  # the "7" of a stored title
+    data[at] ^= 0x01  # "7" becomes "6": still a sound database, only the digest can tell
+    copy.write_bytes(bytes(data))
+    code, _, err = foldctl(ws, "restore", str(tmp_path / "backup"), "--store", str(tmp_path / "new"))
+    assert code == 4 and "does not match the manifest" in err and "host.db" in err
+    assert _empty(tmp_path / "new")
+
+
+HOSTILE_MANIFESTS = {
+    "a list": lambda m: [m],
+    "a string": lambda m: "fold-backup",
+    "no event_seq": lambda m: {k: v for k, v in m.items() if k != "event_seq"},
+    "event_seq a string": lambda m: {**m, "event_seq": "7"},
+    "no revision": lambda m: {k: v for k, v in m.items() if k != "revision"},
+    "no created_at": lambda m: {k: v for k, v in m.items() if k != "created_at"},
+    "files a list": lambda m: {**m, "files": list(m["files"])},
+    "a NUL in a name": lambda m: {**m, "files": {**m["files"], "events\u0000.jsonl": "0" * 64}},
+    "a foreign name": lambda m: {**m, "files": {**m["files"], "plugins.toml": "0" * 64}},
+    "a digest that is a number": lambda m: {**m, "files": {**m["files"], "meta.json": 7}},
+    "another version": lambda m: {**m, "version": 99},
+}
+
+
+def test_every_hostile_manifest_is_a_usage_error_that_leaves_the_target_empty(tmp_path):
+    ws = _backed_up(tmp_path, mails=2)
+    good = json.loads((tmp_path / "backup" / "manifest.json").read_text())
+    for number, (what, change) in enumerate(HOSTILE_MANIFESTS.items()):
+        hostile = tmp_path / f"hostile{number}"
+        shutil.copytree(tmp_path / "backup", hostile)
+        (hostile / "manifest.json").write_text(json.dumps(change(good)))
+        target = tmp_path / f"target{number}"
+        code, document, err = foldctl(ws, "restore", str(hostile), "--store", str(target))
+        assert code == 2, (what, code, err)
+        assert "not a manifest of a Fold backup" in document["errors"][0]["message"], what
+        assert _empty(target), what
+
+
+def test_special_files_in_a_backup_are_refused_without_waiting(tmp_path):
+    import os
+    import socket
+
+    ws = _backed_up(tmp_path, mails=2)
+    makers = {
+        "a FIFO": lambda path: os.mkfifo(path),
+        "a symbolic link to an endless device": lambda path: os.symlink("/dev/zero", path),
+        "a socket": lambda path: socket.socket(socket.AF_UNIX).bind(str(path)),
+    }
+    for number, (what, make) in enumerate(makers.items()):
+        hostile = tmp_path / f"special{number}"
+        shutil.copytree(tmp_path / "backup", hostile)
+        (hostile / "events.jsonl").unlink()
+        make(hostile / "events.jsonl")
+        target = tmp_path / f"from-special{number}"
+        code, document, err = foldctl(ws, "restore", str(hostile), "--store", str(target))  # a hang: timeout
+        assert code == 2 and "events.jsonl" in err and "refused" in err, (what, err)
+        assert _empty(target), what
+    fifo_manifest = tmp_path / "fifo-manifest"
+    shutil.copytree(tmp_path / "backup", fifo_manifest)
+    (fifo_manifest / "manifest.json").unlink()
+    os.mkfifo(fifo_manifest / "manifest.json")
+    code, _, err = foldctl(ws, "restore", str(fifo_manifest), "--store", str(tmp_path / "from-fifo"))
+    assert code == 2 and "FIFO" in err

@@ -75,6 +75,26 @@ def test_two_hosts_claiming_at_once_take_different_observations(hosts):
     assert a.window_row()["batch_id"] == "wa" and b.window_row()["batch_id"] == "wb"
 
 
+def test_two_hosts_choosing_from_several_polls_at_once_never_overlap(hosts):
+    """The ordinary path: several polls, none larger than a window. A host that has chosen (not yet claimed)
+    holds its rows; another host choosing at that moment takes the next ones, neither the same nor waiting."""
+    a, b = hosts("a"), hosts("b")
+    for poll in range(4):  # four polls of three: each fits in a window, so no "newest of one poll" path
+        at = f"2026-10-09T0{poll}:00:00+08:00"
+        a.add_observations([Observation(id=f"mail:{poll}-{n}", source="mail", channel="email", observed_at=at,
+                                        title=f"m {poll}-{n}", text="") for n in range(3)])
+    b.connection.execute("SET lock_timeout = '20s'")  # a choice that waits on a's rows fails instead of hanging
+    with a.claiming():
+        mine = [o.id for o in a.window_events(5, parse_instant(NOW))]
+        theirs = claim(b, "wb", 5)
+        a.open_window_row({"batch_id": "wa", "signal": {"type": "events"}, "event_ids": mine, "now": NOW}, mine)
+    assert len(mine) == 5 and theirs is not None and len(theirs) == 5
+    assert not set(mine) & set(theirs), (mine, theirs)
+    assert a.window_row()["batch_id"] == "wa" and b.window_row()["batch_id"] == "wb"
+    assert sorted(claim(hosts("c"), "wc", 5) or []) == sorted(
+        {f"mail:{p}-{n}" for p in range(4) for n in range(3)} - set(mine) - set(theirs))
+
+
 def test_one_review_at_a_time(hosts):
     a, b = hosts("a"), hosts("b")
     assert claim(a, "review-1", 0, review=True) == []

@@ -136,3 +136,68 @@ def test_two_http_clients_writing_at_once(tmp_path):
     history = world.foldctl("history")[1]["records"]
     assert [r["event_seq"] for r in history] == list(range(1, 19))
     assert len(world.foldctl("inbox", "--limit", "100")[1]["observations"]) == 16
+
+
+def _raw_session(url: str, headers: dict, calls: list[tuple[str, dict]]) -> list[httpx.Response]:
+    """initialize, initialized, then each tools/call with ``headers`` on every request; every response."""
+    answers = [httpx.post(url, json=INITIALIZE, headers={**HEADERS, **headers})]
+    session = answers[0].headers.get("mcp-session-id")
+    more = {**HEADERS, **headers, **({"Mcp-Session-Id": session} if session else {}),
+            "MCP-Protocol-Version": "2025-11-25"}
+    answers.append(httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=more))
+    for number, (name, arguments) in enumerate(calls, start=2):
+        answers.append(httpx.post(url, json={"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                                             "params": {"name": name, "arguments": arguments}},
+                                  headers=more, timeout=60))
+    return answers
+
+
+REPORT = ("fold_report", {"agent": "evil", "title": "Rebound", "text": "written through DNS rebinding"})
+
+
+def test_the_host_check_covers_every_loopback_address(tmp_path):
+    """``--host 127.0.0.2`` (loopback, so no token): a rebinding page's Host or Origin is refused, nothing written."""
+    world = World(tmp_path)
+    with world.http("--host", "127.0.0.2") as (url, _process):
+        port = url.split(":")[2].split("/")[0]
+        foreign = _raw_session(url, {"Host": "attacker.example"}, [REPORT])
+        wrong_port = _raw_session(url, {"Host": "127.0.0.2:1"}, [REPORT])
+        from_page = _raw_session(url, {"Origin": "http://attacker.example"}, [REPORT])
+        own = _raw_session(url, {"Origin": f"http://127.0.0.2:{port}"},
+                           [("fold_report", {"agent": "cursor", "title": "Own", "text": "from this machine"})])
+    assert url.startswith("http://127.0.0.2:")
+    assert {r.status_code for r in foreign + wrong_port} == {421}
+    assert {r.status_code for r in from_page} == {403}
+    assert codes(foreign[0].json()["error"]["data"]) == ["invalid_host"]
+    assert own[0].status_code == 200 and own[-1].json()["result"]["isError"] is False
+    titles = [o["title"] for o in world.foldctl("inbox", "--limit", "100")[1]["observations"]]
+    assert titles == ["Own"]
+
+
+def test_wrong_tokens_are_throttled(tmp_path):
+    """Five wrong tokens from one address: the next try is 429 with Retry-After, even with the right token."""
+    world = World(tmp_path, mcp='token_env = "FOLD_TEST_MCP_TOKEN"\n')
+    with world.http(env={"FOLD_TEST_MCP_TOKEN": TOKEN}) as (url, _process):
+        before = httpx.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {TOKEN}"})
+        wrong = [httpx.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer guess-{n:012d}"})
+                 for n in range(5)]
+        limited = httpx.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {TOKEN}"})
+        guessing = httpx.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer guess-more"})
+    assert before.status_code == 200
+    assert [r.status_code for r in wrong] == [401] * 5
+    assert limited.status_code == 429 and guessing.status_code == 429
+    assert int(limited.headers["retry-after"]) >= 1
+    assert codes(limited.json()["error"]["data"]) == ["too_many_wrong_tokens"]
+
+
+def test_error_messages_do_not_echo_a_huge_value(tmp_path):
+    """A megabyte in a tool's name or argument: the error document names it, but short."""
+    world = World(tmp_path)
+    huge = "x" * 1_000_000
+    with world.http() as (url, _process):
+        answers = _raw_session(url, {}, [(huge, {}), ("fold_state", {"kinds": [huge]}),
+                                         ("fold_item", {"id": huge}), ("fold_annotate", {"item": huge, "text": "t"})])
+    for answer in answers[2:]:
+        assert answer.status_code == 200 and answer.json()["result"]["isError"] is True
+        assert len(answer.content) < 8_000, answer.content[:300]
+        assert "characters, cut)" in answer.text
