@@ -60,6 +60,24 @@ def test_the_inbox_keeps_observations_once_in_arrival_order(location):
         assert db.all_pending(["mail:1", "mail:2"]) and not db.all_pending(["mail:1", "mail:99"])
 
 
+def test_a_flood_from_one_source_never_keeps_mail_out_of_the_windows(location):
+    """[hardening-2] 2: an agent's thousand reports, then four mails: the mails are in the next window."""
+    with open_host_db(location) as db:
+        minute = parse_instant(NOW)
+        reports = [Observation(id=f"agents:report/{n}", source="agents", channel="worklog",
+                               observed_at=(minute + timedelta(seconds=n // 20)).isoformat(), title=f"step {n}",
+                               text="done") for n in range(1000)]
+        db.add_observations(reports)
+        db.add_observations([observation(n) for n in range(4)])
+        chosen = [o.id for o in db.window_events(50, parse_instant(LATER))]
+        assert len(chosen) == 50 and {f"mail:{n}" for n in range(4)} <= set(chosen)
+        # Listed in arrival order; the reports' share is their oldest.
+        assert chosen[:46] == [f"agents:report/{n}" for n in range(46)] and chosen[46:] == [
+            f"mail:{n}" for n in range(4)]
+        # With fewer places than sources, the source waiting longest comes first (its first poll's newest).
+        assert [o.id for o in db.window_events(1, parse_instant(LATER))] == ["agents:report/19"]
+
+
 def test_a_poll_keeps_its_observations_and_cursor_together(location):
     with open_host_db(location) as db:
         assert db.record_poll("mail", Poll(observations=[observation(1)], cursor={"mark": 3}), now=NOW) == 1
