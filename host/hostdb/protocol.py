@@ -13,7 +13,7 @@ on paths that must not load the inbox's models or a database driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -253,7 +253,7 @@ class Watch(Protocol):
 class Retention(Protocol):
     """Old settled observations lose their text."""
 
-    def forget_text(self, *, before: str, now: str) -> int: ...
+    def forget_text(self, *, before: str, now: str, protect: Collection[str] = frozenset()) -> tuple[int, int]: ...
 
 
 class SharedWork(Protocol):

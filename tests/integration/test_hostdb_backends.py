@@ -114,6 +114,29 @@ def test_marks_deferral_expiry_and_the_disposition_history(location):
         assert [o.id for o in db.window_events(5, parse_instant(LATER))] == ["mail:2"]
 
 
+def test_retention_keeps_pending_deferred_and_protected_observations_whole(location):
+    """Older than the cutoff: a pending, a deferred and a protected (cited) observation keep title, sender and
+    text, in the search too; only the settled, uncited one loses them."""
+    old = "2026-05-01T08:00:00+08:00"
+    with open_host_db(location) as db:
+        db.add_observations([Observation(id=f"mail:{n}", source="mail", channel="email", observed_at=old,
+                                         title=f"签证 {n}", text=f"银行流水 第{n}封", **{"from": f"a{n}@example.org"})
+                             for n in range(1, 5)])
+        db.mark([{"event": "mail:2", "disposition": "deferred", "why": "later", "related": []},
+                 {"event": "mail:3", "disposition": "used", "why": "filed", "related": ["visa"]},
+                 {"event": "mail:4", "disposition": "used", "why": "filed", "related": ["visa"]}],
+                batch_id="b1", now=NOW)
+        whole = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:4"])}
+        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW, protect={"mail:4"}) == (1, 1)
+        after = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:3", "mail:4"])}
+        for kept in ("mail:1", "mail:2", "mail:4"):
+            assert after[kept] == whole[kept] and after[kept].text and after[kept].title and after[kept].sender
+            assert "text_dropped_at" not in after[kept].meta
+        assert after["mail:3"].text == "" and after["mail:3"].title is None and after["mail:3"].sender is None
+        assert sorted(hit["id"] for hit in db.search_observations("银行流水", 10)) == ["mail:1", "mail:2", "mail:4"]
+        assert db.status_counts() == {"pending": 1, "deferred": 1, "processed": 2}
+
+
 def test_search_finds_substrings_in_any_language(location):
     with open_host_db(location) as db:
         db.add_observations([observation(1, title="Visa appointment", text="bring the 银行流水 statement"),
