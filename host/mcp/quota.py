@@ -44,7 +44,8 @@ class HourlyQuota:
                                 limit=self.per_hour)
         if len(recent) < self.per_hour:
             return None
-        oldest = min((parse_instant(text) for text in recent), key=lambda at: at.timestamp(), default=moment)
+        instants = [at for at in (parse_instant(text) for text in recent) if at is not None]
+        oldest = min(instants, key=lambda at: at.timestamp(), default=moment)
         again = (oldest + HOUR).astimezone(moment.tzinfo).isoformat(timespec="seconds")
         return {"code": "too_many_reports",
                 "message": f"{agent[:64]!r} already filed {self.per_hour} reports in the last hour, the most one "
