@@ -79,6 +79,7 @@ class McpSection(Section):
     env_at_load: ClassVar[bool] = False
 
     source: str = "agents"
+    max_reports_per_hour: int = Field(default=120, ge=1, le=100_000)
     token_env: EnvName | None = None
     token_file: ConfigPath | None = None
 

@@ -57,6 +57,8 @@ CATALOG = {"zh": {
     "schema {schema}; inbox: {pending} pending, {processed} processed, {deferred} deferred":
         "结构版本 {schema}；收件箱：{pending} 条待处理，{processed} 条已处理，{deferred} 条已推迟",
     "{stopped} ({detail})": "{stopped}（{detail}）",
+    "; retention at {at}: {dropped} old text(s) dropped, {kept} kept because live items cite them":
+        "；保留期清理（{at}）：删去 {dropped} 条旧正文，{kept} 条因仍被有效条目引用而保留",
     "type {type}: not polled yet": "类型 {type}：还没有拉取过",
     "; last error at {at} ({error_class}): {error}": "；上次出错于 {at}（{error_class}）：{error}",
     "disabled: the source said it is gone{last_error}; change its settings in plugins.toml to try again":

@@ -20,12 +20,22 @@ reconnects them all together. A folder the server does not have is left out
 * The socket is looked at every ``CHECK_SECONDS`` so a stop is quick.
 * A ``BYE``, or a wake-up with nothing to read (the peer closed the
   connection), ends IDLE with ``DONE``; a dead connection then raises, and the
-  daemon reconnects with backoff. A server without the IDLE capability
+  daemon reconnects with backoff.
+* What one look reads is bounded: at most ``MAX_LINES`` untagged lines and
+  ``MAX_BYTES`` bytes (imapclient's own ``idle_check`` keeps reading while
+  data comes, so a server sending without end grew the daemon without end).
+  A server that sends more is not an IMAP server behaving: ``IdleFlood`` —
+  the connection is shut without reading further (no ``DONE``, no
+  ``LOGOUT``, which would read it all) and the daemon reconnects with
+  backoff (``fold_host.daemon.watch``: a connection that drops soon after
+  connecting does not reset the backoff). A server without the IDLE capability
   raises ``WatchUnsupported``: the source is polled only.
 """
 
 from __future__ import annotations
 
+import re
+import select
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,15 +43,23 @@ from typing import Any
 
 from fold_core.plugin_api import WatchUnsupported
 
-__all__ = ["CHECK_SECONDS", "ConnectionDropped", "FolderAbsent", "RENEW_SECONDS", "watch_folder", "watch_folders"]
+__all__ = ["CHECK_SECONDS", "ConnectionDropped", "FolderAbsent", "IdleFlood", "MAX_BYTES", "MAX_LINES", "RENEW_SECONDS",
+           "watch_folder", "watch_folders"]
 
 RENEW_SECONDS = 24 * 60.0
 CHECK_SECONDS = 1.0
+MAX_LINES = 1000  # untagged lines one look may read (a mailbox changing a lot sends a few dozen)
+MAX_BYTES = 1 << 20  # and bytes (imaplib refuses a single line over 1 MB by itself)
 NEWS = (b"EXISTS", b"RECENT")
+_UNTAGGED = re.compile(rb"^\*\s+(?:(\d+)\s+(EXISTS|RECENT)|(BYE))\b", re.IGNORECASE)
 
 
 class ConnectionDropped(ConnectionError):
     """The server ended the IDLE connection (BYE, or the socket closed)."""
+
+
+class IdleFlood(ConnectionDropped):
+    """The server sent more during IDLE than one look reads (``MAX_LINES``, ``MAX_BYTES``): dropped."""
 
 
 class FolderAbsent(LookupError):
@@ -51,6 +69,7 @@ class FolderAbsent(LookupError):
 def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str], None], stopping: Any) -> None:
     """Watch ``folder`` over one connection until ``stopping`` is set; raise when it drops (module docstring)."""
     client = connect()
+    flooded = False
     try:
         if not client.has_capability("IDLE"):
             raise WatchUnsupported("the server does not offer IDLE; new mail waits for the next poll")
@@ -62,7 +81,11 @@ def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str]
         renew_at = time.monotonic() + RENEW_SECONDS
         while not stopping.is_set():
             started = time.monotonic()
-            responses = client.idle_check(timeout=CHECK_SECONDS)
+            try:
+                responses = bounded_check(client, CHECK_SECONDS)
+            except IdleFlood:
+                flooded = True
+                raise
             if any(_is_bye(response) for response in responses):
                 raise ConnectionDropped(f"the server ended the connection: {_said(responses)}")
             if any(_is_news(response) for response in responses):
@@ -76,6 +99,8 @@ def watch_folder(connect: Callable[[], Any], folder: str, notify: Callable[[str]
         _done(client, notify, folder)
     finally:
         try:
+            if flooded:  # reading the rest (DONE's answer, LOGOUT's) is what must not happen
+                raise IdleFlood("flooded")
             client.logout()
         except Exception:
             try:
@@ -133,6 +158,54 @@ def watch_folders(connect: Callable[[], Any], folders: Sequence[str], notify: Ca
         thread.join()
     if failures and not stopping.is_set():
         raise failures[0]
+
+
+def bounded_check(client: Any, timeout: float) -> list:
+    """What the server sent during IDLE within ``timeout``: ``(n, b"EXISTS")``, ``(n, b"RECENT")``,
+    ``(b"BYE",)`` or ``(b"*",)`` per untagged line; ``IdleFlood`` beyond ``MAX_LINES`` or ``MAX_BYTES``.
+
+    imapclient's ``idle_check``, bounded: the socket is made non-blocking and
+    lines are read while the server has some ready, at most so many."""
+    import socket
+
+    from imapclient.exceptions import IMAPClientAbortError
+
+    sock = client.socket()
+    sock.settimeout(None)
+    sock.setblocking(False)
+    try:
+        poller = select.poll()  # not select.select: a daemon may hold more than 1024 descriptors
+        poller.register(sock.fileno(), select.POLLIN)
+        if not poller.poll(timeout * 1000):
+            return []
+        responses: list = []
+        size = 0
+        while True:
+            try:
+                line = client._imap._get_line()
+            except (socket.timeout, OSError):  # nothing more ready now (BlockingIOError is an OSError)
+                break
+            except IMAPClientAbortError as error:
+                if "EOF" in str(error.args[0] if error.args else ""):
+                    break
+                raise
+            size += len(line) + 2
+            if len(responses) >= MAX_LINES or size > MAX_BYTES:
+                raise IdleFlood(f"the server sent more than {MAX_LINES} lines or {MAX_BYTES // 1024} KiB during "
+                                "one look at IDLE; the connection was dropped")
+            found = _UNTAGGED.match(line)
+            if found is None:
+                responses.append((b"*",))
+            elif found.group(3):
+                responses.append((b"BYE", line[:200]))
+            else:
+                responses.append((int(found.group(1)), found.group(2).upper()))
+        return responses
+    finally:
+        try:
+            sock.setblocking(True)
+        except OSError:
+            pass
 
 
 def _done(client, notify: Callable[[str], None], folder: str) -> None:

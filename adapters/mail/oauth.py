@@ -6,7 +6,9 @@
   shell) prints an access token on its first non-empty line, as the helpers
   mutt, aerc and msmtp users already have do (``oauth2l fetch``,
   ``mutt_oauth2.py``). It is run for every login (such helpers keep their own
-  cache) and again after a refused login.
+  cache) and again after a refused login, in a process group of its own: at
+  most ``OUTPUT_LIMIT`` (64 KiB) of its output is read, and on a timeout or
+  more output the group is killed, helpers it started too.
 * ``RefreshToken`` — the standard refresh flow (RFC 6749 §6): a POST of
   ``grant_type=refresh_token`` to ``oauth2_token_url`` with the client id,
   the client secret when there is one, and ``oauth2_scope`` when given. The
@@ -15,6 +17,9 @@
   server rotates is used from then on; when it came from
   ``oauth2_refresh_token_file`` the new one is written back to that file
   (atomically, mode 0600), so a restart does not fall back to a retired one.
+
+An access token holding a control character (from either source) is
+refused before it reaches the server (``checked_token``).
 
 Failures are ``TokenError`` with a ``Health`` error class: ``auth`` (the
 server refused: revoked or expired refresh token, a bad client, a command
@@ -33,9 +38,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CommandToken", "RefreshToken", "TokenError", "TokenSource", "read_secret", "token_source"]
+__all__ = ["CommandToken", "OUTPUT_LIMIT", "RefreshToken", "TokenError", "TokenSource", "checked_token", "read_secret",
+           "token_source"]
 
 COMMAND_TIMEOUT = 60.0
+OUTPUT_LIMIT = 64 * 1024  # bytes of a token command's output read at most (an access token is a few KiB)
 HTTP_TIMEOUT = 30.0
 EXPIRY_MARGIN = 60.0  # seconds before expires_in runs out that a cached token is no longer used
 DEFAULT_LIFETIME = 3600.0  # when the token endpoint does not say
@@ -78,28 +85,100 @@ class TokenSource:
 
 
 class CommandToken(TokenSource):
+    """``oauth2_token_command``: its first non-empty line, read within ``COMMAND_TIMEOUT`` and ``OUTPUT_LIMIT``.
+
+    The command runs in a process group of its own: on a timeout, or when it
+    prints more than ``OUTPUT_LIMIT``, the whole group is killed — helpers it
+    started too — and nothing more is read, so a broken or hostile command can
+    neither grow the daemon nor leave processes behind. Its stderr is not read
+    (it may hold secrets; the message says to run it by hand).
+    """
+
     def __init__(self, argv: tuple[str, ...]) -> None:
         self.argv = list(argv)
 
     def token(self) -> str:
         import subprocess
 
-        name = os.path.basename(self.argv[0])
+        name, timeout = os.path.basename(self.argv[0]), COMMAND_TIMEOUT
         try:
-            done = subprocess.run(self.argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=COMMAND_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise TokenError("timeout", f"oauth2_token_command ({name}) did not finish within "
-                                        f"{COMMAND_TIMEOUT:g}s") from None
+            process = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError as error:
             raise TokenError("auth", f"oauth2_token_command ({name}) cannot be run: "
                                      f"{error.strerror or error}") from None
-        if done.returncode != 0:
-            raise TokenError("auth", f"oauth2_token_command ({name}) failed with exit status {done.returncode}; "
+        try:
+            output, problem = _read_bounded(process, timeout)
+            if problem is None:
+                returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            problem = "timeout"
+        finally:
+            if process.poll() is None or problem is not None:
+                _kill_group(process)
+            process.stdout.close()  # type: ignore[union-attr]
+        if problem == "timeout":
+            raise TokenError("timeout", f"oauth2_token_command ({name}) did not finish within "
+                                        f"{timeout:g}s; it was stopped with the processes it started")
+        if problem == "too_long":
+            raise TokenError("auth", f"oauth2_token_command ({name}) printed more than {OUTPUT_LIMIT // 1024} KiB; "
+                                     "an access token is far shorter: it was stopped and nothing was used")
+        if returncode != 0:
+            raise TokenError("auth", f"oauth2_token_command ({name}) failed with exit status {returncode}; "
                                      f"run it by hand to see why (its output is not logged: it may hold secrets)")
-        lines = [line.strip() for line in done.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+        # Lines end at "\n" only: a "\r" or U+2028 inside the token is a control character, not a line break.
+        lines = [line.strip() for line in output.decode("utf-8", "replace").split("\n") if line.strip()]
         if not lines:
             raise TokenError("auth", f"oauth2_token_command ({name}) printed no access token")
-        return lines[0]
+        return checked_token(lines[0], f"oauth2_token_command ({name})")
+
+
+def checked_token(token: str, origin: str) -> str:
+    """``token`` when it is one line of printable characters; ``TokenError`` naming ``origin`` (never the token)."""
+    bad = next((char for char in token if ord(char) < 0x20 or 0x7f <= ord(char) < 0xa0 or char in "\u2028\u2029"),
+               None)
+    if bad is not None:
+        raise TokenError("auth", f"{origin} gave an access token holding a control character "
+                                 f"(U+{ord(bad):04X}); it was not sent to the server")
+    return token
+
+
+def _read_bounded(process, timeout: float) -> tuple[bytes, str | None]:
+    """The command's stdout up to its end: ``(bytes, None)``, or ``(b"", "timeout" | "too_long")``."""
+    import selectors
+
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"", "timeout"
+            if not selector.select(left):
+                continue
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                return b"".join(chunks), None
+            size += len(chunk)
+            if size > OUTPUT_LIMIT:
+                return b"", "too_long"
+            chunks.append(chunk)
+
+
+def _kill_group(process) -> None:
+    """SIGKILL the command's process group (it leads its own session), then reap the command."""
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=5)
+    except Exception:
+        pass
 
 
 class RefreshToken(TokenSource):
@@ -137,6 +216,7 @@ class RefreshToken(TokenSource):
         access = answer.get("access_token")
         if not isinstance(access, str) or not access:
             raise TokenError("auth", f"{settings.oauth2_token_url} answered without an access_token")
+        checked_token(access, f"the token endpoint {settings.oauth2_token_url}")
         try:
             lifetime = float(answer["expires_in"])
         except (KeyError, TypeError, ValueError):  # absent, null or not a number

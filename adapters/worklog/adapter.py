@@ -25,13 +25,19 @@ Observation ids: ``<name>:<file>#<line>`` (``<file>~<generation>`` after a
 rotation), the line being the record's (or the entry's first) line, 1-based.
 A bad line is reported in the health notes and skipped; it never blocks the
 lines after it. Nothing raises out of ``poll``.
+
+``max_per_hour`` (default 120, as ``[mcp] max_reports_per_hour``) bounds what
+one agent (a record's ``agent``, else the file's name) adds per clock hour
+(UTC, by the poll's time): lines beyond it are read past and not observed, and
+the health notes say how many per agent — an agent writing in a loop cannot
+flood the inbox and the editor's windows. The counts live in the cursor.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +57,13 @@ HEAD_BYTES = 64
 SUFFIXES = (".jsonl", ".md")
 RETIRED_LIMIT = 500
 NOTE_LIMIT = 20
+AGENTS_COUNTED = 1000  # agents whose hourly counts the cursor keeps (the busiest)
 
 
 class WorklogSettings(AdapterSettings):
     path: ConfigPath
     max_read: int = Field(default=8 * 1024 * 1024, ge=4096, le=1024 * 1024 * 1024)
+    max_per_hour: int = Field(default=120, ge=1, le=100_000)
 
 
 class WorklogAdapter(Adapter):
@@ -84,14 +92,22 @@ class WorklogAdapter(Adapter):
         self.notes: list[str] = []
         self.observations: list[Observation] = []
         self.now = now.isoformat()
+        hour = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H")
+        given = state.get("hour") or {}
+        self.counts: dict[str, int] = dict(given.get("counts") or {}) if given.get("at") == hour else {}
+        self.over: dict[str, int] = {}
         old, retired = state["files"], dict(state["retired"])
         files = self._match_files(directory, listing, old, retired)
         for name, file_state in files.items():
             files[name] = self._read(directory / name, name, file_state, listing[name])
+        for agent, skipped in sorted(self.over.items(), key=lambda pair: -pair[1]):
+            self.notes.insert(0, f"{skipped} line(s) from {cut_line(agent, 64)!r} skipped: more than max_per_hour "
+                                 f"({self.settings.max_per_hour}) this hour")
         if len(self.notes) > NOTE_LIMIT:
             self.notes[NOTE_LIMIT:] = [f"… and {len(self.notes) - NOTE_LIMIT} more notes"]
         retired = dict(list(retired.items())[-RETIRED_LIMIT:])
-        cursor = {"v": CURSOR_VERSION, "files": files, "retired": retired}
+        counts = dict(sorted(self.counts.items(), key=lambda pair: -pair[1])[:AGENTS_COUNTED])
+        cursor = {"v": CURSOR_VERSION, "files": files, "retired": retired, "hour": {"at": hour, "counts": counts}}
         return Poll(observations=self.observations, cursor=cursor, health=Health.ok(*self.notes))
 
     def _match_files(self, directory: Path, listing: dict, old: dict, retired: dict) -> dict[str, dict]:
@@ -211,6 +227,11 @@ class WorklogAdapter(Adapter):
     def _observe(self, file_state: dict, line_no: int, revision: int, *, sender: str, agent_unknown: bool,
                  at: str | None, title: str | None, text: str, url: str | None, thread: str | None,
                  meta: dict) -> None:
+        sender = cut_line(sender, 200)
+        if self.counts.get(sender, 0) >= self.settings.max_per_hour:  # read past, never observed
+            self.over[sender] = self.over.get(sender, 0) + 1
+            return
+        self.counts[sender] = self.counts.get(sender, 0) + 1
         label = _label(file_state, meta["file"])
         native = f"{label}~{file_state['gen']}" if file_state["gen"] else label
         native = cut_line(native, 400) + f"#{line_no}" + (f".v{revision}" if revision > 1 else "")
@@ -220,7 +241,7 @@ class WorklogAdapter(Adapter):
             meta["agent_unknown"] = True
         self.observations.append(Observation(
             id=f"{self.name}:{native}", source=self.name, channel=self.channel,
-            sender=cut_line(sender, 200) or None, at=at, observed_at=self.now, title=title, text=bound_text(text),
+            sender=sender or None, at=at, observed_at=self.now, title=title, text=bound_text(text),
             url=url, thread=cut_line(thread, 1000) if thread else None, meta=meta))
 
     def _finish_rotated(self, name: str, known: dict, listing: dict, directory: Path) -> None:
@@ -290,7 +311,12 @@ def _load_cursor(cursor: Any) -> dict:
             files[name] = {**state, "open": None}
     retired = {name: gen for name, gen in (given.get("retired") or {}).items() if isinstance(gen, int)
                } if isinstance(given.get("retired"), dict) else {}
-    return {"v": CURSOR_VERSION, "files": files, "retired": retired}
+    hour = given.get("hour")
+    counted = {}
+    if isinstance(hour, dict) and isinstance(hour.get("at"), str) and isinstance(hour.get("counts"), dict):
+        counted = {"at": hour["at"], "counts": {agent: count for agent, count in hour["counts"].items()
+                                                 if isinstance(agent, str) and isinstance(count, int) and count >= 0}}
+    return {"v": CURSOR_VERSION, "files": files, "retired": retired, "hour": counted}
 
 
 @hookimpl

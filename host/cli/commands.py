@@ -123,7 +123,7 @@ def run_tick(args: argparse.Namespace) -> tuple[dict, int]:
             explain(f"foldctl tick: editor: {host.describe_agent()}")
             report = tick(host, now, now_text)
             with host.open_db() as db:
-                dropped = retain(db, config.host.keep_observations, now, now_text)
+                dropped = retain(db, host.store, config.host.keep_observations, now, now_text)
             if dropped:
                 explain(f"foldctl tick: dropped the text of {dropped} processed observation(s) older than "
                         f"keep_observations")

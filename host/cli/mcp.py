@@ -50,6 +50,7 @@ def register(commands) -> None:
 def run_mcp(args: argparse.Namespace) -> tuple[dict | None, int]:
     from fold_core.cli.common import resolve_now
     from fold_host.mcp.operations import FoldDesk
+    from fold_host.mcp.quota import HourlyQuota
     from fold_host.plugins import load_config
 
     if not args.http and (args.host is not None or args.port is not None):
@@ -58,7 +59,7 @@ def run_mcp(args: argparse.Namespace) -> tuple[dict | None, int]:
     store = resolve_store(args.store, url_ok=True)
     now = resolve_now(args.now) if args.now is not None else None
     desk = FoldDesk(store, source=config.mcp.source, timezone=config.host.timezone, now=now,
-                    read_only=args.read_only)
+                    read_only=args.read_only, quota=HourlyQuota(config.mcp.max_reports_per_hour))
     try:
         return _serve(args, config, shown_location(store), desk)
     finally:

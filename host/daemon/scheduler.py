@@ -57,14 +57,14 @@ from zoneinfo import ZoneInfo
 from fold_core.bounded import backoff
 from fold_core.errors import FoldError
 from fold_core.store.location import is_url
-from fold_core.store.locate import describe
+from fold_core.store.locate import describe, open_store
 from fold_host.cycle.pipeline import CycleReport, Host, run_window
 from fold_host.cycle.reminders import unfired
 from fold_host.cycle.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.cycle.windows import last_window
 from fold_host.daemon.eventlog import EventLog
 from fold_host.daemon.health import HEARTBEAT_EVERY
-from fold_host.daemon.retention import retain
+from fold_host.daemon.retention import LAST_PASS_KEY, retain
 from fold_host.daemon.shared_jobs import Coalesced, Deliveries
 from fold_host.daemon.systemd import notify, watchdog_seconds
 from fold_host.daemon.watch import Watcher
@@ -165,11 +165,15 @@ class Daemon:
     def retain(self) -> None:
         """Drop the text of old processed observations (``[host] keep_observations``)."""
         keep = self.host.config.host.keep_observations
+        if keep is None:
+            return
         now, now_text = self.clock()
         with self.host.open_db() as db:
-            dropped = retain(db, keep, now, now_text)
-        if dropped and keep is not None:  # nothing is dropped without keep_observations
-            self.log("retain", dropped=dropped, older_than=(now - keep).isoformat())
+            # A store of its own: the cycle's may be in use on another thread.
+            dropped = retain(db, open_store(self.host.location), keep, now, now_text)
+            kept = (db.meta(LAST_PASS_KEY) or {}).get("kept_cited", 0)
+        if dropped or (dropped is not None and kept):
+            self.log("retain", dropped=dropped, kept_cited=kept, older_than=(now - keep).isoformat())
 
     def stopped(self) -> None:
         """A clean stop, noted in host.db (``/healthz`` and doctor tell it from a death)."""

@@ -8,8 +8,10 @@ thread of its own, for as long as the host runs:
   ``watch_delay`` later, gathering mail that arrives together into one poll;
 * a watch that raises (a dropped connection, a refused login, a server that
   went away) is called again after ``backoff(failures, 1 s, 5 min)``
-  (``fold_core.bounded``); the count starts again once a watch has
-  connected, so a connection that drops now and then reconnects at once;
+  (``fold_core.bounded``); the count starts again once a watch has stayed
+  connected for ``STABLE`` (a minute), so a connection that drops now and
+  then reconnects at once, while one dropped soon after each connection (a
+  server flooding it, or closing it at once) is retried ever more slowly;
 * ``WatchUnsupported`` ends the thread: that source is only polled, and the
   log says why.
 
@@ -21,6 +23,7 @@ the watching connection; ``every`` stays the safety poll.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -28,9 +31,10 @@ from typing import Any
 from fold_core.bounded import backoff
 from fold_core.plugin_api import WatchUnsupported
 
-__all__ = ["RETRY_CAP", "RETRY_FIRST", "Watcher"]
+__all__ = ["RETRY_CAP", "RETRY_FIRST", "STABLE", "Watcher"]
 
 RETRY_FIRST, RETRY_CAP = timedelta(seconds=1), timedelta(minutes=5)
+STABLE = 60.0  # seconds a watch stays connected before its failures are forgotten
 
 
 class Watcher:
@@ -52,9 +56,11 @@ class Watcher:
         name, failures = self.instance.name, 0
         while not self.stopping.is_set():
             connected = threading.Event()
+            connected_at = [0.0]
 
             def notify(why: str) -> None:
                 if why == "connected":
+                    connected_at[0] = time.monotonic()
                     connected.set()
                     self.log("watch", source=name, status="connected")
                 self.on_news(self.instance, self.adapter, why)
@@ -71,7 +77,8 @@ class Watcher:
                 if self.stopping.is_set():
                     return
                 error = f"{type(failure).__name__}: {failure}"[:500]
-            failures = 1 if connected.is_set() else failures + 1
+            stable = connected.is_set() and time.monotonic() - connected_at[0] >= STABLE
+            failures = 1 if stable else failures + 1
             wait = backoff(failures, RETRY_FIRST, RETRY_CAP).total_seconds()
             self.log("watch", source=name, status="dropped", error=error, retry_in=f"{wait:g}s")
             self.stopping.wait(wait)

@@ -9,6 +9,7 @@ transaction too, so an observation is processed exactly once.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from fold_host.hostdb.part import TablePart, marks
 from fold_host.hostdb.protocol import Link
 from fold_host.hostdb.watch import count_in
 
-__all__ = ["InboxTables", "retry_pause"]
+__all__ = ["InboxTables", "fair_shares", "retry_pause"]
 
 RETRY_FIRST, RETRY_CAP = timedelta(minutes=1), timedelta(hours=6)
 
@@ -30,6 +31,21 @@ RETRY_FIRST, RETRY_CAP = timedelta(minutes=1), timedelta(hours=6)
 def retry_pause(failures: int) -> timedelta:
     """How long an observation whose window failed ``failures`` times waits: 1 min, 2, 4, … at most 6 h."""
     return backoff(failures, RETRY_FIRST, RETRY_CAP)
+
+
+def fair_shares(waiting: Sequence[tuple[str, int]], places: int) -> dict[str, int]:
+    """How many of ``places`` each source gets: one each in turn, in the order given (the source waiting longest
+    first), a source dropping out once all it has is placed. ``waiting``: ``(source, how many wait)``."""
+    shares: dict[str, int] = {}
+    turn = deque((source, count) for source, count in waiting if count > 0)
+    left = places
+    while left > 0 and turn:
+        source, count = turn.popleft()
+        shares[source] = shares.get(source, 0) + 1
+        left -= 1
+        if shares[source] < count:
+            turn.append((source, count))
+    return shares
 
 
 def _pausing(failures: int, failed_at: str | None, now: datetime) -> bool:
@@ -96,14 +112,19 @@ class InboxTables(TablePart):
         return [Observation.from_json(row[0]) for row in self.connection.execute(sql, params)]
 
     def window_events(self, max_events: int, now: datetime) -> list[Observation]:
-        """The observations of the next window: fresh ones first, failed ones in ever smaller groups.
+        """The observations of the next window: fresh ones first, shared fairly between sources; then failed ones.
 
-        Pending observations that never failed come first (at most
-        ``max_events``, in arrival order). The observations of one poll arrive
-        at one instant: when the oldest poll still pending brought more than a
-        window holds (a first run, a backlog after an outage), the window takes
-        its newest messages (by their own time) — what is most likely to
-        matter now is read and placed first, the older ones follow. Only when
+        Pending observations that never failed come first, at most
+        ``max_events``, listed in arrival order. The places are shared
+        between the sources that have some (``fair_shares``: one each in
+        turn, the source waiting longest first), so a flood from one source
+        — an agent reporting thousands of times — never keeps a few mails
+        out of the windows. Within a source's share: its oldest
+        observations, except that when its oldest pending poll (observations
+        of one poll arrive at one instant) brought more than the share (a
+        first run, a backlog after an outage), the window takes that poll's
+        newest messages (by their own time) — what is most likely to matter
+        now is read and placed first, the older ones follow. Only when
         there are none, those
         whose window failed ``f`` times are taken — once their pause
         (``retry_pause(f)`` after the failure) is over, only those with the
@@ -113,12 +134,9 @@ class InboxTables(TablePart):
         and it is retried ever more rarely. It stays pending (nothing is lost);
         ``foldctl doctor`` and ``foldctl inbox`` show it.
         """
-        newest = self._newest_of_first_poll(max_events)
-        rows = newest if newest is not None else self.connection.execute(
-            f"SELECT body FROM observations WHERE status = 'pending' AND failed_windows = 0{self._unclaimed} "
-            f"ORDER BY seq LIMIT ?{self._skip_locked}", (max_events,)).fetchall()
+        rows = self._fresh_shared(max_events)
         if rows:
-            return self._readable([row[0] for row in rows], now)
+            return self._readable([body for _seq, body in sorted(rows)], now)
         group: list[str] = []
         failed = None
         for body, count, failed_at in self.connection.execute(
@@ -131,6 +149,21 @@ class InboxTables(TablePart):
             failed = count
             group.append(body)
         return self._readable(group, now)
+
+    def _fresh_shared(self, max_events: int) -> list[tuple[int, str]]:
+        """``(seq, body)`` of the fresh observations a window takes, each source its fair share."""
+        waiting = self.connection.execute(
+            f"SELECT source, count(*), min(seq) FROM observations WHERE status = 'pending' AND "
+            f"failed_windows = 0{self._unclaimed} GROUP BY source").fetchall()
+        shares = fair_shares([(source, count) for source, count, _ in sorted(waiting, key=lambda row: row[2])],
+                             max_events)
+        rows: list[tuple[int, str]] = []
+        for source, share in shares.items():
+            newest = self._newest_of_first_poll(source, share)
+            rows.extend(newest if newest is not None else self.connection.execute(
+                f"SELECT seq, body FROM observations WHERE status = 'pending' AND failed_windows = 0 AND "
+                f"source = ?{self._unclaimed} ORDER BY seq LIMIT ?{self._skip_locked}", (source, share)).fetchall())
+        return [(row[0], row[1]) for row in rows]
 
     def _readable(self, bodies: Sequence[str], now: datetime) -> list[Observation]:
         """The observations of ``bodies``; one that no longer reads as an observation (kept before a
@@ -158,21 +191,22 @@ class InboxTables(TablePart):
                 db.execute("INSERT INTO dispositions (observation, at, batch_id, disposition, why, related) "
                            "VALUES (?, ?, NULL, 'noise', ?, '[]')", (observation, now, why))
 
-    def _newest_of_first_poll(self, max_events: int) -> list | None:
-        """The bodies of the ``max_events`` newest observations (by ``at``, then arrival) of the oldest pending
-        poll, in arrival order, when that poll brought more than ``max_events``; else None."""
-        first = self.connection.execute("SELECT observed_at FROM observations WHERE status = 'pending' AND "
-                                        "failed_windows = 0 ORDER BY seq LIMIT 1").fetchone()
+    def _newest_of_first_poll(self, source: str, share: int) -> list | None:
+        """``(seq, body)`` of the ``share`` newest observations (by ``at``, then arrival) of ``source``'s oldest
+        pending poll, when that poll brought more than ``share``; else None."""
+        fresh = "status = 'pending' AND failed_windows = 0 AND source = ?"
+        first = self.connection.execute(f"SELECT observed_at FROM observations WHERE {fresh} ORDER BY seq LIMIT 1",
+                                        (source,)).fetchone()
         if first is None:
             return None
-        group = self.connection.execute("SELECT seq, at FROM observations WHERE status = 'pending' AND "
-                                        "failed_windows = 0 AND observed_at = ? ORDER BY seq", first).fetchall()
-        if len(group) <= max_events:
+        group = self.connection.execute(f"SELECT seq, at FROM observations WHERE {fresh} AND observed_at = ? "
+                                        "ORDER BY seq", (source, first[0])).fetchall()
+        if len(group) <= share:
             return None
         newest = sorted(group, key=lambda row: (-instant_key(row[1]) if row[1] else float("inf"), -row[0]))
-        chosen = sorted(seq for seq, _ in newest[:max_events])
-        return self.connection.execute(f"SELECT body FROM observations WHERE seq IN ({marks(chosen)}) ORDER BY seq",
-                                       chosen).fetchall()
+        chosen = sorted(seq for seq, _ in newest[:share])
+        return self.connection.execute(f"SELECT seq, body FROM observations WHERE seq IN ({marks(chosen)}) "
+                                       "ORDER BY seq", chosen).fetchall()
 
     def ready_count(self, now: datetime) -> int:
         """How many pending observations a window could take now (not pausing after failed windows)."""

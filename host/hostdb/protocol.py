@@ -13,7 +13,7 @@ on paths that must not load the inbox's models or a database driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -99,6 +99,8 @@ class Inbox(Protocol):
     def add_observations(self, observations: Iterable[Observation]) -> int: ...
 
     def add_once(self, observation: Observation) -> tuple[Observation, bool]: ...
+
+    def recent_from(self, *, source: str, sender: str, via: str, since: datetime, limit: int) -> list[str]: ...
 
     def cursor(self, source: str) -> Any: ...
 
@@ -251,7 +253,7 @@ class Watch(Protocol):
 class Retention(Protocol):
     """Old settled observations lose their text."""
 
-    def forget_text(self, *, before: str, now: str) -> int: ...
+    def forget_text(self, *, before: str, now: str, protect: Collection[str] = frozenset()) -> tuple[int, int]: ...
 
 
 class SharedWork(Protocol):

@@ -5,7 +5,8 @@ documents as the ``foldctl`` commands whose paths the tools take —
 ``fold_state`` / ``fold_item`` the §8 state document (``Store.state_document``),
 ``fold_history`` ``Store.history``, ``fold_annotate`` ``Store.annotate``,
 ``fold_feedback`` ``fold_host.cycle.feedback.save_feedback``, ``fold_observation``
-``foldctl inbox show``'s reading of host.db, ``fold_report`` the inbox. A failure is never an exception:
+``foldctl inbox show``'s reading of host.db, ``fold_report`` the inbox (at most ``[mcp] max_reports_per_hour`` per agent:
+``fold_host.mcp.quota``). A failure is never an exception:
 arguments against the tool's schema, a kernel rejection, an unknown item or
 observation, a read-only server, a store that is missing, busy or corrupt —
 each is ``({"ok": false, "errors": [{"code", "message", …}]}, False)``.
@@ -34,6 +35,7 @@ from fold_core.store.meta import StoreMissing
 from fold_host.cycle.feedback import save_feedback
 from fold_host.hostdb import open_host_db
 from fold_host.mcp import catalogue
+from fold_host.mcp.quota import HourlyQuota
 from fold_host.mcp.report import ReportProblem, report_observation, same_report
 from fold_host.mcp.views import filter_state
 from fold_host.skill import LANGUAGES, load_skill
@@ -61,8 +63,9 @@ class FoldDesk:
     """The store and host database behind the tools; see the module docstring."""
 
     def __init__(self, store_dir: str, *, source: str = "agents", timezone: str = "UTC",
-                 now: str | None = None, read_only: bool = False) -> None:
+                 now: str | None = None, read_only: bool = False, quota: HourlyQuota | None = None) -> None:
         self.store_dir, self.source, self.read_only = store_dir, source, read_only
+        self.quota = HourlyQuota() if quota is None else quota
         self._zone, self._now = ZoneInfo(timezone), now
         self.store = open_store(store_dir)  # a directory or a postgresql:// store
         self._lock = threading.Lock()
@@ -189,11 +192,16 @@ class FoldDesk:
         return document, code == 0
 
     def _fold_report(self, arguments: dict) -> tuple[dict, bool]:
+        now = self.now()
         try:
-            observation = report_observation(arguments, source=self.source, now=self.now())
+            observation = report_observation(arguments, source=self.source, now=now)
         except ReportProblem as problem:
             return failure("invalid_arguments", str(problem), field=problem.field)
         with open_host_db(self.store_dir) as db:
+            if not db.observations_by_id([observation.id]):  # a retry of a kept report is answered, never counted
+                refused = self.quota.refusal(db, source=self.source, agent=observation.sender or "", now=now)
+                if refused is not None:
+                    return {"ok": False, "errors": [refused]}, False
             kept, new = db.add_once(observation)
         if not new and not same_report(kept, observation, at_given="at" in arguments):
             return failure("report_conflict", f"report_id {arguments.get('report_id')!r} was already used for "

@@ -37,6 +37,7 @@ from fold_host.cycle.pipeline import describe_error
 from fold_host.cycle.windows import last_failure
 from fold_host.daemon.health import daemon_check
 from fold_host.daemon.hostlock import host_running
+from fold_host.daemon.retention import LAST_PASS_KEY
 from fold_host.hostdb import FILE_NAME, HostDB, host_db_exists, open_host_db
 from fold_host.hostdb.failures import REBUILD_HINT
 from fold_host.hostdb.guard import halted
@@ -157,6 +158,11 @@ def _host_db(db: HostDB | None, store_dir: str, problem: str | None = None) -> d
     detail = Sentence("schema {schema}; inbox: {pending} pending, {processed} processed, {deferred} deferred",
                       schema=db.schema_version, pending=counts.get("pending", 0),
                       processed=counts.get("processed", 0), deferred=counts.get("deferred", 0))
+    retention = db.meta(LAST_PASS_KEY)
+    if isinstance(retention, dict):  # keep_observations: what the last pass dropped, and kept for live items
+        detail = Sentence.joined(detail, Sentence(
+            "; retention at {at}: {dropped} old text(s) dropped, {kept} kept because live items cite them",
+            at=retention.get("at"), dropped=retention.get("dropped", 0), kept=retention.get("kept_cited", 0)))
     if stopped:
         return _check("host database", "fail", Sentence("{stopped} ({detail})", stopped=stopped, detail=detail))
     return _check("host database", "ok", detail)

@@ -12,19 +12,36 @@ duplicate name, a bad key): the candidate is written beside the file,
 loaded, and moved over it in one rename (the file's mode kept). Problems the
 file already had — an environment variable not set in this shell, say — are
 not held against the import.
+
+Two writers never lose each other's work: every writer of a plugins.toml
+takes ``config_lock`` (an ``flock`` on ``.plugins.toml.lock`` beside it), and
+just before the rename the file is compared with what the candidate was built
+from — an edit made meanwhile by another program (an editor, a script) means
+building the candidate again on top of it. The replaced file is kept open
+across the rename, so an edit written into it in that instant is noticed too
+and merged the same way. When the file keeps changing, or such an edit cannot
+be merged, the import refuses with a ``ConfigError`` saying so (and where the
+edit was put aside), never exit 0 with an edit lost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from fold_core.errors import ConfigError, UsageError
 from fold_host.plugins import load_config
 
-__all__ = ["adapter_block", "append_checked", "toml_string"]
+__all__ = ["adapter_block", "append_checked", "config_lock", "toml_string"]
+
+LOCK_TIMEOUT = 30.0  # seconds a writer waits for another one to finish with the file
+ATTEMPTS = 20  # times the file may change under an import before it gives up
 
 
 def toml_string(text: str) -> str:
@@ -56,28 +73,132 @@ def _problems(path: Path, shown_as: Path) -> set[str]:
     return set()
 
 
-def append_checked(path: Path, block: str) -> None:
-    """Append ``block`` to the plugins.toml at ``path`` if it brings no new problem; ``ConfigError`` otherwise."""
+def _read(path: Path) -> str | None:
+    """The file's text, None when there is none."""
     try:
-        existing = path.read_text(encoding="utf-8") if path.exists() else ""
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    before = _problems(path, path) if path.exists() else set()
-    text = existing + ("\n" if existing and not existing.endswith("\n") else "") + ("\n" if existing else "") + block
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+
+
+def _joined(existing: str, block: str) -> str:
+    return existing + ("\n" if existing and not existing.endswith("\n") else "") + ("\n" if existing else "") + block
+
+
+def _beside(path: Path, text: str) -> Path:
+    """``text`` in a new file beside ``path`` (fsynced), for loading and renaming."""
     handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.resolve().parent, prefix=".plugins-",
                                          suffix=".toml", delete=False)
-    candidate = Path(handle.name)
+    with handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return Path(handle.name)
+
+
+def _new_problems(path: Path, base: str | None, text: str) -> tuple[Path, list[str]]:
+    """A candidate file holding ``text``, and the problems it has that ``base`` did not have."""
+    before: set[str] = set()
+    if base is not None:
+        plain = _beside(path, base)
+        try:
+            before = _problems(plain, path)
+        finally:
+            plain.unlink(missing_ok=True)
+    candidate = _beside(path, text)
+    return candidate, sorted(_problems(candidate, path) - before)
+
+
+@contextlib.contextmanager
+def config_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the lock of the plugins.toml at ``path``: ``fcntl.flock`` on ``.<name>.lock`` beside it (never on the
+    file itself, which a rename replaces); ``ConfigError`` when another writer holds it longer than ``timeout``."""
+    lock_path = path.resolve().parent / f".{path.name}.lock"
     try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        new = sorted(_problems(candidate, path) - before)
-        if new:
-            raise ConfigError("the block was not appended: with it, " + "; ".join(new), file=str(path))
-        os.chmod(candidate, mode)
-        os.replace(candidate, path)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as error:
+        raise UsageError(f"cannot lock {path} ({lock_path}): {error.strerror or error}") from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ConfigError(f"{path} is being changed by another foldctl (it holds {lock_path} for more "
+                                      f"than {timeout:g}s); nothing was appended: try again", file=str(path)) from None
+                time.sleep(0.05)
+        yield
     finally:
-        if candidate.exists():
-            candidate.unlink()
+        os.close(fd)  # closing releases the lock
+
+
+def append_checked(path: Path, block: str) -> None:
+    """Append ``block`` to the plugins.toml at ``path`` if it brings no new problem, without losing an edit made
+    meanwhile; ``ConfigError`` otherwise (see the module docstring)."""
+    with config_lock(path):
+        _append_unlocked(path, block)
+
+
+def _append_unlocked(path: Path, block: str) -> None:
+    on_disk = base = _read(path)  # what the file holds, and the text the block goes after
+    mode = path.stat().st_mode & 0o777 if on_disk is not None else 0o600
+    renamed = False
+    for _attempt in range(ATTEMPTS):
+        text = _joined(base or "", block)
+        candidate, new = _new_problems(path, base, text)
+        try:
+            if new:
+                if renamed:  # the file holds our earlier text: put the edit it lacks back, without the block
+                    _restore(path, base or "", mode)
+                raise ConfigError("the block was not appended: with it, " + "; ".join(new), file=str(path))
+            os.chmod(candidate, mode)
+            old = os.open(path, os.O_RDONLY | os.O_CLOEXEC) if on_disk is not None else None
+            try:
+                current = _read(path)
+                if current != on_disk:  # edited since it was read: again, after that edit
+                    if renamed:  # edited after our rename: that edit stays; the one before it goes aside
+                        _lost(path, base or "")
+                    on_disk = base = current
+                    continue
+                os.replace(candidate, path)  # compared just before: the edits so far are all in ``text``
+                late = _read_fd(old) if old is not None else None
+            finally:
+                if old is not None:
+                    os.close(old)
+        finally:
+            candidate.unlink(missing_ok=True)
+        if late == on_disk:
+            return
+        # An edit written into the file between the comparison and the rename: it and the block, once more.
+        renamed, on_disk, base = True, text, late
+    if renamed:
+        _lost(path, base or "")
+    raise ConfigError(f"{path} kept changing while the block was being appended (another program is editing it); "
+                      "nothing was appended: run the import again once it is saved", file=str(path))
+
+
+def _read_fd(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _restore(path: Path, text: str, mode: int) -> None:
+    candidate = _beside(path, text)
+    os.chmod(candidate, mode)
+    os.replace(candidate, path)
+
+
+def _lost(path: Path, text: str) -> None:
+    """An edit that could not be merged: kept beside the file, and named in the error."""
+    aside = path.with_name(f"{path.name}.edited-{os.getpid()}")
+    aside.write_text(text, encoding="utf-8")
+    raise ConfigError(f"{path} was edited while the block was being appended and one edit could not be merged: "
+                      f"that version of the file is saved as {aside}; compare the two and run the import again",
+                      file=str(path))

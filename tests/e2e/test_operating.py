@@ -246,8 +246,8 @@ def alpha_polls(ws: Workspace) -> int:
 
 
 def test_retention_drops_old_text_and_keeps_what_matters(tmp_path):
-    ws = Workspace(tmp_path, script=["track"], host='keep_observations = "30d"\n')
-    ws.feed("mail", {"native": "1", "title": "old secret", "text": "old body"})
+    ws = Workspace(tmp_path, script=["noise", "track"], host='keep_observations = "30d"\n')
+    ws.feed("mail", {"native": "1", "title": "old secret", "text": "old body"})  # noise: no item cites it
     ws.tick("2026-08-01T08:00:00+08:00")
     ws.feed("mail", {"native": "2", "title": "new", "text": "new body"})
     ws.tick("2026-10-09T08:00:00+08:00")
@@ -255,7 +255,8 @@ def test_retention_drops_old_text_and_keeps_what_matters(tmp_path):
         listed = {o["id"]: o for o in db.observations(limit=10)}
         kept = db.observations_by_id(["mail:1"])[0]
     assert listed["mail:1"]["title"] is None and kept.text == "" and kept.meta["text_dropped_at"]
-    assert listed["mail:1"]["status"] == "processed" and listed["mail:1"]["related"] == ["t-mail-1"]
+    assert listed["mail:1"]["status"] == "processed" and listed["mail:1"]["disposition"] == "noise"
+    assert listed["mail:1"]["why"] == "scripted: noise"
     assert listed["mail:2"]["title"] == "new"
     with open_host_db(ws.store) as db:  # the search index forgot it too
         assert [hit["id"] for hit in db.search_observations("old secret", 10)] == []

@@ -60,6 +60,24 @@ def test_the_inbox_keeps_observations_once_in_arrival_order(location):
         assert db.all_pending(["mail:1", "mail:2"]) and not db.all_pending(["mail:1", "mail:99"])
 
 
+def test_a_flood_from_one_source_never_keeps_mail_out_of_the_windows(location):
+    """[hardening-2] 2: an agent's thousand reports, then four mails: the mails are in the next window."""
+    with open_host_db(location) as db:
+        minute = parse_instant(NOW)
+        reports = [Observation(id=f"agents:report/{n}", source="agents", channel="worklog",
+                               observed_at=(minute + timedelta(seconds=n // 20)).isoformat(), title=f"step {n}",
+                               text="done") for n in range(1000)]
+        db.add_observations(reports)
+        db.add_observations([observation(n) for n in range(4)])
+        chosen = [o.id for o in db.window_events(50, parse_instant(LATER))]
+        assert len(chosen) == 50 and {f"mail:{n}" for n in range(4)} <= set(chosen)
+        # Listed in arrival order; the reports' share is their oldest.
+        assert chosen[:46] == [f"agents:report/{n}" for n in range(46)] and chosen[46:] == [
+            f"mail:{n}" for n in range(4)]
+        # With fewer places than sources, the source waiting longest comes first (its first poll's newest).
+        assert [o.id for o in db.window_events(1, parse_instant(LATER))] == ["agents:report/19"]
+
+
 def test_a_poll_keeps_its_observations_and_cursor_together(location):
     with open_host_db(location) as db:
         assert db.record_poll("mail", Poll(observations=[observation(1)], cursor={"mark": 3}), now=NOW) == 1
@@ -94,6 +112,29 @@ def test_marks_deferral_expiry_and_the_disposition_history(location):
         assert db.held_back() == (1, {"id": "mail:2", "failures": 1, "failed_at": NOW})
         assert db.window_events(5, parse_instant(NOW)) == []  # pausing after its failure
         assert [o.id for o in db.window_events(5, parse_instant(LATER))] == ["mail:2"]
+
+
+def test_retention_keeps_pending_deferred_and_protected_observations_whole(location):
+    """Older than the cutoff: a pending, a deferred and a protected (cited) observation keep title, sender and
+    text, in the search too; only the settled, uncited one loses them."""
+    old = "2026-05-01T08:00:00+08:00"
+    with open_host_db(location) as db:
+        db.add_observations([Observation(id=f"mail:{n}", source="mail", channel="email", observed_at=old,
+                                         title=f"签证 {n}", text=f"银行流水 第{n}封", **{"from": f"a{n}@example.org"})
+                             for n in range(1, 5)])
+        db.mark([{"event": "mail:2", "disposition": "deferred", "why": "later", "related": []},
+                 {"event": "mail:3", "disposition": "used", "why": "filed", "related": ["visa"]},
+                 {"event": "mail:4", "disposition": "used", "why": "filed", "related": ["visa"]}],
+                batch_id="b1", now=NOW)
+        whole = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:4"])}
+        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW, protect={"mail:4"}) == (1, 1)
+        after = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:3", "mail:4"])}
+        for kept in ("mail:1", "mail:2", "mail:4"):
+            assert after[kept] == whole[kept] and after[kept].text and after[kept].title and after[kept].sender
+            assert "text_dropped_at" not in after[kept].meta
+        assert after["mail:3"].text == "" and after["mail:3"].title is None and after["mail:3"].sender is None
+        assert sorted(hit["id"] for hit in db.search_observations("银行流水", 10)) == ["mail:1", "mail:2", "mail:4"]
+        assert db.status_counts() == {"pending": 1, "deferred": 1, "processed": 2}
 
 
 def test_search_finds_substrings_in_any_language(location):

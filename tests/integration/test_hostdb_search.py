@@ -74,7 +74,7 @@ def test_retention_takes_the_dropped_text_out_of_the_index(tmp_path):
         db.mark([{"event": f"mail:{n}", "disposition": "used", "why": "filed", "related": ["x"]} for n in (1, 2, 3)],
                 batch_id="b1", now=NOW)
         assert found(db, "银行流水") == ["mail:1", "mail:2", "mail:3"]
-        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW) == 2
+        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW) == (2, 0)
         assert found(db, "银行流水") == ["mail:3"]
         assert found(db, "正文 1") == []  # a short term (LIKE) does not see it either
         db.add_observations([observation(4)])
@@ -116,7 +116,7 @@ def test_retention_keeps_pending_and_deferred_observations_whole(tmp_path):
         db.mark([{"event": "mail:2", "disposition": "deferred", "why": "later", "related": []},
                  {"event": "mail:3", "disposition": "used", "why": "filed", "related": ["x"]}], batch_id="b1", now=NOW)
         whole = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2"])}
-        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW) == 1
+        assert db.forget_text(before="2026-06-01T00:00:00+08:00", now=NOW) == (1, 0)
         after = {o.id: o for o in db.observations_by_id(["mail:1", "mail:2", "mail:3"])}
         for kept in ("mail:1", "mail:2"):
             assert after[kept] == whole[kept] and after[kept].text and after[kept].title

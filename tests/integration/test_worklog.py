@@ -34,8 +34,8 @@ class Log:
         self.adapter = WorklogAdapter("agent-log", WorklogSettings(path=directory, **settings))
         self.cursor = None
 
-    def poll(self):
-        result = self.adapter.poll(json.loads(json.dumps(self.cursor)), now=NOW)
+    def poll(self, now: datetime = NOW):
+        result = self.adapter.poll(json.loads(json.dumps(self.cursor)), now=now)
         assert result.health.error_class != "adapter", result.health.message
         self.cursor = result.cursor
         return result
@@ -96,7 +96,7 @@ def test_append_while_reading(tmp_path):
                 handle.write(line[17:])
         done.set()
 
-    log, seen = Log(tmp_path), []
+    log, seen = Log(tmp_path, max_per_hour=total), []  # one agent's 400 lines in an hour: allowed here
     thread = threading.Thread(target=writer)
     thread.start()
     while not done.is_set():
@@ -311,3 +311,19 @@ def test_a_time_whose_utc_instant_python_cannot_hold_is_refused_with_a_why(tmp_p
     assert first.at is None and first.meta["at_unknown"] and first.meta["time"] == at and first.text == "edge"
     assert second.at == "2026-10-09T08:00:00+08:00"
     first.to_event()  # what a window sends reads without an OverflowError
+
+
+def test_one_agent_writing_in_a_loop_is_bounded_per_hour_and_the_others_are_not(tmp_path):
+    """[hardening-2] 2: at most max_per_hour lines per agent and clock hour are observed; the rest are read past
+    (never observed later), the health says how many; another agent and the next hour are not affected."""
+    log = Log(tmp_path, max_per_hour=5)
+    append(tmp_path / "loop.jsonl", "".join(record(f"step {n}", agent="looper") for n in range(8)))
+    append(tmp_path / "coder.jsonl", "".join(record(f"fix {n}") for n in range(2)))
+    first = log.poll()
+    assert sorted(o.text for o in first.observations) == ["fix 0", "fix 1"] + [f"step {n}" for n in range(5)]
+    assert "3 line(s) from 'looper' skipped: more than max_per_hour (5) this hour" in first.health.notes
+    append(tmp_path / "loop.jsonl", record("step 8", agent="looper"))
+    assert log.texts() == []  # still the same hour: the bound holds across polls
+    append(tmp_path / "loop.jsonl", record("step 9", agent="looper"))
+    later = log.poll(datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
+    assert [o.text for o in later.observations] == ["step 9"]  # a new hour

@@ -75,22 +75,22 @@ class PgDialect(CallTables, PgPart):
         with self.replayable():  # a call row lost in a server crash is not worth a WAL flush per call
             return super().log_call(**fields)
 
-    def _newest_of_first_poll(self, max_events: int) -> list | None:
-        """As on SQLite, among the observations no window holds, the newest chosen ``FOR UPDATE SKIP LOCKED``
-        (by ``at`` as an instant, then arrival): hosts choosing at once take different ones."""
-        fresh = "status = 'pending' AND failed_windows = 0 AND claim IS NULL"
-        first = self.connection.execute(f"SELECT observed_at FROM observations WHERE {fresh} ORDER BY seq LIMIT 1"
-                                        ).fetchone()
+    def _newest_of_first_poll(self, source: str, share: int) -> list | None:
+        """As on SQLite, among ``source``'s observations no window holds, the newest chosen ``FOR UPDATE SKIP
+        LOCKED`` (by ``at`` as an instant, then arrival): hosts choosing at once take different ones."""
+        fresh = "status = 'pending' AND failed_windows = 0 AND claim IS NULL AND source = ?"
+        first = self.connection.execute(f"SELECT observed_at FROM observations WHERE {fresh} ORDER BY seq LIMIT 1",
+                                        (source,)).fetchone()
         if first is None:
             return None
         size = self.connection.execute(f"SELECT count(*) FROM observations WHERE {fresh} AND observed_at = ?",
-                                       (first[0],)).fetchone()[0]
-        if size <= max_events:
+                                       (source, first[0])).fetchone()[0]
+        if size <= share:
             return None
         rows = self.connection.execute(
-            f"SELECT body FROM observations WHERE seq IN (SELECT seq FROM observations WHERE {fresh} AND "
+            f"SELECT seq, body FROM observations WHERE seq IN (SELECT seq FROM observations WHERE {fresh} AND "
             f"observed_at = ? ORDER BY CAST(at AS timestamptz) DESC NULLS LAST, seq DESC LIMIT ? "
-            f"FOR UPDATE SKIP LOCKED) ORDER BY seq", (first[0], max_events)).fetchall()
+            f"FOR UPDATE SKIP LOCKED) ORDER BY seq", (source, first[0], share)).fetchall()
         return rows or None  # all of them being chosen by other hosts: the next ones in arrival order
 
     def _mark_in(self, db: Link, dispositions: Iterable[dict], *, batch_id: str | None, now: str) -> None:
