@@ -27,6 +27,7 @@ CATALOG = {"zh": {
     "{disposition}: {why}": "{disposition}：{why}",
     # foldctl feedback
     "saved {id}": "已保存 {id}", "; reminder at {at}": "；提醒于 {at}",
+    " (read {given!r} as {instant}, {zone})": "（“{given}”读作 {instant}，{zone}）",
     # foldctl decide, decisions
     "answered {item}: {option} (frame {digest})": "已回答 {item}：{option}（决策版本 {digest}）",
     "open": "待决定", "answered": "已回答", "closed": "已关闭", "decide by {at}": "请在 {at} 前决定",
