@@ -112,7 +112,9 @@ def run_list(args: argparse.Namespace) -> tuple[dict, int]:
 
 def _source_line(instance, health: dict | None, row: dict | None, polling: bool) -> dict:
     """One source's fields: status, last ok, last poll, next poll (only while a daemon polls), failures."""
-    entry = {"source": instance.name, "type": instance.type_name, "status": "unknown", "last_ok_at": None,
+    entry = {"source": instance.name, "type": instance.type_name,
+             "channel": getattr(instance.cls, "channel", None) or instance.type_name, "status": "unknown",
+             "last_ok_at": None,
              "last_poll_at": None, "next_poll_at": None, "failures": 0, "disabled": False}
     if health is not None:
         entry.update({key: health[key] for key in ("status", "last_ok_at", "last_poll_at", "failures", "disabled")
