@@ -20,40 +20,61 @@ plain text. Rules:
 * ``editor`` (only when it could not be reached): for how many windows, and
   whether the baseline editor is standing in for it.
 
-The ``briefing`` consumer rewrites its file atomically after each delivery;
-its "since" window is the records of that delivery. It writes only a
-regular file: a path naming a FIFO, a device, a directory or a symbolic
-link fails the delivery with a message and is left as it is.
+The ``briefing`` consumer rewrites its file atomically after each delivery.
+Its "since" window is ``since`` long (default ``24h``: the morning file
+says what happened overnight, though the file is rewritten at every
+delivery): the consumer keeps a compact form of each delivered record
+(``compact_record``: what the window needs, not the item texts) in its
+memory, drops those older than the window at each delivery, and builds the
+window from them. ``since = "last"`` keeps the window to the records of the
+delivery itself. It writes only a regular file: a path naming a FIFO, a
+device, a directory or a symbolic link fails the delivery with a message and
+is left as it is.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any, ClassVar, Literal
 
 from fold_core.hookspecs import hookimpl
 from fold_core.files import replace_file
 from fold_core.plugin_api import Consumer, ConsumerContext
-from fold_core.settings import ConfigPath, ConsumerSettings
+from fold_core.settings import ConfigPath, ConsumerSettings, Duration
+from fold_core.timefmt import instant
 
 from fold_consumers.briefing_render import render
 from fold_consumers.items import declared_reasons, record_changes, walk_items
 
-__all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "fold_consumer_types", "write_atomically"]
+__all__ = ["BriefingConsumer", "BriefingSettings", "build_briefing", "compact_record", "fold_consumer_types",
+           "write_atomically"]
 
 SCHEMA = "fold.briefing/1"
 FULL = ("critical", "high")
+WINDOW_KEY = "window"  # the consumer's memory: the compact records of its "since" window
+WINDOW_LIMIT = 5000  # records kept at most, whatever the window's length (a bound on the memory's size)
+IMAGE_FIELDS = ("status", "merged_into", "title", "weight", "kind", "parent", "reason", "withdrawn_with")
 
 
 def build_briefing(document: Mapping[str, Any], *, records: Sequence[Mapping[str, Any]] | None = None,
                    since: int | None = None, coverage: Sequence[Mapping[str, Any]] | None = None,
-                   timezone: str = "UTC", language: str = "en", editor: Mapping[str, Any] | None = None) -> dict:
-    """The briefing document; ``since`` = the event_seq the window starts after (None: no window)."""
+                   timezone: str = "UTC", language: str = "en", editor: Mapping[str, Any] | None = None,
+                   compacted: Sequence[Mapping[str, Any]] | None = None,
+                   span: Mapping[str, Any] | None = None) -> dict:
+    """The briefing document; ``since`` = the event_seq the window starts after (None: no window).
+
+    :param compacted: the window's records already in ``compact_record`` form (instead of ``records``).
+    :param span: a window of time: ``{"span": "24h", "from": instant}``, shown beside the event numbers.
+    """
     brief = {"schema": SCHEMA, "now": document["now"], "timezone": timezone, "language": language,
              "revision": document["revision"], "event_seq": document["event_seq"], "budget": document["budget"],
              "root": _layer(document["root"])}
-    brief["since"] = None if since is None else _since(records or (), since, document)
+    entries = list(compacted) if compacted is not None else [compact_record(record) for record in records or ()]
+    brief["since"] = None if since is None else _since(entries, since, document)
+    if brief["since"] is not None and span is not None:
+        brief["since"].update(span=span["span"], from_at=span["from"])
     brief["pending_annotations"] = [
         {"id": note["id"], "item": note["resolved_item"], "author": note["author"], "text": note["text"],
          "created_at": note["created_at"]}
@@ -105,8 +126,25 @@ def _negative(duration: str | None) -> bool:
     return isinstance(duration, str) and duration.startswith("-")
 
 
+def compact_record(record: Mapping[str, Any]) -> dict:
+    """What the "since" window needs of one record: its changes with a few fields of each image, the
+    reasons declared, the acknowledged and the new annotations (small enough to keep a day of them)."""
+    compact: dict[str, Any] = {"event_seq": record["event_seq"], "at": record.get("at"), "type": record.get("type")}
+    if record.get("type") == "annotation":
+        note = record.get("annotation") or {}
+        compact["annotation"] = {key: note.get(key) for key in ("id", "item", "text")}
+        return compact
+    compact["reasons"] = declared_reasons(record)
+    compact["changes"] = [{"item": change.item, "op": change.op,
+                           "image": {key: change.image.get(key) for key in IMAGE_FIELDS}}
+                          for change in record_changes(record)]
+    compact["acks"] = [ack["annotation"] for ack in record.get("acks") or ()]
+    return compact
+
+
 def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[str, Any]) -> dict:
-    """Created / updated / restored / withdrawn / merged items and acknowledged annotations after ``since``."""
+    """Created / updated / restored / withdrawn / merged items and acknowledged annotations after ``since``
+    (``records`` in ``compact_record`` form)."""
     first_op: dict[str, str] = {}
     last: dict[str, Mapping[str, Any]] = {}
     reasons: dict[str, str] = {}
@@ -118,13 +156,13 @@ def _since(records: Sequence[Mapping[str, Any]], since: int, document: Mapping[s
         if record["type"] == "annotation":
             notes.setdefault(record["annotation"]["id"], record["annotation"])
             continue
-        reasons.update(declared_reasons(record))
-        for change in record_changes(record):
-            first_op.setdefault(change.item, change.op)
-            last[change.item] = change.image
+        reasons.update(record.get("reasons") or {})
+        for change in record.get("changes") or ():
+            first_op.setdefault(change["item"], change["op"])
+            last[change["item"]] = change["image"]
         for ack in record.get("acks") or ():
-            if ack["annotation"] not in acknowledged:
-                acknowledged.append(ack["annotation"])
+            if ack not in acknowledged:
+                acknowledged.append(ack)
     groups: dict[str, list] = {"created": [], "updated": [], "restored": [], "withdrawn": [], "merged": []}
     merged: dict[str, list[str]] = {}
     for item, image in last.items():
@@ -193,10 +231,12 @@ def write_atomically(path: str | os.PathLike, text: str) -> None:
 
 
 class BriefingSettings(ConsumerSettings):
-    """``path``: the file to rewrite; ``format``: md | text | json (default: by the file's extension)."""
+    """``path``: the file to rewrite; ``format``: md | text | json (default: by the file's extension);
+    ``since``: how far back "since" looks (a duration, default 24h), or ``"last"`` (this delivery's records)."""
 
     path: ConfigPath
     format: Literal["md", "text", "json"] | None = None
+    since: Literal["last"] | Duration = timedelta(hours=24)
 
 
 class BriefingConsumer(Consumer):
@@ -214,11 +254,47 @@ class BriefingConsumer(Consumer):
         return {".json": "json", ".txt": "text"}.get(suffix, "md")
 
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
-        since = records[0]["event_seq"] - 1 if records else context.state.event_seq
-        brief = build_briefing(context.state.document, records=records, since=since, coverage=context.coverage,
-                               editor=context.editor,
-                               timezone=context.timezone, language=context.language)
+        window = self.settings.since
+        if window == "last":
+            since = records[0]["event_seq"] - 1 if records else context.state.event_seq
+            entries, span = [compact_record(record) for record in records], None
+        else:
+            assert isinstance(window, timedelta)
+            entries, since, span = self._window(records, context, window)
+        brief = build_briefing(context.state.document, compacted=entries, since=since, coverage=context.coverage,
+                               editor=context.editor, timezone=context.timezone, language=context.language,
+                               span=span)
         write_atomically(self.settings.path, render(brief, self.output_format()))
+
+    def _window(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext,
+                length: timedelta) -> tuple[list[dict], int, dict]:
+        """The kept records of the last ``length`` with this delivery's added (each once: a delivery that
+        failed comes again), those older dropped; ``(entries, the event_seq before them, the span)``."""
+        start = instant(context.now) - length
+        kept = context.memory.get(WINDOW_KEY) or {}
+        entries = [entry for entry in kept.get("records") or () if isinstance(entry, dict)]
+        newest = entries[-1]["event_seq"] if entries else 0
+        entries += [compact_record(record) for record in records if record["event_seq"] > newest]
+        entries = [entry for entry in entries if _at_or_after(entry.get("at"), start)][-WINDOW_LIMIT:]
+        context.memory[WINDOW_KEY] = {"records": entries}
+        # Before the first kept record; with none, the window starts at the head (nothing new).
+        since = entries[0]["event_seq"] - 1 if entries else context.state.event_seq
+        return entries, since, {"span": _span(length), "from": start.isoformat()}
+
+
+def _span(length: timedelta) -> str:
+    """``24h``, ``90m``, ``45s``: the window's length as written in a heading."""
+    seconds = int(length.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+def _at_or_after(at: object, start) -> bool:
+    try:
+        return isinstance(at, str) and instant(at) >= start
+    except ValueError:  # a record without a readable time: kept only by the count bound
+        return True
 
 
 @hookimpl

@@ -24,6 +24,7 @@ LABELS = {
     "en": {"title": "Fold briefing", "head": "revision {revision} · event {event_seq} · root layer: {used} of {budget}"
            " used, {free} free",
            "since": "Since the last briefing (after event {after}, up to event {to})",
+           "window": "In the last {span}, since {at} (after event {after}, up to event {to})",
            "first": "Since the last briefing: this is the first briefing (nothing to compare with).",
            "nothing": "Nothing changed.", "created": "Created", "updated": "Updated", "restored": "Restored",
            "withdrawn": "Withdrawn", "merged": "Merged", "acknowledged": "Annotations acknowledged",
@@ -43,6 +44,7 @@ LABELS = {
            "waiting": "New observations wait in the inbox until it answers."},
     "zh": {"title": "Fold 简报", "head": "修订 {revision} · 事件 {event_seq} · 根层：已用 {used}/{budget}，空余 {free}",
            "since": "自上次简报以来（事件 {after} 之后，到事件 {to}）",
+           "window": "最近 {span}，自 {at} 起（事件 {after} 之后，到事件 {to}）",
            "first": "自上次简报以来：这是第一份简报（没有可比较的上一份）。",
            "nothing": "没有变化。", "created": "新建", "updated": "更新", "restored": "恢复", "withdrawn": "撤下",
            "merged": "合并", "acknowledged": "已确认的批注", "now": "当前", "empty": "（看板上没有条目）",
@@ -181,7 +183,11 @@ class _Renderer:
         if window is None:
             self.heading(2, self.t("first"))
             return
-        self.heading(2, self.t("since", after=window["after_event_seq"], to=window["to_event_seq"]))
+        if window.get("span"):
+            self.heading(2, self.t("window", span=window["span"], at=self.when(window.get("from_at")),
+                                   after=window["after_event_seq"], to=window["to_event_seq"]))
+        else:
+            self.heading(2, self.t("since", after=window["after_event_seq"], to=window["to_event_seq"]))
         groups = ("created", "updated", "restored", "withdrawn", "merged", "acknowledged")
         if not any(window[group] for group in groups):
             self.lines += ["", self.t("nothing")]

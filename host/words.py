@@ -27,6 +27,7 @@ CATALOG = {"zh": {
     "{disposition}: {why}": "{disposition}：{why}",
     # foldctl feedback
     "saved {id}": "已保存 {id}", "; reminder at {at}": "；提醒于 {at}",
+    " (read {given!r} as {instant}, {zone})": "（“{given}”读作 {instant}，{zone}）",
     # foldctl decide, decisions
     "answered {item}: {option} (frame {digest})": "已回答 {item}：{option}（决策版本 {digest}）",
     "open": "待决定", "answered": "已回答", "closed": "已关闭", "decide by {at}": "请在 {at} 前决定",
@@ -132,6 +133,13 @@ CATALOG = {"zh": {
     " (first deferred {at}, {times} time(s))": "（首次推迟于 {at}，共 {times} 次）",
     # foldctl sources
     " (found on {page})": "（发现于 {page}）", "(no sources configured)": "（没有配置信息源）",
+    "last ok {last_ok} · last poll {last_poll} · next poll {next} · failures {failures}":
+        "上次成功 {last_ok} · 上次拉取 {last_poll} · 下次拉取 {next} · 连续失败 {failures}",
+    "observations: {today} today, {all} in all": "观察：今天 {today} 条，共 {all} 条",
+    "last error {at} ({error_class}): {message}": "上次错误 {at}（{error_class}）：{message}",
+    "no daemon": "守护进程未运行", "with the source": "随信息源",
+    "(no daemon runs: no next poll is scheduled; start `foldctl run`, or run `foldctl tick`)":
+        "（守护进程未运行：没有安排下次拉取；请启动 `foldctl run`，或运行 `foldctl tick`）",
     "{url} is a feed ({type}): {title}, {entries} entries": "{url} 是一个订阅源（{type}）：{title}，{entries} 条",
     "untitled": "无标题", "{url} names no feed": "{url} 没有指向任何订阅源",
     "appended [[adapters]] {name} ({feeds} feeds) to {into}": "已把 [[adapters]] {name}（{feeds} 个订阅源）追加到 {into}",

@@ -129,7 +129,9 @@ def _type(annotation: Any, metadata: list) -> str:
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
         optional = len(arguments) < len(typing.get_args(annotation))
-        annotation = arguments[0] if len(arguments) == 1 else annotation
+        if len(arguments) > 1:  # one of several forms (`"last"` or a duration): each as it would be alone
+            return " \\| ".join(_type(a, metadata) for a in arguments) + (" or unset" if optional else "")
+        annotation = arguments[0]
     if typing.get_origin(annotation) is typing.Annotated:
         annotation, *extra = typing.get_args(annotation)
         metadata = [*metadata, *extra]

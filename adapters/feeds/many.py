@@ -204,6 +204,6 @@ def feed_health(settings: RssSettings, cursor: Any) -> list[dict]:
         lines.append({"key": key, "url": mask_credentials(ref.url), "polled_url": state.get("url"), "title": state.get("title")
                       or ref.title, "folder": ref.folder, "status": state.get("status") or "unknown",
                       "failures": state.get("failures") or 0, "last_ok_at": state.get("last_ok_at"),
-                      "next_at": state.get("next_at"), "error": state.get("error"),
+                      "last_poll_at": state.get("polled_at"), "next_at": state.get("next_at"), "error": state.get("error"),
                       "discovered_from": state.get("discovered_from"), "entries_seen": len(state.get("seen") or {})})
     return lines

@@ -35,7 +35,10 @@ def register(commands) -> None:
     calls.add_argument("--window", metavar="ID", help="only the calls of this window (its batch_id)")
     calls.add_argument("--summary", action="store_true",
                        help="per UTC day: calls, attempts, tokens in / cached / out, cost, cached share")
-    calls.add_argument("--since", metavar="T", help="with --summary: only calls at or after the instant T")
+    calls.add_argument("--since", metavar="WHEN",
+                       help="with --summary: only calls at or after WHEN, read in [host] timezone: an ISO "
+                            "instant, 24h (ago), yesterday, mon, 2026-12-01, 昨天, 周一 …")
+    calls.add_argument("--now", help=argparse.SUPPRESS)  # the instant a phrase in --since is read at
     calls.set_defaults(run=run_calls)
 
 
@@ -77,18 +80,30 @@ def run_calls(args: argparse.Namespace) -> tuple[dict, int]:
 
 def _summary(args: argparse.Namespace, store_dir: str) -> dict:
     from fold_core.errors import UsageError
-    from fold_core.timefmt import parse_instant
+    from fold_core.timefmt import instant, parse_instant
     from fold_host.hostdb import open_host_db
 
     if args.action is not None or args.id is not None or args.window is not None:
         raise UsageError("foldctl calls --summary takes no call id and no --window")
-    since = parse_instant(args.since) if args.since is not None else None
-    if args.since is not None and since is None:
-        raise UsageError(f"foldctl calls --since: an RFC 3339 instant with its offset, found {args.since!r}")
+    since, read = None, None
+    if args.since is not None:
+        from fold_core.cli.common import config_given, resolve_now
+        from fold_core.configfile import view_settings
+        from fold_host.timephrase import TimePhraseError, read_time
+
+        _, zone = view_settings(config_given())
+        try:
+            read = read_time(args.since, instant(resolve_now(args.now)), zone, past=True)
+        except TimePhraseError as error:
+            raise UsageError(f"foldctl calls --since: {error}") from None
+        since = parse_instant(read)
     with open_host_db(store_dir) as db:
         days = db.call_days(since=since)
     args.render_text = _summary_text
-    return {"days": days, "since": args.since}
+    document: dict = {"days": days, "since": read}
+    if read is not None and read != args.since:
+        document["since_given"] = args.since  # what the phrase was, beside the instant it was read as
+    return document
 
 
 def run_inbox_show(args: argparse.Namespace, store_dir: str) -> tuple[dict, int]:

@@ -61,7 +61,9 @@ def register(commands) -> None:
     feedback.add_argument("--item", required=True, help="the item id")
     feedback.add_argument("--meaning", required=True, choices=("ack", "decide", "act", "input", "snooze"))
     feedback.add_argument("--value", help="what was decided / done / given")
-    feedback.add_argument("--until", help="snooze: when to be reminded (an instant with an offset)")
+    feedback.add_argument("--until", metavar="WHEN",
+                          help="snooze: when to be reminded, in [host] timezone: 2h, 30m, tomorrow 09:00, "
+                               "mon 9:00, 2026-12-08, 明天 9:00, 周一 9:00, 下周一, or an ISO instant")
     feedback.add_argument("--now", help="the instant it was given (default: the current clock)")
     feedback.set_defaults(run=run_feedback, render_text=text_view(_feedback_text))
 
@@ -173,10 +175,12 @@ def run_inbox(args: argparse.Namespace) -> tuple[dict, int]:
 
 def run_feedback(args: argparse.Namespace) -> tuple[dict, int]:
     from fold_core.cli.common import resolve_now
+    from fold_core.configfile import view_settings
     from fold_host.cycle.feedback import save_feedback
 
+    _, zone = view_settings(config_given())  # [host] timezone: the zone a phrase like "tomorrow 09:00" is read in
     return save_feedback(resolve_store(args.store, url_ok=True), args.item, args.meaning, args.value, args.until,
-                         resolve_now(args.now))
+                         resolve_now(args.now), timezone_name=zone)
 
 
 def run_decide(args: argparse.Namespace) -> tuple[dict, int]:
@@ -263,6 +267,10 @@ def _feedback_text(doc: dict) -> str:
     text = w("saved {id}", id=doc["observation"]["id"])
     if doc.get("reminder"):
         text += w("; reminder at {at}", at=w.when(doc["reminder"]["due_at"]))
+    read = doc.get("until")
+    if read and read["given"] != read["instant"]:  # show what a phrase was read as
+        text += w(" (read {given!r} as {instant}, {zone})", given=read["given"], instant=read["instant"],
+                  zone=read["timezone"])
     return text + "\n"
 
 

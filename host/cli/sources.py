@@ -33,6 +33,7 @@ def register(commands) -> None:
 
     listed = actions.add_parser("list", help="every source with its health (each feed of a many-feed instance)")
     _common(listed)
+    listed.add_argument("--now", help=argparse.SUPPRESS)  # the instant "today" and the daemon check are read at
     listed.set_defaults(run=run_list, render_text=text_view(_list_text))
 
     discover = actions.add_parser("discover", help="the feeds a URL offers")
@@ -65,27 +66,64 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def run_list(args: argparse.Namespace) -> tuple[dict, int]:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
     from fold_core.cli.common import config_given, resolve_store
+    from fold_core.timefmt import instant
     from fold_host.hostdb import host_db_exists, open_host_db
+    from fold_host.hostdb.sources import last_error
+    from fold_host.ops.doctor import daemon_polls
     from fold_host.plugins import load_config
 
     config = load_config(config_given())
     store_dir = resolve_store(args.store, url_ok=True)
+    zone = ZoneInfo(config.host.timezone)
+    now = instant(args.now).astimezone(zone) if args.now else datetime.now(zone).replace(microsecond=0)
+    day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=zone)  # today, in [host] timezone
     db = open_host_db(store_dir) if host_db_exists(store_dir) else None
     try:
-        health = {entry["source"]: entry for entry in (db.source_health(config.adapters) if db else [])}
+        polling = daemon_polls(db, store_dir, now)  # without a daemon a stored next poll is only a wish
+        health = {entry["source"]: entry for entry in
+                  (db.source_health(config.adapters, detail=True, now=now) if db else [])}
+        rows = db.source_rows() if db else {}
         listed = []
         for instance in config.adapters:
-            entry = dict(health.get(instance.name) or {"source": instance.name, "status": "unknown"})
-            entry["type"] = instance.type_name
+            entry = _source_line(instance, health.get(instance.name), rows.get(instance.name), polling)
+            entry["last_error"] = last_error(rows[instance.name]["last_error"]) if instance.name in rows else None
+            entry["observations"] = (db.observation_counts(instance.name, day_start) if db
+                                     else {"today": 0, "all": 0})
             feeds = _feed_lines(instance, db.cursor(instance.name) if db else None)
             if feeds is not None:
+                for feed in feeds:
+                    if not polling:
+                        feed["next_at"] = None
+                    if db and feed.get("key"):
+                        feed["observations"] = db.observation_counts(instance.name, day_start,
+                                                                     id_prefix=f"{instance.name}:{feed['key']}:")
                 entry["feeds"] = feeds
             listed.append(entry)
     finally:
         if db is not None:
             db.close()
-    return {"sources": listed}, 0
+    return {"sources": listed, "daemon_running": polling, "now": now.isoformat(),
+            "timezone": config.host.timezone}, 0
+
+
+def _source_line(instance, health: dict | None, row: dict | None, polling: bool) -> dict:
+    """One source's fields: status, last ok, last poll, next poll (only while a daemon polls), failures."""
+    entry = {"source": instance.name, "type": instance.type_name,
+             "channel": getattr(instance.cls, "channel", None) or instance.type_name, "status": "unknown",
+             "last_ok_at": None,
+             "last_poll_at": None, "next_poll_at": None, "failures": 0, "disabled": False}
+    if health is not None:
+        entry.update({key: health[key] for key in ("status", "last_ok_at", "last_poll_at", "failures", "disabled")
+                      if key in health})
+        if health.get("error"):
+            entry["error"] = health["error"]
+        if polling and not entry["disabled"]:
+            entry["next_poll_at"] = health.get("next_poll_at")
+    return entry
 
 
 def _feed_lines(instance, cursor) -> list[dict] | None:
@@ -111,16 +149,45 @@ def _words():
 
 def _list_text(doc: dict) -> str:
     w, lines = _words(), []
+    polling = doc.get("daemon_running", True)
     for source in doc["sources"]:
         error = f" — {source['error']}" if source.get("error") else ""
         lines.append(f"{source['source']} ({source['type']}): {w(source['status'])}{error}")
+        lines.append("    " + _schedule(w, source, source.get("next_poll_at"), polling))
+        lines.append("    " + _counts(w, source))
+        if source.get("last_error"):
+            problem = source["last_error"]
+            lines.append("    " + w("last error {at} ({error_class}): {message}", at=w.when(problem.get("at")) or "-",
+                                    error_class=problem.get("class") or "-", message=problem.get("message")))
         for feed in source.get("feeds", []):
             problem = feed.get("error") or {}
             why = f" — {problem.get('class')}: {problem.get('message')}" if feed.get("status") != "ok" and problem \
                 else ""
             found = w(" (found on {page})", page=feed["discovered_from"]) if feed.get("discovered_from") else ""
             lines.append(f"  {w(feed['status']):<7} {feed.get('polled_url') or feed.get('url')}{found}{why}")
+            if "failures" in feed:
+                lines.append("      " + _schedule(w, feed, feed.get("next_at"), polling, feed=True))
+                lines.append("      " + _counts(w, feed))
+    if lines and not polling:
+        lines.append(w("(no daemon runs: no next poll is scheduled; start `foldctl run`, or run `foldctl tick`)"))
     return "\n".join(lines) + "\n" if lines else w("(no sources configured)") + "\n"
+
+
+def _schedule(w, line: dict, next_at: str | None, polling: bool, *, feed: bool = False) -> str:
+    if not polling:
+        upcoming = w("no daemon")
+    elif next_at:
+        upcoming = w.when(next_at)
+    else:
+        upcoming = w("with the source") if feed else "-"
+    return w("last ok {last_ok} · last poll {last_poll} · next poll {next} · failures {failures}",
+             last_ok=w.when(line.get("last_ok_at")) or "-", last_poll=w.when(line.get("last_poll_at")) or "-",
+             next=upcoming, failures=line.get("failures") or 0)
+
+
+def _counts(w, line: dict) -> str:
+    counts = line.get("observations") or {"today": 0, "all": 0}
+    return w("observations: {today} today, {all} in all", today=counts["today"], all=counts["all"])
 
 
 # -- discover --------------------------------------------------------------------------

@@ -8,6 +8,11 @@ the inbox; a snooze also schedules its reminder, in the same host.db
 transaction, and what the feedback teaches about the item's senders and
 threads (``fold_host.cycle.learning``; ``input`` clears it). The editor reads the
 feedback at its next cycle: feedback never edits an item itself. Annotations stay ``foldctl annotate``.
+
+A snooze's ``until`` is read by ``fold_host.timephrase`` (``2h``, ``tomorrow
+09:00``, ``明天 9:00``, an ISO instant …) in the caller's ``[host] timezone``
+at ``now``; the answer says what it was read as (``until``: given, instant,
+timezone) and the reminder keeps the instant.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from fold_core.store.locate import open_store
 from fold_core.timefmt import instant, parse_instant
 from fold_host.cycle.learning import learning_for
 from fold_host.hostdb import open_host_db
+from fold_host.timephrase import TimePhraseError, read_time
 
 __all__ = ["FEEDBACK_SOURCE", "MEANINGS", "save_feedback"]
 
@@ -31,14 +37,22 @@ VALUE_LIMIT = 2000
 
 
 def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, until: str | None, now: str,
-                  *, via: str = "cli", action: str | None = None, extra: dict | None = None) -> tuple[dict, int]:
+                  *, via: str = "cli", action: str | None = None, extra: dict | None = None,
+                  timezone_name: str = "UTC") -> tuple[dict, int]:
     """Keep one feedback observation (and the reminder of a snooze); ``(document, exit code)``.
 
     :param via: how it came: ``cli``, ``button`` (Pinboard), ``reply`` or ``mcp`` (``foldctl mcp``).
     :param action: the concrete action the user took (default: the meaning).
     :param extra: more fields of the feedback (an answer's ``option``, ``digest``, ``revision``, ``note``).
+    :param timezone_name: the IANA zone a phrase in ``until`` is read in (``[host] timezone``).
     """
     _check(meaning, value, until, now)
+    given = until
+    if until is not None:
+        try:
+            until = read_time(until, instant(now), timezone_name)
+        except TimePhraseError as error:
+            raise UsageError(f"--until: {error}") from None
     rejection, refs = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
@@ -59,7 +73,10 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
         reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until, "requested_at": now}
     with open_host_db(store_dir) as db:
         db.add_feedback(observation, reminder, learning_for(db, item, refs, meaning, now))
-    return {"ok": True, "observation": observation.to_event(), "reminder": reminder}, 0
+    document: dict = {"ok": True, "observation": observation.to_event(), "reminder": reminder}
+    if until is not None:
+        document["until"] = {"given": given, "instant": until, "timezone": timezone_name}
+    return document, 0
 
 
 def _check(meaning: str, value: str | None, until: str | None, now: str) -> None:
@@ -69,9 +86,6 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
         raise UsageError("--meaning snooze needs --until T: when to be reminded")
     if meaning != "snooze" and until is not None:
         raise UsageError(f"--until belongs to --meaning snooze; got --meaning {meaning}")
-    if until is not None and parse_instant(until) is None:
-        raise UsageError(f"--until must be an ISO 8601 instant with an offset, like 2026-10-09T18:00:00+08:00; "
-                         f"got {until!r}")
     if value is not None and not 1 <= len(value) <= VALUE_LIMIT:
         raise UsageError(f"--value must hold 1–{VALUE_LIMIT} characters; got {len(value)}")
     if parse_instant(now) is None:

@@ -195,6 +195,8 @@ class Sources(Protocol):
     def source_health(self, instances: Iterable[Any], *, detail: bool = False,
                       now: datetime | None = None) -> list[dict]: ...
 
+    def observation_counts(self, source: str, day_start: datetime, *, id_prefix: str | None = None) -> dict: ...
+
 
 class Consumers(Protocol):
     """Consumer cursors, failures and memory."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fold_core.timefmt import parse_instant
@@ -46,6 +46,22 @@ class SourceTables(TablePart):
     def source_rows(self) -> dict[str, dict]:
         """The ``sources`` table by source name."""
         return {row["source"]: row for row in self._rows("SELECT * FROM sources")}
+
+    def observation_counts(self, source: str, day_start: datetime, *, id_prefix: str | None = None) -> dict:
+        """``{"today": n, "all": n}``: the source's observations (those whose id starts with ``id_prefix``:
+        one feed of many), all of them and those observed at or after ``day_start``."""
+        where, params = "source = ?", [source]
+        if id_prefix is not None:
+            escaped = id_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where += " AND id LIKE ? ESCAPE '\\'"
+            params.append(escaped + "%")
+        total = self.connection.execute(f"SELECT count(*) FROM observations WHERE {where}", tuple(params)).fetchone()
+        # observed_at carries its own offset: compare as text only to narrow (a day early), then as instants.
+        floor = (day_start - timedelta(days=1)).date().isoformat()
+        rows = self.connection.execute(f"SELECT observed_at FROM observations WHERE {where} AND observed_at >= ?",
+                                       (*params, floor)).fetchall()
+        today = sum(1 for (at,) in rows if (moment := parse_instant(at)) is not None and moment >= day_start)
+        return {"today": today, "all": int(total[0])}
 
     def last_polls(self) -> dict[str, dict]:
         """Each source's latest poll: ``{at, status, error_class, message}`` by source name.

@@ -125,13 +125,17 @@ TOOLS: tuple[Tool, ...] = (
         "it), decide (a decision, in value), act (done, or what was done, in value), input (an answer or a "
         "fact the item waited for, in value), snooze (remind at `until`). It is stored as an observation "
         "that the editor reads in its next cycle; it never edits the item itself. Only for feedback the "
-        "user actually gave. An unknown or merged item is rejected. Answers {ok, observation, reminder}."),
+        "user actually gave. An unknown or merged item is rejected. Answers {ok, observation, reminder}, and for "
+        "a snooze until {given, instant, timezone}: what `until` was read as."),
         _object({
             "item": ITEM_ID,
             "meaning": {"type": "string", "enum": list(MEANINGS)},
             "value": {"type": "string", "minLength": 1, "maxLength": 2000,
                       "description": "what was decided, done or given"},
-            "until": {**INSTANT, "description": "snooze only: when to be reminded (an instant with an offset)"},
+            "until": {"type": "string", "minLength": 1, "maxLength": 64,
+                      "description": "snooze only: when to be reminded, as a person writes it, read in the "
+                                     "host's time zone: 2h, 30m, tomorrow 09:00, mon 9:00, 2026-12-08, "
+                                     "明天 9:00, 周一 9:00, 下周一, or an ISO 8601 instant with an offset"},
         }, ("item", "meaning")), writes=True),
     Tool("fold_report", "Report your work", (
         "Report what you (an AI agent) did or found, as a line of a work log: who you are (agent), what "

@@ -28,7 +28,7 @@ import threading
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from fold_core.errors import FoldError
+from fold_core.errors import FoldError, UsageError
 from fold_core.store.locate import open_store
 from fold_core.store.location import is_url
 from fold_core.store.meta import StoreMissing
@@ -66,7 +66,7 @@ class FoldDesk:
                  now: str | None = None, read_only: bool = False, quota: HourlyQuota | None = None) -> None:
         self.store_dir, self.source, self.read_only = store_dir, source, read_only
         self.quota = HourlyQuota() if quota is None else quota
-        self._zone, self._now = ZoneInfo(timezone), now
+        self._zone, self._zone_name, self._now = ZoneInfo(timezone), timezone, now
         self.store = open_store(store_dir)  # a directory or a postgresql:// store
         self._lock = threading.Lock()
 
@@ -187,8 +187,12 @@ class FoldDesk:
         return answer.document, answer.exit_code == 0
 
     def _fold_feedback(self, arguments: dict) -> tuple[dict, bool]:
-        document, code = save_feedback(self.store_dir, arguments["item"], arguments["meaning"],
-                                       arguments.get("value"), arguments.get("until"), self.now(), via="mcp")
+        try:
+            document, code = save_feedback(self.store_dir, arguments["item"], arguments["meaning"],
+                                           arguments.get("value"), arguments.get("until"), self.now(), via="mcp",
+                                           timezone_name=self._zone_name)
+        except UsageError as error:  # a phrase in until that is no time: the accepted forms, as a tool error
+            return failure("invalid_arguments", str(error).removeprefix("--"), field="until")
         return document, code == 0
 
     def _fold_report(self, arguments: dict) -> tuple[dict, bool]:

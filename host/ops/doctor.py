@@ -46,7 +46,7 @@ from fold_host.plugins import load_config
 from fold_host.settings import HostConfig
 from fold_host.words import Sentence
 
-__all__ = ["diagnose"]
+__all__ = ["daemon_polls", "diagnose"]
 
 GONE_SHOWN = 5  # hosts no longer running that doctor still lists (a store in PostgreSQL)
 
@@ -175,6 +175,11 @@ def _daemon(db: HostDB | None, store_dir: str, moment) -> dict:
     if ok and not detail.startswith("running"):  # stopped cleanly, or never run: say so before the why
         detail = Sentence("not running: {detail}", detail=detail)
     return _check("daemon", "ok" if ok else "fail", detail)
+
+
+def daemon_polls(db: HostDB | None, store_dir: str, moment: datetime) -> bool:
+    """Whether a daemon polls this store's sources now (doctor's reading; ``sources list`` shows next polls only then)."""
+    return _daemon_runs(_hosts(db)[0] if is_url(store_dir) else _daemon(db, store_dir, moment))
 
 
 def _daemon_runs(daemon: dict) -> bool:

@@ -90,7 +90,8 @@ class Pinboard:
 
     def feedback(self, item: str, meaning: str, value: str | None, until: str | None, now: str):
         with self._lock:  # save_feedback reads the store through its own lock: not beside ours
-            return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
+            return save_feedback(self.store_dir, item, meaning, value, until, now, via="button",
+                                 timezone_name=self.timezone)
 
     def observation(self, observation_id: str) -> dict | None:
         """One observation with its status and dispositions (host.db), or None; never creates host.db."""

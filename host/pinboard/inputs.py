@@ -10,9 +10,11 @@ own message).
 
 Form bodies are ``application/x-www-form-urlencoded`` and small (the guard
 caps them); fields are capped again here, before any store is touched.
-``until`` comes from a quick choice or from a ``datetime-local`` picker read
-in the host's time zone, and always reaches ``save_feedback`` as an instant
-with an offset.
+``until`` comes from a quick choice or from the picker, whose text is read
+by ``fold_host.timephrase`` in the host's time zone (a ``datetime-local``
+value, or a phrase like ``tomorrow 09:00`` / ``明天 9:00``: the same reading as
+``foldctl feedback --until``), and always reaches ``save_feedback`` as an
+instant with an offset.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from urllib.parse import parse_qsl
 from zoneinfo import ZoneInfo
+
+from fold_host.timephrase import TimePhraseError, read_time
 
 __all__ = ["FEEDBACK_MEANINGS", "QUICK_UNTIL", "annotation_notice", "feedback_notice", "parse_form", "refusal",
            "resolve_until", "text_field"]
@@ -72,10 +76,9 @@ def resolve_until(choice: str, picked: str, now: datetime, zone: str) -> str:
         if len(picked) > FIELD_LIMIT or not picked:
             raise ValueError("pick a date and time for the reminder")
         try:
-            when = datetime.fromisoformat(picked)
-        except ValueError:
+            when = datetime.fromisoformat(read_time(picked, local, zone))
+        except TimePhraseError:
             raise ValueError(f"the reminder time {picked!r} is not a date and time") from None
-        when = when.replace(tzinfo=tz) if when.tzinfo is None else when
     else:
         raise ValueError("choose when to be reminded")
     if when <= local:

@@ -129,3 +129,18 @@ def test_the_baseline_says_no_model_in_the_call_log(tmp_path):
     ws.tick("2026-10-09T08:00:00+08:00")
     code, out, _ = ws.run_text("calls", "--format", "text")
     assert "no model" in out and "? → ?" not in out
+
+
+def test_the_call_summary_since_reads_a_phrase_looking_back(tmp_path):
+    ws = Workspace(tmp_path, agent='type = "baseline"\n', host='timezone = "Asia/Shanghai"\n')
+    ws.feed("mail", {"native": "1", "title": "Sale!", "text": "50% off"})
+    ws.tick("2026-10-09T08:00:00+08:00")
+    code, doc, _ = ws.run("calls", "--summary", "--since", "24h", "--now", "2026-10-09T12:00:00+08:00")
+    assert code == 0 and doc["since"] == "2026-10-08T12:00:00+08:00" and doc["since_given"] == "24h"
+    assert [day["calls"] for day in doc["days"]] == [1]
+    code, doc, _ = ws.run("calls", "--summary", "--since", "2小时前", "--now", "2026-10-09T12:00:00+08:00")
+    assert code == 0 and doc["since"] == "2026-10-09T10:00:00+08:00" and doc["days"] == []
+    code, doc, _ = ws.run("calls", "--summary", "--since", "2026-10-09T07:00:00+08:00")
+    assert code == 0 and doc["since"] == "2026-10-09T07:00:00+08:00" and "since_given" not in doc
+    code, _, err = ws.run_text("calls", "--summary", "--since", "lately")
+    assert code == 2 and "lately" in err and "ISO 8601" in err

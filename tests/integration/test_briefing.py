@@ -165,7 +165,7 @@ def test_consumer_rewrites_its_file_after_each_delivery(tmp_path):
     spec = us03_scenario()
     store_dir = tmp_path / "store"
     play(store_dir, spec["steps"][:1])
-    morning = instance("morning", "briefing", tmp_path, path="briefing.md", **{"from": "start"})
+    morning = instance("morning", "briefing", tmp_path, path="briefing.md", since="last", **{"from": "start"})
     with open_host_db(store_dir) as db:
         result = deliver_all(db, str(store_dir), [morning], now=spec["now"], timezone="Asia/Shanghai",
                              language="zh", coverage=spec["coverage"])
@@ -203,3 +203,48 @@ def test_coverage_for_foldctl_brief_comes_from_host_db(tmp_path):
     text = render(build_briefing(document, coverage=coverage), "text")
     assert "[blogs] (rss): FAILED" in text and "connection refused" in text
     assert "silence from 1 failed source(s) does not mean nothing happened there." in text
+
+
+def _item(item_id: str, title: str) -> dict:
+    return {"id": item_id, "title": title, "summary": f"{title}.", "weight": "normal", "kind": "fyi",
+            "reason": "test", "sources": [{"channel": "email", "ref": "event:mail:1", "quote": "q"}]}
+
+
+def test_the_morning_file_says_what_happened_overnight(tmp_path):
+    """since = "24h" (the default) keeps a day of records across deliveries; "last" only the last delivery's."""
+    store_dir = tmp_path / "store"
+    day = instance("day", "briefing", tmp_path, path="day.md", **{"from": "start"})
+    last = instance("last", "briefing", tmp_path, path="last.md", since="last", **{"from": "start"})
+    six = instance("six", "briefing", tmp_path, path="six.md", since="6h", **{"from": "start"})
+    night = [("2026-12-05T06:00:00+01:00", "old", "Yesterday's matter"),
+             ("2026-12-05T22:00:00+01:00", "bill", "Electricity bill"),
+             ("2026-12-06T02:00:00+01:00", "flight", "Flight rescheduled"),
+             ("2026-12-06T07:00:00+01:00", "parcel", "Parcel arrives")]
+    with open_host_db(store_dir) as db:
+        for number, (now, item_id, title) in enumerate(night, 1):
+            batch = {"batch_id": f"b{number}", "declarations": [_item(item_id, title)]}
+            play(store_dir, [{"now": now, "batch": batch}])
+            result = deliver_all(db, str(store_dir), [day, last, six], now=now, timezone="Europe/Berlin",
+                                 language="en", coverage=[])
+            assert [entry["status"] for entry in result] == ["ok", "ok", "ok"], result
+    morning = (tmp_path / "day.md").read_text(encoding="utf-8")
+    assert "## In the last 24h, since 2026-12-05 07:00 (after event 1, up to event 4)" in morning
+    created = morning.split("**Created**")[1].split("## ")[0]
+    assert "`bill`" in created and "`flight`" in created and "`parcel`" in created and "`old`" not in created
+    only_last = (tmp_path / "last.md").read_text(encoding="utf-8")
+    assert "## Since the last briefing (after event 3, up to event 4)" in only_last
+    created = only_last.split("**Created**")[1].split("## ")[0]
+    assert "`parcel`" in created and "`flight`" not in created and "`bill`" not in created
+    six_hours = (tmp_path / "six.md").read_text(encoding="utf-8")
+    created = six_hours.split("**Created**")[1].split("## ")[0]
+    assert "In the last 6h, since 2026-12-06 01:00" in six_hours
+    assert "`flight`" in created and "`parcel`" in created and "`bill`" not in created
+    zh = instance("zh", "briefing", tmp_path, path="zh.json", **{"from": "start"})
+    with open_host_db(store_dir) as db:
+        deliver_all(db, str(store_dir), [zh], now="2026-12-06T07:30:00+01:00", timezone="Europe/Berlin",
+                    language="zh", coverage=[])
+    # A new instance starts with an empty window: nothing before its first delivery is claimed.
+    assert json.loads((tmp_path / "zh.json").read_text(encoding="utf-8"))["since"]["span"] == "24h"
+    with pytest.raises(ValueError) as bad:  # pydantic's ValidationError: the config loader names file and field
+        instance("bad", "briefing", tmp_path, path="bad.md", since="overnight")
+    assert "since" in str(bad.value)

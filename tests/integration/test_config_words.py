@@ -175,8 +175,11 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
     assert "2026-10-09 08:00 · 修订 0→1" in out and "新建 t-mail-1 份额" in out
     code, json_out, _ = ws.call("--store", str(ws.store), "history", "--format", "json")
     assert '"at": "2026-10-09T00:00:00Z"' in json_out  # JSON keeps the instant as stored, with its offset
-    code, out, _ = ws.call("sources", "list", "--format", "text")
-    assert out == "mail (fixture-feed): 正常\n"
+    code, out, _ = ws.call("sources", "list", "--format", "text", "--now", "2026-10-09T09:00:00+08:00")
+    assert out == ("mail (fixture-feed): 正常\n"
+                   "    上次成功 2026-10-09 08:00 · 上次拉取 2026-10-09 08:00 · 下次拉取 守护进程未运行 · 连续失败 0\n"
+                   "    观察：今天 1 条，共 1 条\n"
+                   "（守护进程未运行：没有安排下次拉取；请启动 `foldctl run`，或运行 `foldctl tick`）\n")
     code, out, _ = ws.call("sources", "export-opml", "--out", str(tmp_path / "feeds.opml"), "--format", "text")
     assert code == 0 and out == f"已把 0 个订阅源写入 {tmp_path / 'feeds.opml'}\n"
     english = Workspace(tmp_path / "en", script=["track"])

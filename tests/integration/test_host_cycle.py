@@ -272,6 +272,24 @@ def test_a_snooze_fires_one_reminder_at_its_time(tmp_path):
     assert ws.tick("2026-10-09T18:05:00+08:00")["outcome"] == "nothing"
 
 
+def test_a_snooze_reads_times_as_people_write_them_in_the_host_zone(tmp_path):
+    ws = Workspace(tmp_path, host='timezone = "Europe/Berlin"\n')
+    ws.feed("mail", mail(1))
+    ws.tick(NOW)
+    # Saturday 23:50 in Berlin, the night the clocks go forward.
+    code, saved, _ = ws.run("feedback", "--item", "t-mail-1", "--meaning", "snooze", "--until", "明天 9:00",
+                            "--now", "2026-03-28T23:50:00+01:00")
+    assert code == 0 and saved["reminder"]["due_at"] == "2026-03-29T09:00:00+02:00"
+    assert saved["until"] == {"given": "明天 9:00", "instant": "2026-03-29T09:00:00+02:00",
+                              "timezone": "Europe/Berlin"}
+    assert saved["observation"]["feedback"]["until"] == "2026-03-29T09:00:00+02:00"
+    code, text, _ = ws.run_text("feedback", "--item", "t-mail-1", "--meaning", "snooze", "--until", "2h",
+                                "--now", "2026-03-28T23:50:00+01:00", "--format", "text")
+    assert code == 0 and "2026-03-29 01:50" in text and "'2h'" in text and "2026-03-29T01:50:00+01:00" in text
+    code, doc, err = ws.run("feedback", "--item", "t-mail-1", "--meaning", "snooze", "--until", "whenever")
+    assert code == 2 and "whenever" in err and "tomorrow 09:00" in err and "明天 9:00" in err
+
+
 def test_feedback_refuses_what_it_cannot_keep(tmp_path):
     ws = Workspace(tmp_path)
     ws.feed("mail", mail(1))

@@ -94,3 +94,24 @@ def test_the_catalogue_is_what_a_model_needs():
     assert state["min_weight"]["enum"] == list(WEIGHTS) and state["kinds"]["items"]["enum"] == list(KINDS)
     assert {entry.uri for entry in RESOURCES + RESOURCE_TEMPLATES} == {
         "fold://state", "fold://item/{id}", "fold://skill/zh", "fold://skill/en"}
+
+
+def test_fold_feedback_reads_until_as_people_write_it(tmp_path):
+    from fold_host.mcp.operations import FoldDesk
+    from tests.support.mcp_world import World
+
+    world = World(tmp_path, timezone="Europe/Berlin")
+    desk = FoldDesk(str(world.store), timezone="Europe/Berlin", now="2026-12-07T08:00:00+01:00")  # a Monday
+    try:
+        document, ok = desk.call("fold_feedback", {"item": "visa", "meaning": "snooze", "until": "周一 9:00"})
+        assert ok and document["reminder"]["due_at"] == "2026-12-07T09:00:00+01:00"
+        assert document["until"] == {"given": "周一 9:00", "instant": "2026-12-07T09:00:00+01:00",
+                                     "timezone": "Europe/Berlin"}
+        document, ok = desk.call("fold_feedback", {"item": "visa", "meaning": "snooze", "until": "2h"})
+        assert ok and document["reminder"]["due_at"] == "2026-12-07T10:00:00+01:00"
+        document, ok = desk.call("fold_feedback", {"item": "visa", "meaning": "snooze", "until": "someday"})
+        error = document["errors"][0]
+        assert not ok and error["code"] == "invalid_arguments" and error["field"] == "until"
+        assert "someday" in error["message"] and "tomorrow 09:00" in error["message"]
+    finally:
+        desk.close()

@@ -167,3 +167,65 @@ def test_an_internal_error_of_a_command_that_commits_nothing_does_not_ask_for_a_
     ws = Workspace(tmp_path, sources=())
     code, _, err = ws.run_text("sources", "export-opml")
     assert code == 3 and "internal error" in err and "batch_id" not in err and "nothing was committed" in err
+
+
+def test_sources_list_says_when_each_source_was_polled_what_failed_and_how_much_came_in(tmp_path):
+    import os
+
+    from fold_host.daemon.hostlock import HostLock
+    from fold_host.hostdb import open_host_db
+
+    ws = Workspace(tmp_path, sources=("mail", "news"), host='timezone = "Europe/Berlin"\n')
+    ws.feed("mail", {"native": "1", "title": "late last night"}, {"native": "2", "title": "also last night"})
+    ws.feed("news", {"native": "n1", "title": "yesterday's news"})
+    ws.tick("2026-12-05T23:30:00+01:00")
+    ws.feed("mail", {"native": "3", "title": "this morning"})
+    (tmp_path / "news.jsonl.fail").write_text("connection refused")
+    ws.tick("2026-12-06T00:10:00+01:00")  # ten minutes into the day, in Berlin (23:10 UTC: still the 5th there)
+    ws.tick("2026-12-06T07:00:00+01:00")
+    now = "2026-12-06T08:00:00+01:00"
+    code, listed, _ = ws.run("sources", "list", "--now", now)
+    mail, news = listed["sources"]
+    assert code == 0 and listed["daemon_running"] is False
+    assert mail["status"] == "ok" and mail["failures"] == 0 and mail["last_error"] is None
+    assert mail["last_ok_at"] == mail["last_poll_at"] == "2026-12-06T07:00:00+01:00"
+    assert mail["next_poll_at"] is None  # no daemon runs: no next poll is claimed
+    assert mail["observations"] == {"today": 1, "all": 3}
+    assert news["status"] == "failed" and news["failures"] == 2 and news["last_ok_at"] == "2026-12-05T23:30:00+01:00"
+    assert news["last_poll_at"] == "2026-12-06T07:00:00+01:00" and news["next_poll_at"] is None
+    assert news["last_error"]["class"] == "network" and news["last_error"]["message"] == "connection refused"
+    assert news["observations"] == {"today": 0, "all": 1}
+    code, text, _ = ws.run_text("sources", "list", "--now", now, "--format", "text")
+    assert "mail (fixture-feed): ok" in text and "observations: 1 today, 3 in all" in text
+    assert "last ok 2026-12-06 07:00 · last poll 2026-12-06 07:00 · next poll no daemon · failures 0" in text
+    assert "failures 2" in text and "last error 2026-12-06 07:00 (network): connection refused" in text
+    assert "no daemon runs" in text and "07:01" not in text
+    # A daemon that holds the store and beats: now the next poll is its plan.
+    with HostLock(str(ws.store), "run"):
+        with open_host_db(ws.store) as db:
+            db.daemon_started(pid=os.getpid(), now=now)
+        code, listed, _ = ws.run("sources", "list", "--now", now)
+        code, text, _ = ws.run_text("sources", "list", "--now", now, "--format", "text")
+    assert listed["daemon_running"] is True and listed["sources"][0]["next_poll_at"] == "2026-12-06T07:01:00+01:00"
+    assert "next poll 2026-12-06 07:01" in text and "no daemon" not in text
+
+
+def test_sources_list_counts_each_feed_of_many_apart(server, tmp_path):
+    server.route("/two.xml", rss2([{"title": "two one", "guid": "two-1", "description": "text"},
+                                   {"title": "two two", "guid": "two-2", "description": "text"}], title="Two"))
+    urls = [server.url("/two.xml"), server.url("/b.xml")]
+    ws = Workspace(tmp_path, sources=(), host='timezone = "Asia/Shanghai"\n', extra=f'''
+        [[adapters]]
+        name = "news"
+        type = "rss"
+        feeds = {json.dumps(urls)}
+    ''')
+    ws.tick(NOW)
+    code, listed, _ = ws.run("sources", "list", "--now", "2026-10-09T09:00:00+08:00")
+    source = listed["sources"][0]
+    assert source["observations"] == {"today": 3, "all": 3}
+    assert [feed["observations"] for feed in source["feeds"]] == [{"today": 2, "all": 2}, {"today": 1, "all": 1}]
+    assert [feed["last_poll_at"] for feed in source["feeds"]] == [NOW, NOW]
+    assert all(feed["next_at"] is None for feed in source["feeds"])
+    code, text, _ = ws.run_text("sources", "list", "--now", "2026-10-09T09:00:00+08:00", "--format", "text")
+    assert text.count("observations: 2 today, 2 in all") == 1 and text.count("observations: 1 today, 1 in all") == 1

@@ -327,3 +327,32 @@ def test_one_agent_writing_in_a_loop_is_bounded_per_hour_and_the_others_are_not(
     append(tmp_path / "loop.jsonl", record("step 9", agent="looper"))
     later = log.poll(datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
     assert [o.text for o in later.observations] == ["step 9"]  # a new hour
+
+
+def test_the_documented_work_log_line_reads_as_documented(tmp_path):
+    """docs/configuration.md's work-log example, appended to a file, becomes the observation its table says."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = doc.split("### The work-log line", 1)[1]
+    line = re.search(r"```json\n(.+?)\n```", section, re.S).group(1)
+    fields = json.loads(line)
+    assert set(fields) == {"at", "agent", "task", "status", "text", "ref"}
+    table = section.split("Other keys are ignored")[0]
+    assert all(f"| `{name}` |" in table for name in fields)  # every field of the example has its row
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "agent.jsonl").write_text(line + "\n" + '{"agent": "x"}\n' + json.dumps({"text": "no time"}) + "\n",
+                                      encoding="utf-8")
+    poll = WorklogAdapter("agents", WorklogSettings(path=logs)).poll(None, now=datetime(2026, 10, 9,
+                                                                                         tzinfo=timezone.utc))
+    first, second = poll.observations
+    assert first.id == "agents:agent.jsonl#1" and first.channel == "worklog"
+    assert (first.at, first.sender, first.title, first.thread) == (fields["at"], fields["agent"], fields["task"],
+                                                                  fields["task"])
+    assert first.text == fields["text"] and first.url == fields["ref"]
+    assert first.meta["status"] == "done" and first.meta["ref"] == fields["ref"]
+    assert second.id == "agents:agent.jsonl#3" and second.at is None and second.meta["at_unknown"] is True
+    assert second.sender == "agent" and second.meta["agent_unknown"] is True and second.title == "no time"
+    assert any("2" in note and "text" in note for note in poll.health.notes), poll.health.notes

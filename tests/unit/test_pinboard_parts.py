@@ -72,7 +72,12 @@ def test_reminder_times_are_instants_in_the_host_time_zone():
     # The picker is read in the host's zone, whatever the server's clock zone.
     utc_now = now.astimezone(ZoneInfo("UTC"))
     assert resolve_until("custom", "2026-10-12T07:15", utc_now, zone) == "2026-10-12T07:15:00+08:00"
-    for choice, picked in (("custom", ""), ("custom", "tomorrow"), ("custom", "2026-10-09T08:00"), ("soon", "")):
+    # The picked text is read like `foldctl feedback --until` (fold_host.timephrase): a phrase too, and a
+    # picked time that a DST change skips is the instant one hour later.
+    assert resolve_until("custom", "明天 9:00", now, zone) == "2026-10-10T09:00:00+08:00"
+    berlin_now = datetime.fromisoformat("2026-03-28T23:50:00+01:00")
+    assert resolve_until("custom", "2026-03-29T02:30", berlin_now, "Europe/Berlin") == "2026-03-29T03:30:00+02:00"
+    for choice, picked in (("custom", ""), ("custom", "whenever"), ("custom", "2026-10-09T08:00"), ("soon", "")):
         with pytest.raises(ValueError):
             resolve_until(choice, picked, now, zone)
 
