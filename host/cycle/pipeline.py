@@ -38,6 +38,7 @@ from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.cycle.editor import OUTCOMES, ask_editor
 from fold_host.cycle.fallback import editor_status
 from fold_host.cycle.host import Host, same_instance
+from fold_host.cycle.inputs import new_annotations, offered
 from fold_host.cycle.questions import fire_fallbacks
 from fold_host.cycle.reminders import fire_due
 from fold_host.cycle.signal import decide_signal
@@ -151,11 +152,12 @@ def _window(host: Host, db: HostDB, window: Window | None, now: datetime,
     if window is not None:
         drop_window(db, window)
     settings = host.config.host
+    notes = new_annotations(host.store.state(), db)
     with db.claiming():  # several hosts: the window's observations are claimed as they are chosen
         seen = last_window(db)
         decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
                                 max_events=settings.max_events, coverage=host.coverage(db), last_window=seen,
-                                max_deferred=settings.max_deferred)
+                                max_deferred=settings.max_deferred, annotations=len(notes))
         if decided is None:
             return None
         signal, events = decided
@@ -165,6 +167,7 @@ def _window(host: Host, db: HostDB, window: Window | None, now: datetime,
         if db.shared and signal["type"] == "review" and last_window(db) != seen:
             drop_window(db, window)  # another host settled a window meanwhile: no review is due
             return None
+    offered(db, notes)
     return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 

@@ -130,12 +130,13 @@ def fire_fallbacks(store, db: HostDB, now: datetime, now_text: str) -> int:
     return fired
 
 
-def next_deadline(store, now_text: str) -> str | None:
-    """The soonest ``decide_by`` with a fallback among the active frames (the daemon wakes then), or None."""
+def next_deadline(store, now: datetime, now_text: str) -> datetime | None:
+    """The soonest ``decide_by`` after ``now`` of an active frame with a fallback (the daemon wakes then)."""
     state = store.state_document(now=now_text).document
-    dues = [entry["decision"]["decide_by"] for entry in framed(state["root"]["items"])
+    dues = [instant(entry["decision"]["decide_by"]) for entry in framed(state["root"]["items"])
             if entry["decision"].get("fallback") and entry["decision"].get("decide_by")]
-    return min(dues, key=lambda text: instant(text).timestamp()) if dues else None
+    later = [due for due in dues if due > now]
+    return min(later) if later else None
 
 
 def question_answers(db: HostDB, state: dict, *, agent: str | None = None, question_id: str | None = None,
