@@ -187,6 +187,10 @@ def test_a_passed_decide_by_falls_back_once_and_the_asker_hears_it(tmp_path):
                  if (e.get("feedback") or {}).get("meaning") == "fallback"]
     assert len(fallbacks) == 1 and fallbacks[0]["feedback"]["option"] == "mitigate"
     assert fallbacks[0]["feedback"]["target"] == "q-q-17"
+    code, out, err = ws.call("decisions", "--status", "fell_back", "--now", "2026-12-08T13:00:00+08:00",
+                             "--format", "text")
+    assert code == 0, err
+    assert "fell back to mitigate" in out and "asked by agent-log: q-17" in out
     ((answers, _),) = mcp_calls(ws, "2026-12-08T13:00:00+08:00", ("fold_answers", {}))
     assert [(a["question_id"], a["status"], a["option"]) for a in answers["answers"]] == \
         [("q-17", "fell_back", "mitigate")]
