@@ -26,6 +26,7 @@ class HostSection(Section):
     language: Literal["zh", "en"] = "zh"
     timezone: str = "UTC"
     review_every: Duration = Field(default=timedelta(hours=6))
+    input_delay: Duration = Field(default=timedelta(seconds=10))  # the user's word wakes the daemon this soon
     max_attempts: int = Field(default=3, ge=1, le=10)
     max_events: int = Field(default=50, ge=1, le=1000)
     max_deferred: int = Field(default=20, ge=0, le=1000)

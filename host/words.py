@@ -33,6 +33,8 @@ CATALOG = {"zh": {
     "open": "待决定", "answered": "已回答", "closed": "已关闭", "decide by {at}": "请在 {at} 前决定",
     "fallback: {summary}": "无答复时：{summary}", "answer: {option} at {at}": "答复：{option}（{at}）",
     "(no decisions)": "（没有待决定的事）",
+    "fell_back": "已按默认处理", "fell back to {option} at {at}": "逾期未答，按默认：{option}（{at}）",
+    "asked by {source}: {question_id}": "提问方 {source}：{question_id}",
     # foldctl doctor
     "warn": "警告", "fail": "失败",
     "config": "配置", "config permissions": "配置文件权限", "store": "存储", "host database": "主机数据库",

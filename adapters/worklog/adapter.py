@@ -4,6 +4,9 @@ Settings (``[[adapters]] type = "worklog"``): ``path`` — the directory; its
 ``*.jsonl`` and ``*.md`` files are read (not sub-directories). ``max_read``
 (default 8 MiB) bounds what one poll reads of one file; the rest waits for
 the next poll. The formats are in ``fold_adapters.worklog.formats``.
+``answers`` (optional) is a file the host appends one JSON line to per
+answer or fallback to a question of this log (``fold_host.cycle.answers_file``);
+the adapter itself never writes.
 
 The cursor keeps, per file name, a byte offset and the line number there,
 the file's device and inode, a fingerprint of its first bytes, and a
@@ -64,6 +67,7 @@ class WorklogSettings(AdapterSettings):
     path: ConfigPath
     max_read: int = Field(default=8 * 1024 * 1024, ge=4096, le=1024 * 1024 * 1024)
     max_per_hour: int = Field(default=120, ge=1, le=100_000)
+    answers: ConfigPath | None = None  # the host appends the answers to this log's questions here
 
 
 class WorklogAdapter(Adapter):
@@ -191,7 +195,7 @@ class WorklogAdapter(Adapter):
             self._observe(file_state, line_no, 1, sender=record.agent or Path(_label(file_state, name)).stem,
                           agent_unknown=record.agent is None, at=record.at,
                           title=record.task or _first_line(record.text), text=record.text, url=record.url,
-                          thread=record.task, meta=meta)
+                          thread=f"question:{record.question}" if record.question else record.task, meta=meta)
         return {**file_state, "offset": file_state["offset"] + len(data) + 1, "line": line_no}
 
     def _read_markdown(self, name: str, file_state: dict, data: bytes, full: bool) -> dict:

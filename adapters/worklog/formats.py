@@ -18,6 +18,10 @@ key        required  meaning
                      http(s) URL is also the observation's ``url``
 =========  ========  ==========================================================
 
+A line with ``"type": "question"`` is an agent's question to the user
+(``fold_adapters.worklog.question``): ``id``, ``agent``, ``question``,
+``options`` and the other keys of a decision frame instead of ``text``.
+
 Other keys are ignored. A line that is not a JSON object (also one nested too
 deeply to decode) is reported in the poll's health notes and skipped; it never
 blocks the lines after it.
@@ -48,6 +52,7 @@ from typing import Any
 
 from fold_adapters.text.clean import clean_text
 from fold_adapters.text.clean import cut_line
+from fold_adapters.worklog.question import QuestionProblem, read_question
 from fold_core.timefmt import parse_instant
 
 __all__ = ["MdEntry", "Record", "read_record", "split_markdown"]
@@ -70,6 +75,7 @@ class Record:
     url: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
+    question: str | None = None  # a question line: the agent's id of it
 
 
 def read_record(line: str) -> Record:
@@ -81,6 +87,8 @@ def read_record(line: str) -> Record:
         return Record(problem="not JSON (nested too deeply to read)")
     if not isinstance(value, dict):
         return Record(problem=f"expected a JSON object, found {type(value).__name__}")
+    if value.get("type") == "question":
+        return _question(value)
     text = value.get("text")
     if not isinstance(text, str) or not clean_text(text):
         return Record(problem='no "text" (a non-empty string)')
@@ -101,6 +109,19 @@ def read_record(line: str) -> Record:
         if meta["ref"].lower().startswith(("http://", "https://")) and " " not in meta["ref"]:
             url = meta["ref"]
     return Record(text=clean_text(text), agent=agent or None, at=at, task=task or None, url=url, meta=meta)
+
+
+def _question(value: dict) -> Record:
+    """A question line (``fold_adapters.worklog.question``): its frame checked, or the why of its refusal."""
+    try:
+        title, text, meta = read_question(value)
+    except QuestionProblem as problem:
+        return Record(problem=f"a question refused ({problem.field}): {cut_line(str(problem), 300)}")
+    at = value.get("at")
+    if not (isinstance(at, str) and parse_instant(at)):
+        at, meta["at_unknown"] = None, True
+    return Record(text=text, agent=cut_line(value["agent"], 200), at=at, task=cut_line(title, TITLE_CHARS),
+                  meta=meta, question=meta["question_id"])
 
 
 @dataclass

@@ -82,7 +82,7 @@ def register(commands) -> None:
                                     description="Items with a decision frame: open ones first, soonest "
                                                 "decide_by first, each with its latest answer.")
     _common(decisions)
-    decisions.add_argument("--status", choices=("open", "answered", "closed"))
+    decisions.add_argument("--status", choices=("open", "answered", "fell_back", "closed"))
     decisions.add_argument("--source", help="only items from this source (instance name)")
     decisions.add_argument("--now", help=argparse.SUPPRESS)
     decisions.set_defaults(run=run_decisions, render_text=text_view(_decisions_text))
@@ -298,9 +298,14 @@ def _decisions_text(doc: dict) -> str:
             lines.append(f"  {mark} {option['id']}: {option['label']}{consequence}")
         if d["fallback"]:
             lines.append("    " + w("fallback: {summary}", summary=d["fallback"]["summary"]))
-        if d["answer"]:
+        if d["answer"] and d["status"] == "fell_back":
+            lines.append("    " + w("fell back to {option} at {at}", option=d["answer"]["option"] or "-",
+                                      at=w.when(d["answer"]["at"]) or "-"))
+        elif d["answer"]:
             lines.append("    " + w("answer: {option} at {at}", option=d["answer"]["option"],
                                       at=w.when(d["answer"]["at"]) or "-"))
+        if d.get("asked_by"):
+            lines.append("    " + w("asked by {source}: {question_id}", **d["asked_by"]))
         blocks.append("\n".join(lines))
     return "\n".join(blocks) + "\n" if blocks else w("(no decisions)") + "\n"
 

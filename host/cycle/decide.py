@@ -5,9 +5,12 @@ digest, its options) and keeps it as a feedback observation through
 ``save_feedback``, the one path for feedback: ``meaning: decide`` with
 ``option``, ``digest``, the item's ``revision`` (the last revision that
 changed it) and ``note``. An answer to a frame that changed since the user
-saw it (``stale_decision``) stores nothing. ``list_decisions`` joins the
-frames of the store with the latest answers in host.db: an answer counts for
-the frame whose digest it carries, so a changed frame is open again.
+saw it (``stale_decision``) stores nothing. An answer to a frame raised from
+an agent's question also keeps ``asked_by`` (``fold_host.cycle.questions``),
+so it is routed back to the asker. ``list_decisions`` joins the frames of
+the store with the answers and fallbacks in host.db (the latest stands): an
+answer counts for the frame whose digest it carries, so a changed frame is
+open again; a fallback that stands makes it ``fell_back``.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ import json
 from fold_core.kernel.decision import frame_digest
 from fold_core.kernel.outcome import error
 from fold_core.store.locate import open_store
-from fold_host.cycle.feedback import FEEDBACK_SOURCE, save_feedback
+from fold_host.cycle.feedback import save_feedback
+from fold_host.cycle.questions import FALLBACK_MEANING, asked_by, framed, latest_answers
 from fold_host.hostdb import open_host_db
 
 __all__ = ["STATUSES", "list_decisions", "save_decision"]
 
-STATUSES = ("open", "answered", "closed")
+STATUSES = ("open", "answered", "fell_back", "closed")
 NOTE_LIMIT = 2000
 
 
@@ -78,6 +82,10 @@ def save_decision(store_dir: str, item: str, option: str, digest: str | None, no
     extra = {"option": option, "digest": frame["digest"], "revision": changed if changed is not None else revision}
     if note is not None:
         extra["note"] = note
+    with open_host_db(store_dir) as db:  # the question it answers, kept with it: routed whatever the item becomes
+        asker = asked_by(db, (answer.document.get("item") or {}).get("sources"))
+    if asker is not None:
+        extra["asked_by"] = asker
     document, code = save_feedback(store_dir, item, "decide", None, None, now, via=via, extra=extra)
     if code != 0:
         return document, code
@@ -85,30 +93,18 @@ def save_decision(store_dir: str, item: str, option: str, digest: str | None, no
             "digest": frame["digest"], "revision": extra["revision"]}, 0
 
 
-def _answers(store_dir: str) -> dict[str, dict]:
-    """The latest ``decide`` feedback per item (host.db order: the newest stands)."""
-    latest: dict[str, dict] = {}
-    with open_host_db(store_dir) as db:
-        rows = db.observations(source=FEEDBACK_SOURCE, limit=1_000_000)
-        events = db.observations_by_id([row["id"] for row in rows])
-    by_id = {o.id: o for o in events}
-    for row in rows:  # newest first
-        feedback = getattr(by_id.get(row["id"]), "feedback", None) or {}
-        target = feedback.get("target")
-        if feedback.get("meaning") == "decide" and "option" in feedback and isinstance(target, str) \
-                and target not in latest:
-            latest[target] = {"option": feedback["option"], "at": row["at"], "via": feedback.get("via"),
-                              "digest": feedback.get("digest"), "note": feedback.get("note")}
-    return latest
+def _answer(event: dict | None, digest: str) -> dict | None:
+    """The answer as listed, when it counts for the frame with ``digest``."""
+    if event is None or event["digest"] != digest:
+        return None  # an answer to an earlier frame: the current one is still open
+    return {"option": event["option"], "at": event["at"], "via": event["via"], "digest": event["digest"],
+            "note": event["note"]}
 
 
-def _framed(items: list[dict]) -> list[dict]:
-    found = []
-    for entry in items:
-        if entry.get("decision"):
-            found.append(entry)
-        found.extend(_framed(((entry.get("children") or {}).get("items")) or []))
-    return found
+def _status(event: dict | None, digest: str) -> str:
+    if event is None or event["digest"] != digest:
+        return "open"
+    return "fell_back" if event["meaning"] == FALLBACK_MEANING else "answered"
 
 
 def list_decisions(store_dir: str, now: str, status: str | None = None,
@@ -116,26 +112,24 @@ def list_decisions(store_dir: str, now: str, status: str | None = None,
     """``{"decisions": [...]}``: every item with a frame, open ones first, soonest ``decide_by`` first."""
     store = open_store(store_dir)
     state = store.state_document(now=now).document
-    answers = _answers(store_dir)
     listed = []
-    active = _framed(state["root"]["items"])
-    for entry in active:
-        if source is not None and not _from(entry, source):
-            continue
-        frame = entry["decision"]
-        answer = answers.get(entry["id"])
-        if answer is not None and answer["digest"] != frame["digest"]:
-            answer = None  # an answer to an earlier frame: the current one is still open
-        listed.append({"item": entry["id"], "title": entry["title"], "question": frame["question"],
-                       "options": frame["options"], "recommended": frame.get("recommended"),
-                       "fallback": frame.get("fallback"), "decide_by": frame.get("decide_by"),
-                       "digest": frame["digest"], "evidence": frame["evidence"],
-                       "status": "open" if answer is None else "answered", "answer": answer,
-                       "asked_by": None})
-    listed.extend(_closed(store, state, answers, source))
+    with open_host_db(store_dir) as db:
+        answers = latest_answers(db)
+        for entry in framed(state["root"]["items"]):
+            if source is not None and not _from(entry, source):
+                continue
+            frame = entry["decision"]
+            event = answers.get(entry["id"])
+            listed.append({"item": entry["id"], "title": entry["title"], "question": frame["question"],
+                           "options": frame["options"], "recommended": frame.get("recommended"),
+                           "fallback": frame.get("fallback"), "decide_by": frame.get("decide_by"),
+                           "digest": frame["digest"], "evidence": frame["evidence"],
+                           "status": _status(event, frame["digest"]), "answer": _answer(event, frame["digest"]),
+                           "asked_by": asked_by(db, entry.get("sources"))})
+        listed.extend(_closed(store, db, state, answers, source))
     if status is not None:
         listed = [d for d in listed if d["status"] == status]
-    order = {"open": 0, "answered": 1, "closed": 2}
+    order = {"open": 0, "answered": 1, "fell_back": 1, "closed": 2}
     listed.sort(key=lambda d: (order[d["status"]], d["decide_by"] is None, d["decide_by"] or "", d["item"]))
     return {"decisions": listed}, 0
 
@@ -146,7 +140,7 @@ def _from(entry: dict, source: str) -> bool:
     return f'"event:{source}:' in text or f'"{source}"' in text
 
 
-def _closed(store, state: dict, answers: dict[str, dict], source: str | None) -> list[dict]:
+def _closed(store, db, state: dict, answers: dict[str, dict], source: str | None) -> list[dict]:
     """Withdrawn or merged items that still carry a frame (the latest post-image shows it)."""
     closed = []
     for entry in state.get("not_active") or ():
@@ -156,11 +150,10 @@ def _closed(store, state: dict, answers: dict[str, dict], source: str | None) ->
         if not frame or (source is not None and not _from(posts[-1], source)):
             continue
         digest = frame_digest(frame)
-        answer = answers.get(entry["id"])
         closed.append({"item": entry["id"], "title": entry["title"], "question": frame["question"],
                        "options": frame["options"], "recommended": frame.get("recommended"),
                        "fallback": frame.get("fallback"), "decide_by": frame.get("decide_by"), "digest": digest,
                        "evidence": frame["evidence"], "status": "closed",
-                       "answer": answer if answer is not None and answer["digest"] == digest else None,
-                       "asked_by": None})
+                       "answer": _answer(answers.get(entry["id"]), digest),
+                       "asked_by": asked_by(db, posts[-1].get("sources"))})
     return closed

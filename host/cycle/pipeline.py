@@ -4,6 +4,7 @@ Read top to bottom, this is the data's path::
 
     poll due sources ─→ inbox (host.db)            sources.Poller
     reminders that came due ─→ inbox               reminders.fire_due
+    decide_by passed unanswered ─→ fallback         questions.fire_fallbacks
     an interrupted commit? finish it first          windows (intent → replayed receipt)
     what the store already cites is not new        citations.settle_cited
     signal: events / review / nothing               signal.decide_signal
@@ -12,6 +13,7 @@ Read top to bottom, this is the data's path::
     deferred ones ride along; too old: expired      hostdb (deferred_events, expire_deferred)
     mark the observations processed / deferred      windows.settle
     hand new records to consumers                   fold_host.cycle.delivery
+    answers and fallbacks to the askers' files      answers_file.route_answers
 
 ``tick`` is all of it once (``foldctl tick``); the daemon polls each source
 on its own schedule and calls ``run_window`` when there is something to do.
@@ -29,12 +31,15 @@ from datetime import datetime, timedelta
 from fold_core.store.base import Store
 from fold_core.store.location import is_url
 from fold_core.timefmt import compact_duration
+from fold_host.cycle.answers_file import route_answers
 from fold_host.cycle.citations import settle_cited
 from fold_host.cycle.context import build_input
 from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.cycle.editor import OUTCOMES, ask_editor
 from fold_host.cycle.fallback import editor_status
 from fold_host.cycle.host import Host, same_instance
+from fold_host.cycle.inputs import new_annotations, offered
+from fold_host.cycle.questions import fire_fallbacks
 from fold_host.cycle.reminders import fire_due
 from fold_host.cycle.signal import decide_signal
 from fold_host.cycle.windows import (Window, drop_intent, drop_window, events_of, last_window, load_intent,
@@ -60,6 +65,7 @@ class CycleReport:
     fallback: bool = False  # the baseline editor settled the window in the configured one's place
     unreachable: int = 0  # windows in a row the configured editor could not be reached
     lost: str | None = None  # several hosts: why this host gave its window up (another one took it over)
+    routing: list = field(default_factory=list)  # answers files that could not be written
 
     def to_json(self) -> dict:
         return {"polled": [outcome.to_json() for outcome in self.polled], "signal": self.signal,
@@ -77,6 +83,7 @@ class CycleReport:
                          f"pending for the next cycle: {describe_error(self.error)}")
         if self.lost:
             lines.append(self.lost)
+        lines += self.routing
         lines += [f"consumer {d.get('consumer')} failed: {d.get('error')}"
                   for d in self.deliveries if d.get("status") == "failed"]
         return lines
@@ -102,8 +109,10 @@ def tick(host: Host, now: datetime, now_text: str) -> CycleReport:
 
 
 def run_window(host: Host, db: HostDB, now: datetime, now_text: str, *, deliver: bool = True) -> CycleReport:
-    """Reminders → signal → context → editor → commit → mark → consumers (``deliver``: the caller delivers)."""
+    """Reminders, fallbacks → signal → context → editor → commit → mark → consumers (``deliver``: the caller
+    delivers) → answers files."""
     fire_due(db, now, now_text)
+    fire_fallbacks(host.store, db, now, now_text)
     _register_consumers(host, db, now_text)
     try:
         window = load_window(db)  # left open by a cycle that died or failed (several hosts: or taken over)
@@ -118,6 +127,7 @@ def run_window(host: Host, db: HostDB, now: datetime, now_text: str, *, deliver:
         report = CycleReport(lost=str(lost))
     if deliver:
         report.deliveries = deliver_records(host, db, now_text)
+    report.routing = route_answers(db, host.adapters, now_text=now_text)
     return report
 
 
@@ -142,11 +152,12 @@ def _window(host: Host, db: HostDB, window: Window | None, now: datetime,
     if window is not None:
         drop_window(db, window)
     settings = host.config.host
+    notes = new_annotations(host.store.state(), db)
     with db.claiming():  # several hosts: the window's observations are claimed as they are chosen
         seen = last_window(db)
         decided = decide_signal(db, now=now, now_text=now_text, review_every=settings.review_every,
                                 max_events=settings.max_events, coverage=host.coverage(db), last_window=seen,
-                                max_deferred=settings.max_deferred)
+                                max_deferred=settings.max_deferred, annotations=len(notes))
         if decided is None:
             return None
         signal, events = decided
@@ -156,6 +167,7 @@ def _window(host: Host, db: HostDB, window: Window | None, now: datetime,
         if db.shared and signal["type"] == "review" and last_window(db) != seen:
             drop_window(db, window)  # another host settled a window meanwhile: no review is due
             return None
+    offered(db, notes)
     return window, events_of(db, window)  # arrival order, as when the window is taken up again
 
 

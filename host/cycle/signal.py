@@ -9,6 +9,8 @@
   ``review_every`` (counted from the last settled window, or from the host's
   first cycle): ``received: 0``, so the editor re-reads the state against the
   clock (due dates, stale facts, waiting items).
+* ``review`` too when the user saved annotations that no window has carried
+  yet (``fold_host.cycle.inputs``): the reason says how many;
 * otherwise no signal: the cycle does nothing.
 
 Deferred observations ride along with a window that opens for one of these
@@ -39,7 +41,7 @@ FIRST_CYCLE_KEY = "first_cycle_at"
 
 def decide_signal(db: HostDB, *, now: datetime, now_text: str, review_every: timedelta, max_events: int,
                   coverage: Sequence[dict], last_window: dict | None,
-                  max_deferred: int = 0) -> tuple[dict, list[Observation]] | None:
+                  max_deferred: int = 0, annotations: int = 0) -> tuple[dict, list[Observation]] | None:
     """``(signal, events)`` for this cycle, or None when the editor has nothing to do.
 
     Deferred observations never open a window; when one opens they ride
@@ -64,6 +66,9 @@ def decide_signal(db: HostDB, *, now: datetime, now_text: str, review_every: tim
         return (_signal("events", reason, len(events), _earliest(start, end), end, coverage, reminders),
                 events + deferred)
     due_at = next_review_at(last_window, anchor, review_every)
+    if annotations and now < due_at:  # the user's notes, not the clock, call for a look at the state
+        reason = f"{annotations} new annotation(s) from the user" + _offered(deferred)
+        return _signal("review", reason, 0, _earliest(start, now_text), now_text, coverage, 0), deferred
     if now < due_at:
         return None
     hours = review_every.total_seconds() / 3600

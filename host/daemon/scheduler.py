@@ -10,9 +10,18 @@ APScheduler 3 (``BackgroundScheduler``) runs:
 * the **review job**, a date job at the next zero-event review, moved after
   every window;
 * one **reminder job** per snooze, at its ``until``;
+* the **deadline job**, a date job just after the soonest ``decide_by`` of an
+  open decision frame with a fallback (the cycle then records the fallback:
+  ``fold_host.cycle.questions``), moved after every window;
 * a **watch job** every few seconds that notices what other processes put in
   host.db (``foldctl feedback``, the Pinboard: new observations, new
-  reminders) and retries a failed window after the editor's backoff;
+  reminders) and retries a failed window after the editor's backoff. The
+  user's word — feedback and answers (host.db's ``feedback`` source) and
+  annotations not yet offered to the editor (the store) — starts the **input
+  job**: one cycle ``[host] input_delay`` (default 10 s) after the first one
+  noticed, so a few clicks in a row make one window (debounced); other
+  pending observations (an agent's report or question) ask for a cycle at
+  once;
 * one **watcher thread** per source that can say when it has news (IMAP
   IDLE; ``fold_host.daemon.watch``): its news schedules a poll of that source
   ``watch_delay`` later (one poll for mail that arrives together), which
@@ -59,6 +68,9 @@ from fold_core.errors import FoldError
 from fold_core.store.location import is_url
 from fold_core.store.locate import describe, open_store
 from fold_host.cycle.pipeline import CycleReport, Host, run_window
+from fold_host.cycle.feedback import FEEDBACK_SOURCE
+from fold_host.cycle.inputs import new_annotations
+from fold_host.cycle.questions import next_deadline
 from fold_host.cycle.reminders import unfired
 from fold_host.cycle.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.cycle.windows import last_window
@@ -298,6 +310,9 @@ class Daemon:
             reminders = unfired(db)
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
+            # The user's word: feedback waiting for a window, annotations no window carried yet.
+            words = len(db.observations(status="pending", source=FEEDBACK_SOURCE, limit=10_000))
+            words += len(new_annotations(self.host.store.state(), db))
             if self.shared and self.deliveries.behind(db):
                 self.deliveries.request()
         for reminder in reminders:
@@ -307,11 +322,28 @@ class Daemon:
                                        run_date=datetime.fromisoformat(reminder["due_at"]),
                                        id=f"reminder:{reminder['id']}", replace_existing=True)
                 self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
-        if pending and time.monotonic() >= self._agent_retry_at:
-            with self._flags:
-                idle = not self._cycle.running
-            if idle:
-                self.request_cycle(f"{pending} pending observation(s)")
+        if time.monotonic() < self._agent_retry_at:
+            return  # the editor failed lately: its backoff holds the user's word too
+        with self._flags:
+            idle = not self._cycle.running
+        if not idle:
+            return
+        if pending > words:
+            self.request_cycle(f"{pending} pending observation(s)")
+        elif words:
+            self._word(words)
+
+    def _word(self, count: int) -> None:
+        """The user said something: one cycle ``input_delay`` from the first word (later words join it)."""
+        from apscheduler.jobstores.base import ConflictingIdError
+
+        run_date = datetime.now(self.zone) + self.host.config.host.input_delay
+        try:
+            self.scheduler.add_job(self._job(self.request_cycle, "the user's word"), "date", run_date=run_date,
+                                   id="input")
+            self.log("input", waiting=count, cycle_at=run_date.replace(microsecond=0).isoformat())
+        except ConflictingIdError:
+            pass  # a cycle is already waiting: it takes this word too
 
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""
@@ -335,6 +367,7 @@ class Daemon:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text, deliver=not self.shared)
                 self._schedule_review(db)
+            self._schedule_deadline(now, now_text)
         except (HostDBLost, HostDBCorrupt):
             raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
@@ -361,6 +394,15 @@ class Daemon:
         wait = backoff(self._agent_failures, AGENT_RETRY_FIRST, AGENT_RETRY_CAP).total_seconds()
         self._agent_retry_at = time.monotonic() + wait
         self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
+
+    def _schedule_deadline(self, now: datetime, now_text: str) -> None:
+        """A cycle just after the soonest ``decide_by`` still ahead (its fallback is recorded then)."""
+        due = next_deadline(self.host.store, now, now_text)
+        if due is None:
+            return
+        # a second late: the cycle's clock (whole seconds) must have reached decide_by
+        self.scheduler.add_job(self._job(self.request_cycle, "decide_by"), "date", run_date=due + timedelta(seconds=1),
+                               id="deadline", replace_existing=True)
 
     def _schedule_review(self, db: HostDB) -> None:
         anchor = db.meta(FIRST_CYCLE_KEY)

@@ -298,6 +298,22 @@ class InboxTables(TablePart):
                            "related": json.loads(row["related"]) if row["related"] is not None else None})
         return listed
 
+    def questions(self) -> list[dict]:
+        """Agents' questions (work-log ``question`` lines, ``fold_ask``), oldest first.
+
+        Each ``{"observation", "status", "disposition", "related"}``; found by their thread
+        ``question:<id>`` (the thread column is indexed), then checked by their ``meta.type``.
+        """
+        rows = self._rows("SELECT body, status, disposition, related FROM observations "
+                          "WHERE thread LIKE 'question:%' ORDER BY seq")
+        found = []
+        for row in rows:
+            observation = Observation.from_json(row["body"])
+            if observation.meta.get("type") == "question":
+                found.append({"observation": observation, "status": row["status"], "disposition": row["disposition"],
+                              "related": json.loads(row["related"]) if row["related"] is not None else None})
+        return found
+
     # -- reminders -------------------------------------------------------------
 
     def add_feedback(self, observation: Observation, reminder: dict | None, learning: dict | None = None) -> None:

@@ -160,6 +160,68 @@ TOOLS: tuple[Tool, ...] = (
         }, ("agent", "title", "text")), writes=True),
 )
 
+OPTION = {"type": "object", "additionalProperties": False, "required": ["id", "label"], "properties": {
+    "id": {"type": "string", "pattern": "^[a-z0-9-]{1,24}$", "description": "the option's id, like \"mitigate\""},
+    "label": {"type": "string", "minLength": 1, "maxLength": 40, "description": "the option in a few words"},
+    "consequence": {"type": ["string", "null"], "maxLength": 160, "description": "what choosing it means"}}}
+QUESTION_ID = {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$",
+               "description": "your own stable id for the question, like \"q-17\""}
+
+TOOLS += (
+    Tool("fold_ask", "Ask the user to decide", (
+        "Ask the user a question you (an AI agent) cannot settle yourself, as a decision: one question, 2–5 "
+        "concrete options (each with its consequence), optionally the option you recommend with its basis, "
+        "the fallback (what you will do when nobody answers, with the option it amounts to) and decide_by (when "
+        "you need the answer). It goes into Fold's inbox as a work-log question; the editor raises it as a "
+        "needs-you item with this frame at its next cycle, and the user answers with one click or command. Read "
+        "the answer with fold_answers (by question_id). Give question_id (your own stable id) to make a retry "
+        "safe: the same question_id with the same question is accepted once, with another it is refused "
+        "(question_conflict). A frame that breaks a rule answers invalid_arguments or unknown_option (a "
+        "recommended or fallback option that is not among the options) with the field. Answers {ok, "
+        "observation, question_id, new}."),
+        _object({
+            "agent": {"type": "string", "minLength": 1, "maxLength": 200, "description": "your name, like \"codex\""},
+            "question": {"type": "string", "minLength": 1, "maxLength": 160, "description": "one question, one line"},
+            "options": {"type": "array", "minItems": 2, "maxItems": 5, "items": OPTION},
+            "recommended": {"type": "string", "pattern": "^[a-z0-9-]{1,24}$",
+                            "description": "the id of the option you recommend"},
+            "basis": {"type": "string", "maxLength": 200, "description": "why you recommend it"},
+            "fallback": {"type": "object", "additionalProperties": False, "required": ["summary"], "properties": {
+                "summary": {"type": "string", "minLength": 1, "maxLength": 160,
+                            "description": "what happens when nobody answers"},
+                "option": {"type": "string", "pattern": "^[a-z0-9-]{1,24}$",
+                           "description": "the option that amounts to"}}},
+            "decide_by": {**INSTANT, "description": "when the answer is needed (the fallback applies after it)"},
+            "question_id": QUESTION_ID,
+            "context": {"type": "string", "maxLength": 2000, "description": "what the user needs to know to decide"},
+        }, ("agent", "question", "options")), writes=True),
+    Tool("fold_decide", "Answer a decision", (
+        "Answer the decision frame of a needs-you item with one of its options, as `foldctl decide` does, on "
+        "the user's word only: never decide for the user. Give digest (the frame's digest as fold_item or "
+        "fold_state showed it) so the answer is bound to what was seen: when the frame changed since, nothing "
+        "is stored and the error stale_decision gives the current digest. Other errors: item_not_found, "
+        "no_decision (the item has no frame), unknown_option (with the options). Answering again is a change of "
+        "mind; the latest answer stands. Answers {ok, observation, item, option, digest, revision}."),
+        _object({
+            "item": ITEM_ID,
+            "option": {"type": "string", "minLength": 1, "maxLength": 64, "description": "the chosen option's id"},
+            "digest": {"type": "string", "pattern": "^[0-9a-f]{16}$", "description": "the frame's digest"},
+            "note": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "the user's words"},
+        }, ("item", "option")), writes=True),
+    Tool("fold_answers", "What became of your questions", (
+        "Read what became of the questions agents asked (fold_ask, or work-log question lines): per question "
+        "its status — open (waiting for the user), answered (the option chosen, with the user's note), "
+        "fell_back (decide_by passed unanswered: the fallback's option applies) or dropped (the editor "
+        "settled it without asking the user) — with the item that carries it and the frame's digest. The last "
+        "answer stands: a change of mind shows the new option. Filter by agent, question_id, or since (only "
+        "entries whose status changed at or after that instant). Read-only."),
+        _object({
+            "agent": {"type": "string", "minLength": 1, "maxLength": 200, "description": "only this agent's questions"},
+            "question_id": QUESTION_ID,
+            "since": {**INSTANT, "description": "only entries answered (or asked) at or after this instant"},
+        }), writes=False),
+)
+
 RESOURCES: tuple[Resource, ...] = (
     Resource("fold://state", "state", "The current state document (as fold_state without filters).",
              "application/json"),

@@ -5,8 +5,10 @@ documents as the ``foldctl`` commands whose paths the tools take —
 ``fold_state`` / ``fold_item`` the §8 state document (``Store.state_document``),
 ``fold_history`` ``Store.history``, ``fold_annotate`` ``Store.annotate``,
 ``fold_feedback`` ``fold_host.cycle.feedback.save_feedback``, ``fold_observation``
-``foldctl inbox show``'s reading of host.db, ``fold_report`` the inbox (at most ``[mcp] max_reports_per_hour`` per agent:
-``fold_host.mcp.quota``). A failure is never an exception:
+``foldctl inbox show``'s reading of host.db, ``fold_report`` (at most ``[mcp] max_reports_per_hour``
+per agent: ``fold_host.mcp.quota``) and ``fold_ask`` the inbox,
+``fold_decide`` ``fold_host.cycle.decide.save_decision`` (as
+``foldctl decide``), ``fold_answers`` ``fold_host.cycle.questions``. A failure is never an exception:
 arguments against the tool's schema, a kernel rejection, an unknown item or
 observation, a read-only server, a store that is missing, busy or corrupt —
 each is ``({"ok": false, "errors": [{"code", "message", …}]}, False)``.
@@ -32,10 +34,14 @@ from fold_core.errors import FoldError, UsageError
 from fold_core.store.locate import open_store
 from fold_core.store.location import is_url
 from fold_core.store.meta import StoreMissing
+from fold_core.timefmt import parse_instant
+from fold_host.cycle.decide import save_decision
 from fold_host.cycle.feedback import save_feedback
+from fold_host.cycle.questions import question_answers
 from fold_host.hostdb import open_host_db
 from fold_host.mcp import catalogue
 from fold_host.mcp.quota import HourlyQuota
+from fold_host.mcp.ask import AskProblem, question_observation, same_question
 from fold_host.mcp.report import ReportProblem, report_observation, same_report
 from fold_host.mcp.views import filter_state
 from fold_host.skill import LANGUAGES, load_skill
@@ -194,6 +200,36 @@ class FoldDesk:
         except UsageError as error:  # a phrase in until that is no time: the accepted forms, as a tool error
             return failure("invalid_arguments", str(error).removeprefix("--"), field="until")
         return document, code == 0
+
+    def _fold_ask(self, arguments: dict) -> tuple[dict, bool]:
+        try:
+            observation = question_observation(arguments, source=self.source, now=self.now())
+        except AskProblem as problem:
+            return failure(problem.code, str(problem), field=problem.field)
+        with open_host_db(self.store_dir) as db:
+            kept, new = db.add_once(observation)
+        if not new and not same_question(kept, observation):
+            return failure("question_conflict", f"question_id {kept.meta.get('question_id')!r} was already used "
+                           f"for another question (observation {kept.id}); use a new question_id for a new question",
+                           observation=kept.id)
+        return {"ok": True, "observation": kept.to_event(), "question_id": kept.meta.get("question_id"),
+                "new": new}, True
+
+    def _fold_decide(self, arguments: dict) -> tuple[dict, bool]:
+        document, code = save_decision(self.store_dir, arguments["item"], arguments["option"],
+                                       arguments.get("digest"), arguments.get("note"), self.now(), via="mcp")
+        return document, code == 0
+
+    def _fold_answers(self, arguments: dict) -> tuple[dict, bool]:
+        since = arguments.get("since")
+        if since is not None and parse_instant(since) is None:
+            return failure("invalid_arguments", f"since must be an ISO 8601 instant with an offset, like "
+                           f"2026-10-09T18:00:00+08:00; got {since!r}", field="since")
+        state = self.store.state_document(now=self.now(), not_active=0).document
+        with open_host_db(self.store_dir) as db:
+            answers = question_answers(db, state, agent=arguments.get("agent"),
+                                       question_id=arguments.get("question_id"), since=arguments.get("since"))
+        return {"answers": answers}, True
 
     def _fold_report(self, arguments: dict) -> tuple[dict, bool]:
         now = self.now()

@@ -89,7 +89,7 @@ def test_the_catalogue_is_what_a_model_needs():
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert set(schema.get("required", ())) <= set(schema["properties"])
         assert "\n" not in tool.description and 250 <= len(tool.description) <= 1200, tool.name
-        assert tool.writes == (tool.name in ("fold_annotate", "fold_feedback", "fold_report"))
+        assert tool.writes == (tool.name in ("fold_annotate", "fold_feedback", "fold_report", "fold_ask", "fold_decide"))
     state = next(tool for tool in TOOLS if tool.name == "fold_state").schema()["properties"]
     assert state["min_weight"]["enum"] == list(WEIGHTS) and state["kinds"]["items"]["enum"] == list(KINDS)
     assert {entry.uri for entry in RESOURCES + RESOURCE_TEMPLATES} == {

@@ -38,7 +38,7 @@ def test_the_tools_and_resources_on_offer(world):
     listed, resources, templates, state, item, skills = anyio.run(scenario)
     assert [tool.name for tool in listed] == [tool.name for tool in TOOLS] == [
         "fold_state", "fold_item", "fold_history", "fold_observation", "fold_annotate", "fold_feedback",
-        "fold_report"]
+        "fold_report", "fold_ask", "fold_decide", "fold_answers"]
     for offered, entry in zip(listed, TOOLS):
         assert offered.description == entry.description and "\n" not in offered.description
         assert offered.input_schema == entry.schema() and offered.input_schema["type"] == "object"
@@ -209,7 +209,7 @@ def test_read_only_offers_and_runs_only_the_reading_tools(world):
             return names, refused, read
 
     names, refused, read = anyio.run(scenario)
-    assert names == ["fold_state", "fold_item", "fold_history", "fold_observation"]
+    assert names == ["fold_state", "fold_item", "fold_history", "fold_observation", "fold_answers"]
     assert all(is_error and codes(document) == ["read_only"] for document, is_error in refused)
     assert read[1] is False
     assert world.foldctl("inbox")[1] == {"observations": []}

@@ -11,7 +11,9 @@
   ``{"raw": "text"}`` (sent as the model's text), ``{"output": {...}}``,
   ``{"unavailable": "http", "message": "..."}`` (raises AgentUnavailable),
   ``"noise"`` (every event noise, empty batch), ``"track"`` (one new item per
-  event, every event used) or ``{"defer": [ids]}`` (those deferred, the rest
+  event, every event used), ``"frames"`` (an agent's question becomes a
+  needs-you item with its frame verbatim, answers and fallbacks are used, the
+  rest noise) or ``{"defer": [ids]}`` (those deferred, the rest
   tracked). Each request is appended to
   ``<script>.requests.jsonl`` (input, attempt, corrections) for the test to read.
 """
@@ -95,6 +97,8 @@ class Scripted(AgentBackend):
             return _reply(_noise(request.input))
         if reply == "track":
             return _reply(_track(request.input))
+        if reply == "frames":
+            return _reply(_frames(request.input))
         if "defer" in reply:
             return _reply(_track(request.input, defer=set(reply["defer"])))
         if "unavailable" in reply:
@@ -114,6 +118,31 @@ def _reply(output: dict) -> Reply:
 def _noise(document: dict) -> dict:
     return {"dispositions": [{"event": e["id"], "disposition": "noise", "why": "scripted: noise", "related": []}
                              for e in document["events"]], "batch": {"declarations": [], "acknowledges": []}}
+
+
+def _frames(document: dict) -> dict:
+    """An agent's question → a needs-you item carrying its frame verbatim; answers and fallbacks used; the rest
+    noise."""
+    dispositions, declarations = [], []
+    items = {item["id"] for item in document["state"]["root"]["items"]}
+    for event in document["events"]:
+        meta = event.get("meta") or {}
+        feedback = event.get("feedback") or {}
+        if meta.get("type") == "question":
+            item = "q-" + "".join(ch if ch.isalnum() else "-" for ch in meta["question_id"].lower())[:40].strip("-")
+            dispositions.append({"event": event["id"], "disposition": "used", "why": "scripted: a question",
+                                 "related": [item]})
+            declarations.append({"id": item, "relation": f"supersedes:{item}" if item in items else "new",
+                                 "title": event["title"][:24], "weight": "high", "kind": "needs-you",
+                                 "decision": meta["decision"],
+                                 "sources": [{"channel": event["channel"], "ref": f"event:{event['id']}"}]})
+        elif feedback.get("meaning") in ("decide", "fallback"):
+            dispositions.append({"event": event["id"], "disposition": "used", "why": "scripted: an answer",
+                                 "related": [feedback["target"]]})
+        else:
+            dispositions.append({"event": event["id"], "disposition": "noise", "why": "scripted: noise",
+                                 "related": []})
+    return {"dispositions": dispositions, "batch": {"declarations": declarations, "acknowledges": []}}
 
 
 def _track(document: dict, defer: set[str] = frozenset()) -> dict:
