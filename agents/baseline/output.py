@@ -117,6 +117,10 @@ class Output(Draft):
             declaration["due_at"] = change.due_at
         if change.stale_after:
             declaration["stale_after"] = change.stale_after
+        framed = change.decision is not None
+        if change.frame_set and (framed or change.mode != "new") and (not framed or change.kind == "needs-you"):
+            # a frame only on needs-you (§3.6); null clears a stored one
+            declaration["decision"] = change.decision
         lowered = change.base_weight is not None and heavier(change.base_weight, change.weighed()) != change.weight
         reason = (change.lowered_reason or change.reason or self.words("demote_budget")) if lowered else change.reason
         if reason:
