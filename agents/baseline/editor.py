@@ -183,6 +183,7 @@ class _Planner(Frames, Attention, Output):
                 said = self.words(f"purpose_{aim[0]}", topic=self.words.topic(aim[1]))
                 self.habits[event["id"]] = f"{self.habits[event['id']]} {said}" if event["id"] in self.habits else said
         frame = None if verdict.noise else self.mail_decision(event)
+        read = verdict
         if frame is not None:  # a choice or a reply by a date: the user's to decide, due when the mail says
             verdict = replace(verdict, kind="needs-you", explicit_kind=True,
                               due_at=frame.get("decide_by") or verdict.due_at,
@@ -192,6 +193,11 @@ class _Planner(Frames, Attention, Output):
         self._read(event, verdict)
         if frame is not None:
             self.frame_mail(event, frame)
+            related = (self.dispositions.get(event["id"]) or {}).get("related") or []
+            if read.kind != "needs-you" and related and related[0] in self.changes:
+                # The message's own facts say it best ("to change: reply before 12 October"); the frame asks.
+                summary = self._written(event, read)[1]
+                self.changes[related[0]].summary = summary or self.changes[related[0]].summary
 
     def _read(self, event: Mapping[str, Any], verdict) -> None:
         """Fold one judged message into its item: new, update, settled, or noise."""
