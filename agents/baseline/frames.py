@@ -3,15 +3,15 @@ once answered.
 
 ``Frames`` is the part of the baseline planner that writes and clears frames:
 
-* **an agent's question** (an event carrying ``question``: ``{"id", "agent",
-  "question", "options", "recommended"?, "basis"?, "fallback"?,
-  "decide_by"?, "evidence"?, "gap"?, "context"?}``, on the event itself or in
-  its ``meta``) becomes a ``needs-you`` item — the item of the agent's task
-  thread — whose frame is the question as asked: the question, the options
+* **an agent's question** (an observation whose ``meta`` holds ``type:
+  "question"``, ``question_id``, ``decision`` — the frame as the agent gave
+  it — and ``context``: a work-log ``question`` line or MCP ``fold_ask``)
+  becomes a ``needs-you`` item — the item of its thread, one per question —
+  whose frame is the question as asked: the question, the options
   with their ids and words, the recommendation, its basis, the fallback and
-  ``decide_by`` are copied verbatim, never rewritten. Fold has only the
-  agent's word for it, so a question that gives no evidence status is
-  ``partial`` with that gap. The weight follows ``decide_by``: within a day
+  ``decide_by`` and the evidence status are copied verbatim, never
+  rewritten (a frame without an evidence status is ``partial``: Fold has
+  only the agent's word for it). The weight follows ``decide_by``: within a day
   (or passed) critical, within a week high, later or none normal; the item is
   due at ``decide_by``. A question the kernel would refuse as a frame (an
   option id outside ``[a-z0-9-]{1,24}``, six options) still becomes a
@@ -77,12 +77,17 @@ _WORDS = {
 
 
 def asked_question(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The agent's question an event carries (``question``, or ``meta.question``), else None."""
-    question = event.get("question")
-    if not isinstance(question, Mapping):
-        meta = event.get("meta")
-        question = meta.get("question") if isinstance(meta, Mapping) else None
-    return question if isinstance(question, Mapping) and "question" in question else None
+    """The agent's question an event carries, as ``{"id", "agent", "context"?, <frame keys>}``; else None.
+
+    A question observation (a work-log ``question`` line, MCP ``fold_ask``) has ``meta.type: "question"``,
+    ``meta.question_id``, ``meta.decision`` (the frame the adapter checked) and ``meta.context``."""
+    meta = event.get("meta")
+    if not isinstance(meta, Mapping) or meta.get("type") != "question" or not isinstance(meta.get("decision"), Mapping):
+        return None
+    frame = meta["decision"]
+    if "question" not in frame:
+        return None
+    return {**frame, "id": meta.get("question_id"), "agent": event.get("from"), "context": meta.get("context")}
 
 
 def _verbatim(question: Mapping[str, Any], gap: str) -> dict:
@@ -123,7 +128,7 @@ class Frames(Draft):
         change.judged = change.weight
         change.kind = "needs-you"
         change.due_at = due.isoformat() if due is not None else change.due_at
-        task = title_line(event.get("title"), 16) or agent
+        task = title_line(agent, 16)  # the observation's title is the question itself: the frame holds it
         change.title = line(self.said("title", task=task), 24)
         context = line(question.get("context"), 120)
         change.summary = line(self.said("summary", agent=agent, said=context) if context else

@@ -20,22 +20,18 @@ AIRLINE_ZH = ("张伟先生您好：您10月14日的 MU5101 航班（上海浦�
               "如接受新时间，无需任何操作；如需免费改签或退票，请于10月12日前回复本邮件。")
 
 
-def question_event(n=1, *, decide_by="2026-10-09T18:00:00+08:00", options=OPTIONS, evidence=None, where="field"):
-    asked = {"id": f"q-{n}", "agent": "coding-agent", "question": QUESTION, "options": copy.deepcopy(options),
-             "recommended": "mitigate", "basis": "负载测试显示迁移需停服 2 小时。",
-             "fallback": {"option": "mitigate", "summary": "周五 18:00 前无答复则先缓解"},
-             "context": "worker 服务锁定在 3.4.1，升级会触发 legacyMerge 的弃用错误"}
+def question_event(n=1, *, decide_by="2026-10-09T18:00:00+08:00", options=OPTIONS, evidence=None):
+    """A question observation as the work-log adapter and MCP ``fold_ask`` write it (``meta.type: question``)."""
+    frame = {"question": QUESTION, "options": copy.deepcopy(options), "recommended": "mitigate",
+             "basis": "负载测试显示迁移需停服 2 小时。",
+             "fallback": {"option": "mitigate", "summary": "周五 18:00 前无答复则先缓解"}}
     if decide_by:
-        asked["decide_by"] = decide_by
-    if evidence:
-        asked.update(evidence)
-    event = {"id": f"agent-log:q{n}", "source": "agent-log", "channel": "worklog", "from": "coding-agent",
-             "at": "2026-10-09T09:25:00+08:00", "title": "lattice-upgrade", "text": QUESTION, "thread": "lattice-upgrade"}
-    if where == "field":
-        event["question"] = asked
-    else:
-        event["meta"] = {"question": asked}
-    return event
+        frame["decide_by"] = decide_by
+    frame.update(evidence or {})
+    return {"id": f"agent-log:q{n}", "source": "agent-log", "channel": "worklog", "from": "coding-agent",
+            "at": "2026-10-09T09:25:00+08:00", "title": QUESTION, "text": QUESTION, "thread": f"question:q-{n}",
+            "meta": {"type": "question", "question_id": f"q-{n}", "decision": frame,
+                     "context": "worker 服务锁定在 3.4.1，升级会触发 legacyMerge 的弃用错误"}}
 
 
 def mail(n, title, text, sender="someone@example.com", at="2026-10-09T07:30:00+08:00"):
@@ -74,9 +70,9 @@ def test_an_agents_question_becomes_a_needs_you_item_with_its_frame_verbatim():
     assert len(frame["digest"]) == 16
 
 
-def test_the_question_may_ride_in_meta_and_its_own_evidence_is_kept():
+def test_the_askers_own_evidence_status_is_kept():
     store = memory_store()
-    event = question_event(where="meta", evidence={"evidence": "complete"})
+    event = question_event(evidence={"evidence": "complete"})
     _, item_id = raised(store, event)
     frame = item(store, item_id)["decision"]
     assert frame["evidence"] == "complete" and "gap" not in frame
