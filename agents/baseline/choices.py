@@ -1,4 +1,7 @@
-"""A mail that asks the user to choose, or to reply by a date, read as a decision frame (contract §3.6).
+"""A message that asks the user to choose, or to reply by a date, read as a decision frame (contract §3.6).
+
+Mail mostly, and an agent's work-log line that asks for a decision in words
+("需要你决定：先临时缓解，还是本周迁移？") rather than as a question line.
 
 ``mail_frame(title, sender, text, anchor, lang)`` gives the frame a message's
 own words support, or None when they ask for no choice:
@@ -7,7 +10,8 @@ own words support, or None when they ask for no choice:
   "请选择", "which one", "please choose") and the message lists the choices
   (numbered or lettered lines, or one sentence of alternatives joined by
   "或" / "还是" / "or"), each choice is an option, its label the message's
-  words (an id from a code in it, "lh729", else ``option-1`` …);
+  words (an id from a code in it, "lh729", else ``option-1`` …); when that
+  sentence is itself the question ("…，还是…？") it is the frame's question;
 * **reply or let it pass** — when a sentence asks for a reply before a date
   ("reply before 12 October", "10月12日前回复"), the options are ``reply``
   (its consequence the reply sentence itself) and ``let-pass``;
@@ -32,8 +36,9 @@ from fold_agents.baseline.rules import line
 
 __all__ = ["mail_frame"]
 
-_CHOOSE = re.compile(r"选哪|选择哪|哪一个|哪个|哪一班|哪种|二选一|请选择|请选|选一个|选定|which (?:one|option|of)|which flight"
-                     r"|\bchoose\b|\bselect\b|\bpick\b|your choice|\bprefer\b", re.IGNORECASE)
+_CHOOSE = re.compile(r"选哪|选择哪|哪一个|哪个|哪一班|哪种|二选一|请选择|请选|选一个|选定|需要(?:你|您)决定|请(?:你|您)?决定"
+                     r"|which (?:one|option|of)|which flight|\bchoose\b|\bselect\b|\bpick\b|your choice|\bprefer\b"
+                     r"|your decision|\bdecide\b", re.IGNORECASE)
 _REPLY = re.compile(r"回复|答复|回信|回邮件|\breply\b|\brespond\b|let (?:me|us) know|get back to", re.IGNORECASE)
 _LISTED = re.compile(r"^\s*(?:(?:option|方案|选项)\s*)?([1-5A-Ea-e一二三四五])\s*[.)）、:：]\s*(.+)$", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\s*[，,；;]?\s*(?:或者|或是|还是|或)\s*|\s*,?\s+or\s+", re.IGNORECASE)
@@ -50,11 +55,11 @@ _WORDS = {
     "zh": {"question_choose": "{subject}：选哪一个？", "question_reply": "{by}前是否回复{sender}？",
            "reply": "回复对方", "let-pass": "不回复，随它去",
            "fallback": "截止前不回复：{clause}",
-           "gap_fallback": "邮件没有说不答复会怎样"},
+           "gap_fallback": "来源没有说不答复会怎样"},
     "en": {"question_choose": "{subject}: which one?", "question_reply": "Reply to {sender} by {by}?",
            "reply": "Reply", "let-pass": "Let it pass",
            "fallback": "No reply in time: {clause}",
-           "gap_fallback": "The mail does not say what happens without an answer"},
+           "gap_fallback": "The source does not say what happens without an answer"},
 }
 
 
@@ -73,9 +78,15 @@ def _options_listed(text: str) -> list[str]:
     return labels if 2 <= len(labels) <= 5 else []
 
 
+def _asked(sentence: str) -> str:
+    """The sentence from where its choices begin: after its last "：" / ": " ("需要你决定：A，还是 B？")."""
+    parts = re.split(r"：|:\s", sentence.strip())
+    return _LEAD.sub("", parts[-1].strip(), count=1) if len(parts) == 1 else parts[-1].strip()
+
+
 def _options_joined(sentence: str) -> list[str]:
     """Choices in one sentence joined by "或" / "还是" / "or"."""
-    body = _LEAD.sub("", sentence.strip().rstrip("。.？?！!"), count=1)
+    body = _asked(sentence).rstrip("。.？?！!")
     parts = [p.strip(" ，,;；") for p in _ALTERNATIVES.split(body)]
     parts = [p for p in parts if p]
     if not 2 <= len(parts) <= 5 or any(len(p) > 60 or _CHOOSE.search(p) for p in parts):
@@ -136,12 +147,14 @@ def mail_frame(title: str, sender: str, text: str, anchor: datetime | None, lang
     dates = find_dates(text, anchor)
     asks_choice = any(_CHOOSE.search(s) for _, s in _sentences(text))
     labels: list[str] = []
+    asked: str | None = None  # the source's own question, when it asks one ("A，还是 B？")
     if asks_choice:
         labels = _options_listed(text)
         if not labels:
             for _, sentence in _sentences(text):
                 labels = _options_joined(sentence)
                 if labels:
+                    asked = _asked(sentence) if sentence.rstrip().endswith(("？", "?")) else None
                     break
     by = _reply_by(text, dates)
     clause, benign = _fallback(text)
@@ -149,7 +162,8 @@ def mail_frame(title: str, sender: str, text: str, anchor: datetime | None, lang
     if labels:
         options = [{"id": i, "label": line(label, 40)} for i, label in zip(_option_ids(labels), labels)]
         subject = line(title, 60) or _sender_name(sender)
-        frame = {"question": line(words["question_choose"].format(subject=subject), 160), "options": options}
+        question = asked if asked and len(line(asked, 161)) <= 160 else words["question_choose"].format(subject=subject)
+        frame = {"question": line(question, 160), "options": options}
         if clause is not None and not benign:
             frame["fallback"] = {"summary": line(words["fallback"].format(clause=clause), 160)}
         gap = "gap_fallback" if "fallback" not in frame else None

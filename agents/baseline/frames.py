@@ -153,8 +153,9 @@ class Frames(Draft):
     # -- a mail asking to choose ------------------------------------------------------------
 
     def mail_decision(self, event: Mapping[str, Any]) -> dict | None:
-        """The frame of a mail that asks the user to choose or reply by a date (``baseline_choices``)."""
-        if event.get("channel") != "email":
+        """The frame of a mail (or a work-log line in words) that asks the user to choose or reply by a date
+        (``baseline_choices``)."""
+        if event.get("channel") not in ("email", "worklog") or asked_question(event) is not None:
             return None
         sent = parse_instant(event.get("at"))
         anchor = sent.astimezone(self.moment.tzinfo) if sent is not None and self.moment is not None \

@@ -193,3 +193,18 @@ def test_an_answer_to_an_earlier_frame_leaves_the_current_one_open():
     assert outputs[0]["dispositions"][0]["disposition"] == "used"
     view = item(store, item_id, "2026-10-09T13:00:00+08:00")
     assert view["decision"]["digest"] == before["decision"]["digest"] and view["kind"] == "needs-you"
+
+
+def test_a_work_log_line_asking_for_a_decision_in_words_gets_a_frame_of_its_own_words():
+    store = memory_store()
+    text = ("api 服务已升级到 3.4.3，测试通过。worker 服务锁定在 3.4.1，升级会触发 legacyMerge 的弃用错误，"
+            "需要你决定：" + QUESTION)
+    event = {"id": "agent-log:7", "source": "agent-log", "channel": "worklog", "from": "coding-agent",
+             "at": "2026-10-09T09:25:00+08:00", "title": "lattice-upgrade", "text": text, "thread": "lattice-upgrade",
+             "meta": {"status": "blocked"}}
+    _, item_id = raised(store, event)
+    view = item(store, item_id)
+    frame = view["decision"]
+    assert view["kind"] == "needs-you" and frame["question"] == QUESTION
+    assert [o["label"] for o in frame["options"]] == ["先用 refresh_token_ttl = 0 临时缓解", "这周迁移到按字段合并"]
+    assert "fallback" not in frame and frame["evidence"] == "partial"  # the line says nothing of no answer
