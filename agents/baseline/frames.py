@@ -130,9 +130,11 @@ class Frames(Draft):
         change.due_at = due.isoformat() if due is not None else change.due_at
         task = title_line(agent, 16)  # the observation's title is the question itself: the frame holds it
         change.title = line(self.said("title", task=task), 24)
-        context = line(question.get("context"), 120)
-        change.summary = line(self.said("summary", agent=agent, said=context) if context else
-                              self.said("asked", agent=agent, question=question.get("question")), 60)
+        asked = line(self.said("asked", agent=agent, question=question.get("question")), 200)
+        context = line(question.get("context"), 200)
+        # The question itself when it fits (the frame holds it whole in any case), else what led to it.
+        change.summary = line(asked if len(asked) <= 60 or not context else
+                              self.said("summary", agent=agent, said=context), 60)
         asked_id = line(question.get("id"), 40) or "?"
         if frame is not None:
             change.decision, change.frame_set = frame, True
@@ -183,6 +185,10 @@ class Frames(Draft):
         change.decision, change.frame_set = frame, True
         if frame.get("decide_by"):
             change.due_at = frame["decide_by"]
+        if event.get("channel") == "worklog":  # an agent asking in words: say so, and what it asks
+            agent = line(event.get("from"), 40) or "agent"
+            change.title = line(self.said("title", task=title_line(event.get("title"), 16) or agent), 24)
+            change.summary = line(self.said("asked", agent=agent, question=frame["question"]), 60)
         change.reason = line(f"{change.reason or ''} {self.said('mail_reason')}", 200)
 
     # -- answers ----------------------------------------------------------------------------
