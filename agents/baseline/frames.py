@@ -216,7 +216,8 @@ class Frames(Draft):
         if isinstance(digest, str) and isinstance(frame.get("digest"), str) and digest != frame["digest"]:
             self.dispose(event["id"], "used", self.said("stale"), [item_id])
             return True
-        fallback = frame.get("fallback") if isinstance(frame.get("fallback"), Mapping) else {}
+        given = frame.get("fallback")
+        fallback: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         option = feedback.get("option") or fallback.get("option")
         if meaning == "fallback" and not fallback:
             self.dispose(event["id"], "used", self.said("nothing_open"), [item_id])
