@@ -24,7 +24,8 @@ once answered.
   moves the item on: the frame is cleared, the summary says what was decided
   (decided is not yet done: the other side still has to hear of it and act),
   the kind becomes ``in-progress`` (``done`` when the choice was to let it
-  pass), one step lighter. An answer to an earlier frame (another digest)
+  pass), one step lighter, and a due date that was the frame's
+  ``decide_by`` is cleared (that deadline is met). An answer to an earlier frame (another digest)
   leaves the current frame open.
 """
 
@@ -240,6 +241,9 @@ class Frames(Draft):
         change.weight = lighter_by_one(change.weighed(), "low")
         change.lowered_reason = change.reason
         change.decision, change.frame_set = None, True
+        decide_by, due = parse_instant(frame.get("decide_by")), parse_instant(change.due_at)
+        if decide_by is not None and due is not None and decide_by == due:  # the answer's deadline, now met
+            change.due_at, change.due_cleared = None, True
         title = str(change.title or view.get("title") or "")
         mark = self.said("mark")
         if title.endswith(mark):

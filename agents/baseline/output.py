@@ -115,6 +115,8 @@ class Output(Draft):
         declaration["kind"] = change.kind
         if change.due_at and (change.mode != "patch" or change.due_at != self.known.active[change.id].get("due_at")):
             declaration["due_at"] = change.due_at
+        if change.due_cleared and change.due_at is None and change.mode == "patch":
+            declaration["due_at"] = None
         if change.stale_after:
             declaration["stale_after"] = change.stale_after
         framed = change.decision is not None

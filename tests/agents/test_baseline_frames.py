@@ -154,6 +154,7 @@ def test_an_answer_moves_the_item_on_and_clears_the_frame():
     assert "本周迁移" in view["summary"] and "待智能体执行" in view["summary"]  # decided, not yet done
     assert view["title"].endswith("已决定")
     assert view["weight"] == "high"  # one step lighter: nothing is asked of the user any more
+    assert view["due_at"] is None  # the due date was the answer's deadline: met
 
 
 def test_a_mail_decision_says_the_other_side_is_not_told_yet_and_letting_it_pass_finishes_it():
