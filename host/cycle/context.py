@@ -104,14 +104,16 @@ def _frames(state: dict) -> dict[str, dict]:
 def _answered(feedback: dict | None, frames: dict[str, dict]) -> dict | None:
     """``{"question", "label", "current"}`` of an answer (§9): the words of the option it chose and whether
     it answers the item's current frame (its digest) — an answer to an earlier frame leaves this one open."""
-    if not feedback or feedback.get("meaning") not in ("decide", "fallback") or not feedback.get("option"):
-        return None
-    frame = frames.get(str(feedback.get("target")))
+    meaning, option = (feedback or {}).get("meaning"), (feedback or {}).get("option")
+    if meaning not in ("decide", "fallback") or (meaning == "decide" and not option):
+        return None  # a decide without an option is free text: nothing to match against a frame
+    frame = frames.get(str((feedback or {}).get("target")))
     if frame is None:
         return {"question": None, "label": None, "current": False}
-    label = next((o.get("label") for o in frame.get("options", ()) if o.get("id") == feedback["option"]), None)
-    current = feedback.get("digest") in (None, frame.get("digest"))
-    return {"question": frame.get("question"), "label": label, "current": current and label is not None}
+    label = next((o.get("label") for o in frame.get("options", ()) if o.get("id") == option), None)
+    current = (feedback or {}).get("digest") in (None, frame.get("digest"))
+    return {"question": frame.get("question"), "label": label,
+            "current": current and (label is not None or meaning == "fallback" and not option)}
 
 
 def _referenced(db: HostDB, events: Sequence[Observation], state: dict) -> set[str]:
