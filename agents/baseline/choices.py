@@ -38,7 +38,8 @@ __all__ = ["mail_frame"]
 
 _CHOOSE = re.compile(r"选哪|选择哪|哪一个|哪个|哪一班|哪种|二选一|请选择|请选|选一个|选定|需要(?:你|您)决定|请(?:你|您)?决定"
                      r"|which (?:one|option|of)|which flight|\bchoose\b|\bselect\b|\bpick\b|your choice|\bprefer\b"
-                     r"|your decision|\bdecide\b", re.IGNORECASE)
+                     r"|your decision|(?:you|please)\b[^.\n]{0,20}\bdecide\b|\bdecide (?:between|which|whether)",
+                     re.IGNORECASE)
 _REPLY = re.compile(r"回复|答复|回信|回邮件|\breply\b|\brespond\b|let (?:me|us) know|get back to", re.IGNORECASE)
 _LISTED = re.compile(r"^\s*(?:(?:option|方案|选项)\s*)?([1-5A-Ea-e一二三四五])\s*[.)）、:：]\s*(.+)$", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\s*[，,；;]?\s*(?:或者|或是|还是|或)\s*|\s*,?\s+or\s+", re.IGNORECASE)
