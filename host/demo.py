@@ -6,9 +6,12 @@ host cycle, editor, kernel, store, consumers — over bundled sample channels:
 * a maildir of realistic mail (``examples/demo/maildir``; more mail from
   ``examples/demo/maildir-later`` arrives between cycles),
 * an RSS feed served by a local HTTP server on 127.0.0.1,
-* an AI agent's work log (``examples/demo/worklog``),
+* an AI agent's work log (``examples/demo/worklog``), in which the agent
+  asks the user a question (a ``question`` line: options, recommendation,
+  fallback, deadline),
 * one user annotation and one snooze (feedback → a reminder that fires in a
-  later cycle).
+  later cycle), and the user's answer to the agent's question
+  (``foldctl decide``), after which the editor moves the item on.
 
 Every step goes through the same ``foldctl`` commands a user would type, so
 the demo shows exactly what running Fold looks like. The editor is the
@@ -43,6 +46,7 @@ CYCLES = (
     ("2026-10-09T18:00:00+08:00", "evening: the snoozed item's reminder comes due"),
 )
 SNOOZE_UNTIL = "2026-10-09T17:30:00+08:00"
+ANSWER_AT = "2026-10-09T09:40:00+08:00"  # the user answers the agent's question (asked at 09:25)
 
 
 class Demo:
@@ -133,10 +137,12 @@ class Demo:
             self.step(2, total, f"cycle 1 at {CYCLES[0][0]} — {CYCLES[0][1]}")
             self.cycle(CYCLES[0][0])
 
-            self.step(3, total, "the user answers: one annotation and one snooze")
-            items = self.state(CYCLES[0][0])["root"]["items"]
+            self.step(3, total, "the user answers: the agent's question, one annotation and one snooze")
+            answered = self.answer_question()
+            items = [i for i in self.state(CYCLES[0][0])["root"]["items"]
+                     if i["id"] != answered and i["kind"] == "needs-you" and not i["id"].startswith("fold-")]
             if len(items) >= 2:
-                annotated, snoozed = items[0]["id"], items[1]["id"]
+                snoozed, annotated = items[0]["id"], items[1]["id"]
                 saved = self.foldctl("annotate", "--item", annotated, "--text", "这件事我今天上午处理，处理完在这里说一声。",
                                      "--now", "2026-10-09T09:00:00+08:00")
                 self.say(f"  annotation {saved['annotation']} on {annotated!r} saved")
@@ -150,6 +156,8 @@ class Demo:
 
             self.step(5, total, f"cycle 2 at {CYCLES[1][0]} — {CYCLES[1][1]}")
             self.cycle(CYCLES[1][0])
+            if answered:
+                self.show_moved_on(answered, CYCLES[1][0])
             self.step(6, total, f"cycle 3 at {CYCLES[2][0]} — {CYCLES[2][1]}")
             self.cycle(CYCLES[2][0])
 
@@ -186,6 +194,32 @@ class Demo:
 
     def state(self, now: str) -> dict:
         return self.foldctl("state", "--now", now)
+
+    def answer_question(self) -> str | None:
+        """Show the agent's question as the editor framed it and answer it with ``foldctl decide``."""
+        listed = self.foldctl("decisions", "--status", "open", "--source", "agent-log", "--now", ANSWER_AT)
+        if not listed.get("decisions"):
+            self.say("  (no open decision from the agent's work log)")
+            return None
+        asked = listed["decisions"][0]
+        self.say(f"  the agent asks (a decision frame on {asked['item']!r}): {asked['question']}")
+        for option in asked["options"]:
+            consequence = f" — {option['consequence']}" if option.get("consequence") else ""
+            mark = " (recommended)" if option["id"] == asked.get("recommended") else ""
+            self.say(f"    {option['id']}: {option['label']}{consequence}{mark}")
+        if asked.get("fallback"):
+            self.say(f"    without an answer: {asked['fallback']['summary']}")
+        option = asked.get("recommended") or asked["options"][0]["id"]
+        answer = self.foldctl("decide", "--item", asked["item"], "--option", option, "--digest", asked["digest"],
+                              "--note", "先止血，下周再排迁移", "--now", ANSWER_AT)
+        self.say(f"  answered {answer['option']!r} with `foldctl decide` (bound to frame {answer['digest']}); "
+                 "the editor moves the item on at the next cycle")
+        return str(asked["item"])
+
+    def show_moved_on(self, item: str, now: str) -> None:
+        shown = self.foldctl("state", "--item", item, "--now", now, check=False).get("item") or {}
+        frame = "the frame is cleared" if not shown.get("decision") else "the frame is still open"
+        self.say(f"  the answered question {item!r}: {shown.get('kind')} — {shown.get('summary')} ({frame})")
 
     def finish(self) -> None:
         self.say("\nDone. Everything the demo wrote:")

@@ -16,6 +16,8 @@ input). What it does:
   without new facts is ``duplicate``, a message older than the item's last
   update never overrides it; a withdrawn item is restored under its old id, a
   merged one followed to its successor;
+* decision frames: an agent's question carried verbatim, a mail asking to
+  choose or reply by a date, an answered frame moved on (``baseline_frames``);
 * feedback, reminders, annotations and reviews: ``baseline_attention``; the
   user's habits with a sender or thread (``user.learned``) move a message one
   step (``baseline_learned``), said in the reason;
@@ -46,6 +48,7 @@ from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
 from fold_agents.baseline.facts import ageing_hours, read_facts
+from fold_agents.baseline.frames import Frames
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
@@ -87,7 +90,7 @@ def propose_baseline(document: Mapping[str, Any], lang: str = "zh", receipts: li
     return _Planner(document, Words(lang), receipts).answer()
 
 
-class _Planner(Attention, Output):
+class _Planner(Frames, Attention, Output):
     def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
         super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
@@ -107,8 +110,9 @@ class _Planner(Attention, Output):
             if isinstance(event.get("reminder"), Mapping):
                 self.reminder(event)
             elif isinstance(event.get("feedback"), Mapping):
-                self.feedback(event)
-            else:
+                if not self.answer_frame(event):
+                    self.feedback(event)
+            elif not self.ask(event):
                 self._message(event)
         self.annotate()
         self.review()
@@ -178,6 +182,25 @@ class _Planner(Attention, Output):
                 verdict = replace(verdict, weight=weight)
                 said = self.words(f"purpose_{aim[0]}", topic=self.words.topic(aim[1]))
                 self.habits[event["id"]] = f"{self.habits[event['id']]} {said}" if event["id"] in self.habits else said
+        frame = None if verdict.noise else self.mail_decision(event)
+        read = verdict
+        if frame is not None:  # a choice or a reply by a date: the user's to decide, due when the mail says
+            verdict = replace(verdict, kind="needs-you", explicit_kind=True,
+                              due_at=frame.get("decide_by") or verdict.due_at,
+                              weight=verdict.weight if verdict.kind == "needs-you" else "normal",
+                              rule=verdict.rule if verdict.kind == "needs-you" else
+                              "deadline" if frame.get("decide_by") else "request")
+        self._read(event, verdict)
+        if frame is not None:
+            self.frame_mail(event, frame)
+            related = (self.dispositions.get(event["id"]) or {}).get("related") or []
+            if read.kind != "needs-you" and related and related[0] in self.changes:
+                # The message's own facts say it best ("to change: reply before 12 October"); the frame asks.
+                summary = self._written(event, read)[1]
+                self.changes[related[0]].summary = summary or self.changes[related[0]].summary
+
+    def _read(self, event: Mapping[str, Any], verdict) -> None:
+        """Fold one judged message into its item: new, update, settled, or noise."""
         thread_id = thread_item_id(dict(event))
         target = (thread_id, self.changes[thread_id].mode) if thread_id in self.changes else \
             self.resolve(thread_id, restore=True)

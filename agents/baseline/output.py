@@ -115,8 +115,14 @@ class Output(Draft):
         declaration["kind"] = change.kind
         if change.due_at and (change.mode != "patch" or change.due_at != self.known.active[change.id].get("due_at")):
             declaration["due_at"] = change.due_at
+        if change.due_cleared and change.due_at is None and change.mode == "patch":
+            declaration["due_at"] = None
         if change.stale_after:
             declaration["stale_after"] = change.stale_after
+        framed = change.decision is not None
+        if change.frame_set and (framed or change.mode != "new") and (not framed or change.kind == "needs-you"):
+            # a frame only on needs-you (§3.6); null clears a stored one
+            declaration["decision"] = change.decision
         lowered = change.base_weight is not None and heavier(change.base_weight, change.weighed()) != change.weight
         reason = (change.lowered_reason or change.reason or self.words("demote_budget")) if lowered else change.reason
         if reason:

@@ -107,6 +107,9 @@ class Change:
     updated_at: str | None = None  # the stored item's (patch), for "oldest first"
     judged: str | None = None  # the weight the message was judged at, before any budget fitting
     stale_after: str | None = None  # a status fact that ages (a parcel in transit, a build running): when to re-check
+    decision: dict | None = None  # the frame to declare (§3.6) when ``frame_set``; None with it clears the frame
+    frame_set: bool = False  # False: the stored frame is kept (the declaration says nothing of it)
+    due_cleared: bool = False  # the due date was the answered frame's decide_by: declared null
 
     def weighed(self) -> str:
         """The planned weight: every change has one once the events are read (only a restore starts without)."""

@@ -18,7 +18,10 @@ store or the length of the inbox backlog:
 * ``pending_annotations`` — as in the state document;
 * ``events`` — the window's observations (at most ``max_events``); one the
   editor deferred earlier carries ``"deferred": {"at": first deferral,
-  "times": N}``;
+  "times": N}``; an answer to a decision frame (feedback ``decide`` or the
+  host's ``fallback``, with its ``option``, ``digest``, ``note``) carries
+  ``feedback.answered``: the question and the chosen option's label, and
+  whether it answers the item's current frame;
 * the keys come stable first (``user``, ``state``, ``pending_annotations``,
   ``signal``, ``events``, then ``now`` and ``batch_id``), so that a prompt
   cache reuses as much as it can;
@@ -64,22 +67,53 @@ def build_input(store: Store, db: HostDB, *, now: str, batch_id: str, user: dict
         "state": state,
         "pending_annotations": state["pending_annotations"],
         "signal": signal,
-        "events": _events(db, events),
+        "events": _events(db, events, _frames(state)),
         "now": now,
         "batch_id": batch_id,
     }
 
 
-def _events(db: HostDB, events: Sequence[Observation]) -> list[dict]:
-    """The events as the editor reads them; one offered again carries ``deferred: {at, times}``."""
+def _events(db: HostDB, events: Sequence[Observation], frames: dict[str, dict]) -> list[dict]:
+    """The events as the editor reads them; one offered again carries ``deferred: {at, times}``, an answer
+    to a frame (``decide`` / ``fallback`` feedback with an ``option``) what it answered."""
     marks = db.deferral_marks([event.id for event in events])
     listed = []
     for event in events:
         entry = event.to_event(EVENT_TEXT_LIMIT)
         if event.id in marks:
             entry["deferred"] = marks[event.id]
+        answered = _answered(event.feedback, frames)
+        if answered is not None:
+            entry["feedback"] = {**entry["feedback"], "answered": answered}
         listed.append(entry)
     return listed
+
+
+def _frames(state: dict) -> dict[str, dict]:
+    """The decision frame of every active item that has one, by item id."""
+    found: dict[str, dict] = {}
+    stack = list(state.get("root", {}).get("items", ()))
+    while stack:
+        item = stack.pop()
+        if item.get("decision"):
+            found[item["id"]] = item["decision"]
+        stack.extend((item.get("children") or {}).get("items", ()))
+    return found
+
+
+def _answered(feedback: dict | None, frames: dict[str, dict]) -> dict | None:
+    """``{"question", "label", "current"}`` of an answer (§9): the words of the option it chose and whether
+    it answers the item's current frame (its digest) — an answer to an earlier frame leaves this one open."""
+    meaning, option = (feedback or {}).get("meaning"), (feedback or {}).get("option")
+    if meaning not in ("decide", "fallback") or (meaning == "decide" and not option):
+        return None  # a decide without an option is free text: nothing to match against a frame
+    frame = frames.get(str((feedback or {}).get("target")))
+    if frame is None:
+        return {"question": None, "label": None, "current": False}
+    label = next((o.get("label") for o in frame.get("options", ()) if o.get("id") == option), None)
+    current = (feedback or {}).get("digest") in (None, frame.get("digest"))
+    return {"question": frame.get("question"), "label": label,
+            "current": current and (label is not None or meaning == "fallback" and not option)}
 
 
 def _referenced(db: HostDB, events: Sequence[Observation], state: dict) -> set[str]:

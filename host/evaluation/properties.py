@@ -109,6 +109,8 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
     if expect.not_prefix:
         copied = _copied(scenario, items)
         findings.append(Finding("not_prefix", not copied, "none" if not copied else "; ".join(copied)))
+    for frame in expect.frames:
+        findings.extend(_frame_findings(frame, items))
     for absent in expect.absent:
         pattern = re.compile(absent.match)
         named = [i["id"] for i in items if pattern.search(_text(i))]
@@ -173,3 +175,39 @@ def overclaims(scenario: Scenario, run: Run) -> list[str]:
                 if re.search(word, value):
                     hits.append(f"{declaration.get('id')}.{key}: {word!r} in {value!r}")
     return hits
+
+
+def _frame_findings(expect, items: list[Mapping[str, Any]]) -> list[Finding]:
+    """One finding per property asked of the frame of the item matching ``expect.match`` (§15 ``frames``)."""
+    pattern = re.compile(expect.match)
+    matching = [i for i in items if pattern.search(_text(i))]
+    name = f"frame /{expect.match}/"
+    if not matching:
+        return [Finding(f"{name} item", False, "no active item matches")]
+    framed = [i for i in matching if i.get("decision")]
+    if expect.cleared:
+        return [Finding(f"{name} cleared", not framed, "no frame" if not framed else
+                        "; ".join(f"{i['id']}: {i['decision'].get('question')}" for i in framed))]
+    if not framed:
+        return [Finding(f"{name} present", False, ", ".join(f"{i['id']} ({i['kind']}): no frame" for i in matching))]
+    frame = framed[0]["decision"]
+    findings = []
+    if expect.question is not None:
+        findings.append(Finding(f"{name} question kept", bool(re.search(expect.question, frame["question"])),
+                                frame["question"]))
+    if expect.options is not None:
+        ids = [o["id"] for o in frame["options"]]
+        findings.append(Finding(f"{name} options kept", sorted(ids) == sorted(expect.options), ", ".join(ids)))
+    if expect.fallback is not None:
+        fallback = frame.get("fallback")
+        if expect.fallback is False:
+            findings.append(Finding(f"{name} no fallback invented", fallback is None,
+                                    "none" if fallback is None else str(fallback.get("summary"))))
+        else:
+            summary = str((fallback or {}).get("summary") or "")
+            findings.append(Finding(f"{name} fallback from the source", bool(fallback) and bool(
+                re.search(str(expect.fallback), summary)), summary or "no fallback"))
+    if expect.evidence is not None:
+        findings.append(Finding(f"{name} evidence ∈ {'|'.join(expect.evidence)}", frame["evidence"] in expect.evidence,
+                                frame["evidence"] + (f" ({frame['gap']})" if frame.get("gap") else "")))
+    return findings

@@ -84,6 +84,30 @@ class Mentions(_Strict):
     _match = field_validator("match", "states")(_regex)
 
 
+class FrameExpect(_Strict):
+    """The decision frame (§3.6) of the active item whose title or summary matches ``match``."""
+
+    match: str
+    question: str | None = None  # the frame's question matches this: the question was kept
+    options: list[str] | None = None  # exactly these option ids, in any order: the options were kept
+    fallback: str | bool | None = None  # a regex its fallback summary matches; false: no fallback (none invented)
+    evidence: list[Literal["complete", "partial", "missing", "conflicting"]] | None = None
+    cleared: bool = False  # true: the item carries no frame (moved on after the answer)
+    _match = field_validator("match")(_regex)
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, value: str | None) -> str | None:
+        return value if value is None else _regex(value)
+
+    @field_validator("fallback")
+    @classmethod
+    def _fallback(cls, value: str | bool | None) -> str | bool | None:
+        if value is True:
+            raise ValueError("give a regular expression the fallback's summary matches, or false for none")
+        return _regex(value) if isinstance(value, str) else value
+
+
 class Expect(_Strict):
     outcome: Literal["committed", "checked", "acknowledged", "failed"] | None = None
     surface: list[Surface] = Field(default_factory=list)
@@ -91,6 +115,7 @@ class Expect(_Strict):
     at_most: list[AtMost] = Field(default_factory=list)
     mentions: list[Mentions] = Field(default_factory=list)
     not_prefix: bool = False  # no active item's summary is the first characters of an observation it cites
+    frames: list[FrameExpect] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     dispositions: dict[str, list[Literal["noise", "duplicate", "used", "deferred"]]] = Field(default_factory=dict)
     acknowledge_all: bool = False

@@ -47,3 +47,20 @@ def test_the_main_job_leaves_briefing_picture_change_log_and_a_readable_store(tm
     state = json.loads(subprocess.run([sys.executable, "-m", "fold_host", "--config", str(out / "plugins.toml"),
                                        "state"], capture_output=True, text=True, cwd=tmp_path, env=env).stdout)
     assert state["revision"] >= 3 and state["root"]["items"]
+    # The agent's question was raised as a decision frame (the whole question, not a cut summary), answered
+    # with `foldctl decide`, and moved on by the editor: no frame left, in progress, the decision stated.
+    question = "先用 refresh_token_ttl = 0 临时缓解，还是这周迁移到按字段合并？"
+    assert "the agent asks (a decision frame on " in log and question in log, log[-3000:]
+    assert "with `foldctl decide`" in log and "(the frame is cleared)" in log
+    decided = subprocess.run([sys.executable, "-m", "fold_host", "--config", str(out / "plugins.toml"), "decisions",
+                              "--source", "agent-log"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    listed = json.loads(decided.stdout)["decisions"]
+    assert [d["status"] for d in listed] == [], listed  # answered, cleared: nothing is asked of the user any more
+
+    def walk(layer):
+        for item in (layer or {}).get("items", []):
+            yield item
+            yield from walk(item.get("children"))
+
+    (moved,) = [i for i in walk(state["root"]) if "已决定" in (i["summary"] or "")]
+    assert moved["decision"] is None and moved["kind"] == "in-progress" and "待智能体执行" in moved["summary"]
