@@ -50,7 +50,7 @@ from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
 from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
-from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
+from fold_agents.baseline.plan import BUNDLE_IDS, BUNDLES, MAX_LEVEL, Change, bundle_id, fit_budget
 from fold_agents.baseline.purpose import Purpose
 from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
@@ -112,6 +112,7 @@ class _Planner(Attention, Output):
                 self._message(event)
         self.annotate()
         self.review()
+        self._lift_parents()
         fit = fit_budget(self.known, self.changes, self.now, self._bundle)
         for item_id in fit.demoted:
             self.changes[item_id].lowered_reason = self.words("demote_budget")
@@ -130,6 +131,33 @@ class _Planner(Attention, Output):
         ids = list(dict.fromkeys(e["id"] for e in self.events))
         return {"dispositions": [{"event": i, "disposition": "deferred", "why": why, "related": []} for i in ids],
                 "batch": {"declarations": [], "acknowledges": list(dict.fromkeys(a["id"] for a in self.pending))}}
+
+    # -- layers ---------------------------------------------------------------------------
+
+    def _lift_parents(self) -> None:
+        """An item is never more important than its parent's layer lets it be seen (an item in a low parent is
+        read as low): a planned weight above an ancestor's raises that ancestor to it, bundles included. The
+        kernel moves no item to another parent (``unsupported_move``), so raising the parent is the way."""
+        for change in list(self.changes.values()):
+            if change.weight is None or change.parent is None:
+                continue
+            for ancestor in self.known.ancestors(change.parent):
+                planned = self.changes.get(ancestor)
+                weight = planned.weight if planned is not None and planned.weight else \
+                    self.known.active[ancestor]["weight"]
+                if heavier(weight, change.weight) == weight:
+                    continue
+                holder = self._holder(ancestor)
+                holder.weight = change.weight
+                holder.reason = self.words("parent_raised", item=change.id, weight=change.weight)
+
+    def _holder(self, item_id: str) -> Change:
+        """The planned change of an active parent (a bundle keeps its naming)."""
+        for name in BUNDLES:
+            for level in range(1, MAX_LEVEL + 1):
+                if bundle_id(name, level) == item_id:
+                    return self._bundle(name, level)
+        return self.change(item_id, "patch")
 
     # -- matters ------------------------------------------------------------------------
 
