@@ -45,7 +45,7 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
-from fold_agents.baseline.facts import ageing_hours, read_facts
+from fold_agents.baseline.facts import about, ageing_hours, read_facts
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
@@ -62,6 +62,8 @@ __all__ = ["BaselineBackend", "propose_baseline"]
 # The user's purpose moves a message one step, up to high and down to low (never into or out of noise).
 _UP = {"trace": "low", "low": "normal", "normal": "high"}
 _DOWN = {"critical": "high", "high": "normal", "normal": "low"}
+# Identifiers an escalation names: a CVE, a ticket or an advisory (letters and digits, never a bare number).
+_NAMED = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b|\b[A-Z]{2,10}-\d{2,}\b")
 _REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
@@ -215,6 +217,16 @@ class _Planner(Attention, Output):
             return
         by_thread = target is not None
         target = target or self._same_matter(event)
+        escalated = self._escalation(event, verdict, target[0] if target else None)
+        if escalated is not None:  # a request naming something new (a CVE) inside a result's thread: its own item
+            ident, item_id = escalated
+            found = self.resolve(item_id, restore=True) or ((item_id, self.changes[item_id].mode)
+                                                            if item_id in self.changes else None)
+            if found is None:
+                self._new(event, verdict, item_id, ident=ident)
+            else:
+                self._update(event, verdict, *found)
+            return
         if target is None:
             waiting = self._waited_for(event, verdict)
             if waiting is not None:
@@ -282,11 +294,32 @@ class _Planner(Attention, Output):
             return True
         return False
 
-    def _new(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
+    def _escalation(self, event: Mapping[str, Any], verdict, item_id: str | None) -> tuple[str, str] | None:
+        """(identifier, item id) when a request names an identifier (CVE-…, a ticket) that the item of its
+        thread or matter — a result or progress, not a request — does not state: an agent's escalation is a
+        matter of its own, not an update of the benchmark it was found during."""
+        if verdict.kind != "needs-you" or item_id is None:
+            return None
+        view = self.known.active.get(item_id, {})
+        planned = self.changes.get(item_id)
+        kind = planned.kind if planned is not None and planned.kind else view.get("kind")
+        if kind == "needs-you" or kind is None:
+            return None
+        own = own_words(str(event.get("text") or ""))[:1500]
+        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary")]
+                        + ([planned.title, planned.summary] if planned is not None else [])
+                        + [s.get("quote") for s in view.get("sources") or ()]).lower()
+        for found in _NAMED.finditer(own):
+            ident = found.group(0)
+            if ident.lower() not in said:
+                return ident, f"{thread_item_id(dict(event))}-{re.sub(r'[^a-z0-9]+', '-', ident.lower())}"[:64]
+        return None
+
+    def _new(self, event: Mapping[str, Any], verdict, item_id: str, ident: str | None = None) -> None:
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
         change.judged = "critical" if verdict.pressing else verdict.weight
-        change.title, change.summary = self._written(event, verdict)
+        change.title, change.summary = self._written(event, verdict, ident)
         self._subjects[item_id] = title_line(event.get("title"), 24)
         change.title = change.title or line(event.get("from"), 24) or self.words("untitled")
         if verdict.kind in ("in-progress", "needs-you"):
@@ -338,9 +371,12 @@ class _Planner(Attention, Output):
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
-    def _written(self, event: Mapping[str, Any], verdict) -> tuple[str, str | None]:
-        """Title and summary from the facts of the message (``baseline_facts``), in the source's language."""
+    def _written(self, event: Mapping[str, Any], verdict, ident: str | None = None) -> tuple[str, str | None]:
+        """Title and summary from the facts of the message (``baseline_facts``), in the source's language;
+        ``ident``: the identifier an escalation is about (its title, and the fact its ask is about)."""
         facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
+        if ident is not None:
+            facts = about(facts, ident, own_words(str(event.get("text") or "")))
         title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
         return title, summary or None
 

@@ -129,7 +129,7 @@ RESULT = words("已合并", "合并到", "已完成", "已办结", "已发布", 
                 "已到账", "到账成功", "付款成功", "支付成功", "还款成功", "缴费成功", "已批准", "审批通过", "已通过", "已生成",
                 "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "已接受", "已入账",
                 "入账成功", "r:已于[^。；\n]{0,24}(?:到账|入账|送达|签收|完成|发放|办结)",
-                "接受了", "accepted", "merged",
+                "接受了", "跑完了", "已跑完", "accepted", "merged", "r:\\bfinished\\b",
                 "completed", "resolved", "released", "delivered", "payment received", "paid", "succeeded",
                 "successfully", "approved", "is ready", "are ready", "now available", "passed", "deployed", "published",
                 "confirmed", "fixed", "recovered")

@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from fold_core.timefmt import parse_instant
-from fold_agents.baseline.facts import DATE_WORD, STATE_PATTERNS, Facts, clause, day_of, head_cut
+from fold_agents.baseline.facts import DATE_WORD, STATE_PATTERNS, Facts, clause, day_of, head_cut, question
 from fold_agents.baseline.rules import clean, line, title_line
 
 __all__ = ["write"]
@@ -67,8 +67,8 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
         return _bill(facts, due, step)
     if kind == "needs-you" and facts.key and DATE_WORD.search(facts.key) and due:
         step = "待你处理" if lang == "zh" else "yours to do"  # the key sentence already says by when
-    elif kind == "needs-you" and not due and facts.ask:
-        step = clause(facts.ask, 30)  # what is asked, in the source's own words
+    elif kind == "needs-you" and facts.ask and (not due or DATE_WORD.search(facts.ask)):  # the ask says by when
+        step = question(facts.ask, 30, lang)  # what is asked, in the source's own words
     if rule == "partial" and facts.open_part:
         step = clause(facts.open_part, 40)  # what is still unverified, in the source's own words
     if rule == "partial" and facts.where:  # what the check covered, so the reader knows what it did not
@@ -103,7 +103,7 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     if facts.new_time:  # a rescheduled matter: the new time is the fact
         fact = _fit(40, topic, extra, sep=sep)
         facts = replace(facts, key_first=False)
-    if step and facts.ask and facts.ask in fact and step == clause(facts.ask, 30):
+    if step and facts.ask and facts.ask in fact and step == question(facts.ask, 30, lang):
         fact = fact.replace(facts.ask, "").strip("，, 。.")  # the ask is said once, as the step
     room = 56 - len(step)
     lead = facts.who if facts.who and facts.who not in fact and facts.person else _LEAD[lang].get(kind, "")
@@ -160,6 +160,9 @@ def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     return line(f"{head}{sep}{tail}" if head else tail, limit)
 
 
+_GENERIC = frozenset({_NEXT["zh"]["done"], _NEXT["zh"]["fyi"], _NEXT["en"]["done"], _NEXT["en"]["fyi"]})
+
+
 def _summary(fact: str, step: str, lang: str, limit: int) -> str:
     """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
     end = "。" if lang == "zh" else "."
@@ -170,7 +173,11 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
         if lang == "en" and len(fact) > limit - len(step) - 3:
             fact = re.sub(r"^(?:your|the|a|an|our)\s+", "", fact, flags=re.IGNORECASE)
     room = limit - len(step) - len(joiner) - len(end)
-    if len(fact) > room and len(clause(fact, room, "，,；;")) >= room // 2:
+    if len(fact) > room and step in _GENERIC:  # "no action needed" gives way to the fact it would crowd out
+        step, room = "", limit - len(end)
+    label = re.match(r"^(?:[^：:]{1,24}[：:]\s*)+(?=\S)", fact)
+    if len(fact) > room and label and len(clause(fact[label.end():], room, "，,；;")) > len(clause(fact, room, "，,；;")):
+        fact = fact[label.end():]  # "Benchmark finished: … is 182 ms": the figures matter more than the label
         fact = clause(fact, room, "，,；;")
     if len(fact) > room:
         head = fact[:max(room, 8) - 1]
@@ -179,4 +186,4 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
         fact = head.rstrip("。.;；，,:： ") + "…"
     if lang == "en" and step[:1].isupper() and step[1:2].islower():
         step = step[0].lower() + step[1:]  # the step continues the sentence
-    return line(f"{fact}{joiner}{step}{end}" if fact else f"{step}{end}", limit)
+    return line(f"{fact}{joiner}{step}{end}" if fact and step else f"{fact or step}{end}", limit)

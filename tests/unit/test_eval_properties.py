@@ -148,3 +148,21 @@ def test_mentions_and_not_prefix_read_what_the_item_says():
     assert copied[-1].passed is False and "bill" in copied[-1].detail
     missing = check(written, run_with(None))
     assert missing[-1].passed is True  # no summary at all is not a copied one
+
+
+def test_seen_reads_an_item_at_the_weight_its_parent_lets_it_be_seen():
+    seen = Scenario.model_validate({"name": "v", "now": "2026-10-09T08:00:00+08:00", "expect": {
+        "surface": [{"match": "包裹", "min_weight": "high", "seen": True}]}})
+    plain = Scenario.model_validate({"name": "p", "now": "2026-10-09T08:00:00+08:00", "expect": {
+        "surface": [{"match": "包裹", "min_weight": "high"}]}})
+
+    def under(parent_weight):
+        parcel = item("parcel", "显示器包裹", "high", "in-progress")
+        parent = {**item("updates", "其他动态", parent_weight, "fyi", ()),
+                  "children": {"items": [parcel]}}
+        return Run(outcome="committed", before=state(), after=state(parent))
+
+    assert check(plain, under("low"))[0].passed is True  # its own weight says high …
+    finding = check(seen, under("low"))[0]
+    assert finding.passed is False and "seen at low" in finding.detail  # … but a low parent shows it as low
+    assert check(seen, under("high"))[0].passed is True
