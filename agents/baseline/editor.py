@@ -52,7 +52,7 @@ from fold_agents.baseline.mail import judge, own_words, plain_claims, read_messa
 from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
 from fold_agents.baseline.plan import BUNDLE_IDS, BUNDLES, MAX_LEVEL, Change, bundle_id, fit_budget
 from fold_agents.baseline.purpose import Purpose
-from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
+from fold_agents.baseline.rules import heavier, lighter, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
 from fold_agents.baseline.writing import write
 from fold_agents.llm.conversation import Clock, skill_language
@@ -201,7 +201,7 @@ class _Planner(Attention, Output):
         if lean is not None and lean.apply(verdict.weight) != verdict.weight:
             verdict = replace(verdict, weight=lean.apply(verdict.weight))
             self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
-        aim = None if verdict.noise else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
+        aim = None if verdict.noise or verdict.kind == "done" else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
         if aim is not None:
             weight = _UP.get(verdict.weight, verdict.weight) if aim[0] == "up" else _DOWN.get(verdict.weight, verdict.weight)
             if weight != verdict.weight:
@@ -349,8 +349,10 @@ class _Planner(Attention, Output):
             return
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
-            change.weight = verdict.weight
-            change.judged = "critical" if verdict.pressing else verdict.weight
+            # a matter that is finished now never rises: it keeps its weight or goes to the result's, if lighter
+            finished = verdict.kind == "done" and verdict.explicit_kind and weight is not None
+            change.weight = lighter(weight, verdict.weight) if finished else verdict.weight
+            change.judged = "critical" if verdict.pressing else change.weight
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at

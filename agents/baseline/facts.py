@@ -95,7 +95,7 @@ _STATES = (
     (r"构建通过|测试通过|全部通过|\bpassed\b|\bsucceeded\b|\bgreen\b", "通过", "passed"),
     (r"已送达|已签收|已妥投|\bdelivered\b", "已送达", "delivered"),
     (r"运输中|派送中|已发货|已揽收|in transit|out for delivery|\bshipped\b|on its way", "运输中", "in transit"),
-    (r"已付款|已支付|已还清|还款成功|付款成功|payment received|\bpaid\b", "已付款", "paid"),
+    (r"已付款|已支付|已还清|还款成功|付款成功|缴费成功|已缴清|payment received|\bpaid\b", "已付款", "paid"),
     (r"已提交|提交成功|\bsubmitted\b", "已提交", "submitted"),
     (r"已上线|已发布|已部署|deployed|released|shipped to production", "已上线", "released"),
     (r"已修复|已解决|\bfixed\b|\bresolved\b", "已修复", "fixed"),
@@ -144,6 +144,8 @@ _SIGN = {"EUR": "€", "GBP": "£", "USD": "$", "US$": "$", "CNY": "¥", "RMB": 
 
 def _amount(text: str) -> str:
     found = list(AMOUNT.finditer(text))
+    # "balance is now ¥0.00" is not what the message is about: a zero amount only when there is no other
+    found = [m for m in found if (m.group(2) or m.group(3)).strip("0.,")] or found
     if not found:
         return ""
     near = [m for m in found if _BILL_AMOUNT.search(text[max(0, m.start() - 16):m.start()])]

@@ -65,6 +65,8 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     sep = "：" if lang == "zh" else ": "
     if facts.bill and rule not in ("result",) and facts.state not in ("已付款", "paid"):
         return _bill(facts, due, step)
+    if facts.bill and facts.state in ("已付款", "paid") and (facts.who or facts.amount):
+        return _paid(facts, step)
     if kind == "needs-you" and facts.key and DATE_WORD.search(facts.key) and due:
         step = "待你处理" if lang == "zh" else "yours to do"  # the key sentence already says by when
     elif kind == "needs-you" and facts.ask and (not due or DATE_WORD.search(facts.ask)):  # the ask says by when
@@ -148,6 +150,22 @@ def _bill(facts: Facts, due: str, step: str) -> tuple[str, str]:
     return title, _summary(first, step, facts.lang, 60)
 
 
+def _paid(facts: Facts, step: str) -> tuple[str, str]:
+    """A bill's payment confirmed: who and how much, and that it is paid (never the mail's subject cut off)."""
+    zh = facts.lang == "zh"
+    who, amount = facts.who, facts.amount
+    short = (re.sub(r"(?:信用卡|客服|中心|服务|通知)+$", "", who)[:6] if zh else who.split(" ")[0]) if who else ""
+    if zh:
+        forms = [f"{who}账单{amount}已付", f"{who}{amount}已付", f"{short}{amount}已付", f"账单{amount}已付"]
+        first = f"{who}确认已收到付款{amount}" if who else f"已确认收到付款{amount}"
+    else:
+        forms = [f"{who} bill {amount} paid", f"{who} {amount} paid", f"{short} {amount} paid", f"Bill {amount} paid"]
+        first = f"{who} confirmed the payment {amount}".replace("  ", " ") if who else f"Payment {amount} confirmed"
+    forms = [" ".join(f.split()) for f in forms]
+    title = next((f for f in forms if len(f) <= 24), line(forms[-1], 24))
+    return title, _summary(first, step, facts.lang, 60)
+
+
 def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     """``head`` and the facts after it in ``limit`` code points: the head is shortened first."""
     tail = " ".join(m for m in more if m)
@@ -156,7 +174,7 @@ def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     room = limit - len(tail) - len(sep)
     if room < 4:
         return line(tail, limit)
-    head = head_cut(title_line(head, 200), room)
+    head = head_cut(title_line(head, 200), room).rstrip(" —–-_·:：,，")  # no dangling dash before the facts
     return line(f"{head}{sep}{tail}" if head else tail, limit)
 
 
