@@ -238,7 +238,7 @@ def question(ask: str, limit: int, lang: str) -> str:
     head = re.split(r"[：:]", whole, maxsplit=1)[0] if re.search(r"[：:]", whole[:limit]) else ""
     if lang == "zh":
         return f"{head or '需要你决定'}（二选一，见原文）"
-    return f"{head or 'your decision'} (a choice, see the source)"
+    return f"{head}: choose one of two" if head and len(head) <= limit - 16 else "choose between two options"
 
 
 def _ask(sentences: list[str]) -> str:

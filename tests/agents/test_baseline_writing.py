@@ -154,3 +154,50 @@ def test_a_result_with_a_new_figure_updates_its_item_instead_of_only_confirming(
     (item,) = _declared(output)
     assert item["id"] == item_id and item["weight"] == "normal" and item["summary"] != bench["summary"]
     assert [x["ref"] for x in item["sources"]] == ["event:w-1"] and "confirms" not in output["dispositions"][0]["why"]
+
+
+def test_a_question_between_options_is_never_cut_between_them():
+    # The demo's agent asks to choose; the summary used to end "需要你决定：先用 refresh_token_ttl = 0。".
+    log = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "coding-agent",
+           "at": "2026-10-09T07:00:00+08:00", "title": "lattice-upgrade",
+           "text": "api 服务已升级到 3.4.3，测试通过。worker 服务锁定在 3.4.1，升级会触发 legacyMerge 的弃用错误，"
+                   "需要你决定：先用 refresh_token_ttl = 0 临时缓解，还是这周迁移到按字段合并？"}
+    (item,) = _declared(propose_baseline(_input([log]), "zh"))
+    summary = item["summary"]
+    assert "refresh_token_ttl = 0。" not in summary and not summary.endswith("临时缓解。")
+    assert "还是" in summary or "二选一" in summary  # both options, or a plain "choose between two"
+    en = dict(log, text="The worker is pinned to 3.4.1. Need your decision on whether we set refresh_token_ttl = 0 "
+                        "as a stopgap or migrate to per-field merge this week?")
+    (item,) = _declared(propose_baseline(_input([en]), "en"))
+    assert not item["summary"].rstrip(".").endswith((" on", " whether", " to", " or"))
+
+
+def test_an_escalation_in_a_results_thread_is_its_own_item_and_the_result_keeps_its_figures():
+    bench = {"id": "bench", "title": "同步服务基准测试运行中", "summary": "编码代理正在跑 lattice 3.4.3 的同步基准测试。",
+             "weight": "low", "share": 3, "share_override": False, "kind": "in-progress", "updated_at": "2026-10-08T20:00:00+08:00",
+             "sources": [{"channel": "worklog", "ref": "event:s-1", "quote": "开始跑 lattice 3.4.3 的同步基准测试"}],
+             "children": None}
+    result = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "coding-agent", "thread": "bench",
+              "at": "2026-10-09T07:20:00+08:00", "title": "同步服务基准测试",
+              "text": "基准测试跑完了：lattice 3.4.3 下同步 p99 延迟 182 ms（3.4.1 是 240 ms），吞吐提升 24%。"}
+    escalation = dict(result, id="w-2", at="2026-10-09T07:40:00+08:00",
+                      text="升级上报：worker 依赖的 lattice 3.4.1 受 CVE-2026-41234 影响（远程代码执行）。需要你决定是否今天就升级 worker。")
+    output = propose_baseline(_input([result, escalation], items=(bench,)), "zh")
+    declared = {d["id"]: d for d in _declared(output)}
+    assert "182" in declared["bench"]["summary"] and declared["bench"]["kind"] == "done"
+    (cve,) = [d for i, d in declared.items() if i != "bench"]
+    assert cve["kind"] == "needs-you" and cve["title"].startswith("CVE-2026-41234")
+    assert not any(d.get("relation") == "withdraw" for d in output["batch"]["declarations"])
+    assert {d["disposition"] for d in output["dispositions"]} == {"used"}
+
+
+def test_a_thread_update_keeps_the_title_unless_its_fact_changed():
+    parcel = {"id": "parcel", "title": "顺丰包裹 SF1234 运输中", "summary": "顺丰：包裹已从深圳发出。", "weight": "low",
+              "share": 3, "share_override": False, "kind": "in-progress", "updated_at": "2026-10-08T20:00:00+08:00",
+              "sources": [{"channel": "email", "ref": "event:s-1", "quote": "您的包裹 SF1234 已从深圳发出"}],
+              "children": None}
+    later = _mail(1, "顺丰速运 <noreply@sf.example>", "您的包裹 SF1234 运输中",
+                  "您的包裹 SF1234 已到达上海转运中心，预计 10 月 11 日送达。")
+    declared = {d["id"]: d for d in _declared(propose_baseline(_input([later], items=(parcel,)), "zh"))}
+    assert "title" not in declared["parcel"] or declared["parcel"]["title"] == parcel["title"]
+    assert "10 月 11 日" in declared["parcel"]["summary"] or "10月11日" in declared["parcel"]["summary"]
