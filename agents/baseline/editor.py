@@ -227,10 +227,11 @@ class _Planner(Attention, Output):
             else:
                 self._update(event, verdict, *found)
             return
+        waiting = self._waited_for(event, verdict, target[0] if target else None)
         if target is None:
-            waiting = self._waited_for(event, verdict)
-            if waiting is not None:
-                self._advance(event, verdict, waiting)
+            if waiting:
+                for item_id in waiting:  # one piece of evidence updates every item that waits for it
+                    self._advance(event, verdict, item_id)
             else:
                 self._new(event, verdict, thread_id)
             return
@@ -238,24 +239,30 @@ class _Planner(Attention, Output):
         if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
+        for other in waiting:  # … and the other items waiting for what it brings
+            self._advance(event, verdict, other, related=True)
 
-    def _waited_for(self, event: Mapping[str, Any], verdict) -> str | None:
-        """An open item this message advances without being a matter of its own: a result or notice (not a
-        request) whose subject names what the item waits for ("账户流水已生成" for a visa item missing "银行
-        流水"). One piece of evidence then updates the item it touches instead of opening another."""
+    def _waited_for(self, event: Mapping[str, Any], verdict, target: str | None = None) -> list[str]:
+        """The open items this message advances without being their matter: a result or notice (not a
+        request) whose subject names what an item waits for ("账户流水已生成" for a visa item missing "银行
+        流水"). One piece of evidence updates every item it touches (the visa and the mortgage application that
+        both wait for the statement), besides its own item (``target``) if it has one."""
         if verdict.kind == "needs-you" or not event.get("title"):
-            return None
+            return []
+        found = []
         for item_id, view in self.known.active.items():
-            if item_id in BUNDLE_IDS or item_id in self.changes or view.get("kind") not in ("needs-you", "in-progress"):
+            if item_id in BUNDLE_IDS or item_id == target or item_id in self.changes \
+                    or view.get("kind") not in ("needs-you", "in-progress"):
                 continue
             said = " ".join([str(view.get("title") or ""), str(view.get("summary") or "")]
                             + [str(s.get("quote") or "") for s in view.get("sources") or ()])
             if advances(str(event.get("title")), said):
-                return item_id
-        return None
+                found.append(item_id)
+        return found
 
-    def _advance(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
-        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept."""
+    def _advance(self, event: Mapping[str, Any], verdict, item_id: str, related: bool = False) -> None:
+        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept.
+        ``related``: the event already has its own item; it is related to this one too."""
         change = self.change(item_id, "patch")
         view = self.known.active[item_id]
         facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
@@ -263,6 +270,11 @@ class _Planner(Attention, Output):
         change.summary = write(facts, verdict.rule, str(view.get("kind")), view.get("due_at"), self.moment)[1] or None
         change.reason = self.words("advanced", item=item_id)
         self.cite(change, event)
+        known = self.dispositions.get(event["id"])
+        if known is not None and known["disposition"] == "used":
+            if item_id not in known["related"]:
+                known["related"].append(item_id)
+            return
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:

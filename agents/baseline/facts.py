@@ -206,7 +206,7 @@ def _sentences(text: str) -> list[str]:
     return [s for s in found if len(s) >= 4 and not _SKIP.match(s)]
 
 
-_ASKING = re.compile(r"请|麻烦|最好|务必|需要你|需要您|please|could you|can you|would you|let me know|need you to"
+_ASKING = re.compile(r"(?<![申邀提])请(?!假|求已|柬)|麻烦|最好|务必|需要你|需要您|please|could you|can you|would you|let me know|need you to"
                      r"|needs? your (?:decision|input|approval|answer|call|go-ahead)",
                      re.IGNORECASE)
 _TO_NEW = re.compile(r"改到|改为|改成|调整到|调整为|推迟到|延期到|延至|(?:moved|changed|rescheduled|postponed|delayed|pushed)"
@@ -226,6 +226,9 @@ def clause(sentence: str, limit: int, marks: str = "，,：:") -> str:
         return sentence
     cut = max(sentence.rfind(mark, 0, limit) for mark in marks)
     short = sentence[:cut] if cut >= 6 else head_cut(sentence, limit).rstrip("…")
+    for opening, closing in (("（", "）"), ("(", ")")):
+        if short.count(opening) > short.count(closing):  # never end inside a bracket: cut before it
+            short = short[:short.rfind(opening)].rstrip() or short
     return _DANGLING.sub("", short).rstrip(" ,，:：") or short
 
 

@@ -178,7 +178,8 @@ def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     return line(f"{head}{sep}{tail}" if head else tail, limit)
 
 
-_GENERIC = frozenset({_NEXT["zh"]["done"], _NEXT["zh"]["fyi"], _NEXT["en"]["done"], _NEXT["en"]["fyi"]})
+# Steps that say no more than the item's kind: they give way to a fact that would otherwise be cut mid-thought.
+_GENERIC = frozenset(_NEXT[lang][key] for lang in ("zh", "en") for key in ("done", "fyi", "ask", "waiting"))
 
 
 def _summary(fact: str, step: str, lang: str, limit: int) -> str:
@@ -190,6 +191,7 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
         fact = re.sub(r"\s*[（(][^）)]{0,40}[）)]", "", fact)
         if lang == "en" and len(fact) > limit - len(step) - 3:
             fact = re.sub(r"^(?:your|the|a|an|our)\s+", "", fact, flags=re.IGNORECASE)
+            fact = fact[:1].upper() + fact[1:]
     room = limit - len(step) - len(joiner) - len(end)
     if len(fact) > room and step in _GENERIC:  # "no action needed" gives way to the fact it would crowd out
         step, room = "", limit - len(end)

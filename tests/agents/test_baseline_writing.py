@@ -201,3 +201,20 @@ def test_a_thread_update_keeps_the_title_unless_its_fact_changed():
     declared = {d["id"]: d for d in _declared(propose_baseline(_input([later], items=(parcel,)), "zh"))}
     assert "title" not in declared["parcel"] or declared["parcel"]["title"] == parcel["title"]
     assert "10 月 11 日" in declared["parcel"]["summary"] or "10月11日" in declared["parcel"]["summary"]
+
+
+def test_one_piece_of_evidence_updates_every_item_waiting_for_it():
+    def waiting(item_id, title, summary, weight):
+        return {"id": item_id, "title": title, "summary": summary, "weight": weight, "share": 6,
+                "share_override": False, "kind": "needs-you", "updated_at": "2026-10-08T20:00:00+08:00",
+                "sources": [{"channel": "email", "ref": f"event:s-{item_id}", "quote": summary}], "children": None}
+    visa = waiting("visa", "签证缺银行流水", "签证中心要求补交近六个月的银行流水。", "high")
+    loan = waiting("mortgage", "房贷预审缺银行流水", "银行要求补充近六个月的银行流水后才能出预审结果。", "normal")
+    bank = _mail(1, "招商银行 <service@cmb.example>", "您申请的近六个月账户流水已生成",
+                 "您于 10 月 9 日申请的账户流水（4 月至 9 月）已生成，可在手机银行下载 PDF。")
+    output = propose_baseline(_input([bank], items=(visa, loan)), "zh")
+    declared = {d["id"]: d for d in _declared(output)}
+    assert set(declared) == {"visa", "mortgage"}  # both patched, no item of its own
+    assert all("已生成" in d["summary"] and d["kind"] == "needs-you" for d in declared.values())
+    assert output["dispositions"][0]["related"] == ["visa", "mortgage"]
+    assert "（4 月至 9。" not in declared["visa"]["summary"]  # never cut inside a bracket
