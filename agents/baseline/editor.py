@@ -201,7 +201,8 @@ class _Planner(Attention, Output):
         if lean is not None and lean.apply(verdict.weight) != verdict.weight:
             verdict = replace(verdict, weight=lean.apply(verdict.weight))
             self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
-        aim = None if verdict.noise or verdict.kind == "done" else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
+        aim = None if verdict.noise or verdict.kind == "done" else self.purpose.lean(
+            f"{event.get('title') or ''} {event.get('text') or ''}"[:1500], str(event.get("from") or ""))
         if aim is not None:
             weight = _UP.get(verdict.weight, verdict.weight) if aim[0] == "up" else _DOWN.get(verdict.weight, verdict.weight)
             if weight != verdict.weight:

@@ -104,7 +104,7 @@ _STATES = (
 _NEGATED = re.compile(r"(?:未|没|不|待|尚|等|还没有?|not|n't|awaiting|pending|waiting for|to be)\s*$", re.IGNORECASE)
 STATE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
 _SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|(?=\n)|$)")
-_SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
+_SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好|家长好|老师好|同学们好|各位好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
                    r"|(?:thanks|thank you|best|regards|cheers|谢谢|此致|祝好)\b)", re.IGNORECASE)
 _NOREPLY = re.compile(r"^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|notifications?|notify|alerts?|info|service|"
                       r"support|billing|mailer|news|hello|team|account|accounts)$", re.IGNORECASE)
@@ -195,7 +195,7 @@ def _topic(title: str) -> str:
     return topic
 
 
-_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
+_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好|家长好|老师好|同学们好|各位好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
                        re.IGNORECASE)
 _OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|not yet|untested|unverified|not verified|not tested|unchanged",
                    re.IGNORECASE)
@@ -354,7 +354,8 @@ def head_cut(text: str, limit: int) -> str:
         return short
     head = text[:limit + 1]
     if " " in head[limit // 3:]:
-        return head[:head.rindex(" ")].rstrip(" :：-–,，")
+        cut = head[:head.rindex(" ")].rstrip(" :：-–,，")
+        return _DANGLING.sub("", cut).rstrip(" :：-–,，") or cut  # "Senior engineer role", not "… role in"
     return short
 
 

@@ -76,6 +76,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "who": {"sender": "该发件人", "thread": "该会话"},
         "purpose_up": "按用户目的：{topic}不能错过，升一档。", "purpose_down": "按用户目的：{topic}优先级低，降一档。",
         "topics": {"bills": "账单", "security": "安全问题", "shipping": "快递物流", "newsletters": "订阅资讯"},
+        "sender": "{name}的来信",
         "left": "还剩 {n} {unit}", "past": "已过 {n} {unit}", "day": "天", "hour": "小时",
         "date": "{month}月{day}日 {hm}",
     },
@@ -142,6 +143,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "purpose_down": "By the user's purpose: {topic} are low priority; one step lower.",
         "topics": {"bills": "bills", "security": "security problems", "shipping": "shipping notices",
                    "newsletters": "newsletters"},
+        "sender": "messages from {name}",
         "left": "{n} {unit} left", "past": "{n} {unit} past", "day": "days", "hour": "hours",
         "date": "{month_en} {day} {hm}",
     },
@@ -165,6 +167,8 @@ class Words:
 
     def topic(self, name: str) -> str:
         """A topic of the user's purpose (``baseline_purpose``) in words."""
+        if name.startswith("from:"):  # a sender the user named
+            return str(self._table["sender"]).format(name=clean(name[5:]))
         return self._table["topics"].get(name, name)
 
     def habit(self, direction: str, by: str, count: int) -> str:

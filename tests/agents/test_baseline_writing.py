@@ -218,3 +218,25 @@ def test_one_piece_of_evidence_updates_every_item_waiting_for_it():
     assert all("已生成" in d["summary"] and d["kind"] == "needs-you" for d in declared.values())
     assert output["dispositions"][0]["related"] == ["visa", "mortgage"]
     assert "（4 月至 9。" not in declared["visa"]["summary"]  # never cut inside a bracket
+
+
+def test_purpose_naming_senders_moves_their_mail_one_step_and_says_so():
+    from fold_agents.baseline.purpose import Purpose
+
+    purpose = Purpose({"purpose": "每天看到必须处理的事；李老师的邮件一定不能错过，来自猎头的消息优先级低。",
+                       "background": "Never miss mail from Li Na, but anything from talenthunt.example can wait."})
+    assert purpose.lean("家长会", "李老师 <li@school.example>") == ("up", "from:李老师")
+    assert purpose.lean("机会", "某某猎头 <hr@hunt.example>") == ("down", "from:猎头")
+    assert purpose.lean("Lunch?", '"Li Na" <li.na@work.example>') == ("up", "from:Li Na")
+    assert purpose.lean("Role", "Sam <sam@talenthunt.example>") == ("down", "from:talenthunt.example")
+    assert purpose.lean("Hello", "Bob <bob@else.example>") is None
+    teacher = _mail(1, "李老师 <li@school.example>", "下周班级活动安排",
+                    "各位家长好，下周三下午班级组织参观科技馆，回校时间约 16:30，届时请按时接孩子。")
+    plain = _declared(propose_baseline(_input([teacher]), "zh"))[0]
+    document = _input([teacher])
+    document["user"]["purpose"] = "李老师的邮件一定不能错过。"
+    named = _declared(propose_baseline(document, "zh"))[0]
+    steps = ("trace", "low", "normal", "high", "critical")
+    assert steps.index(named["weight"]) == steps.index(plain["weight"]) + 1
+    assert "李老师的来信不能错过" in named["reason"]
+    assert not named["summary"].startswith("李老师：各位家长好")  # the greeting is not the fact
