@@ -197,7 +197,8 @@ def _topic(title: str) -> str:
 
 _GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好|家长好|老师好|同学们好|各位好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
                        re.IGNORECASE)
-_OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|not yet|untested|unverified|not verified|not tested|unchanged",
+_OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|没有?人测|无人验证|not yet|untested|unverified|not verified|not tested"
+                   r"|unchanged|(?:nobody|no one) (?:has )?(?:yet )?(?:tested|verified)|(?:hasn't|has not) been tested",
                    re.IGNORECASE)
 
 

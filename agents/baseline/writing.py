@@ -82,7 +82,7 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     extra = facts.state if facts.state and not _said(facts.state, topic) else ""
     if facts.new_time:  # a rescheduled matter: its identifier (flight, meeting) and the new time
         ident = _IDENT.search(topic)
-        topic = ident.group(0) if ident else re.sub(r"(?:改期|延期|改到|改为|调整到|推迟到|moved to|changed to)$", "",
+        topic = ident.group(0) if ident else re.sub(_MOVED_END, "",
                                                      DATE_WORD.split(topic)[0].rstrip(" ,，:：-")).rstrip(" ,，:：-")
         extra = f"改到{facts.new_time}" if lang == "zh" else f"now {facts.new_time}"
         sep = "" if lang == "zh" else " "
@@ -119,6 +119,9 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
 _IDENT = re.compile(r"\bCVE-\d{4}-\d{4,}|\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
 _LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
          "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
+
+
+_MOVED_END = r"(?:(?:时间)?(?:调整|变更|改期|延期)|改到|改为|调整到|推迟到|moved to|changed to|(?:time )?change)$"
 
 
 def _said(state: str, topic: str) -> bool:

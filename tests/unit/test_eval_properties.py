@@ -166,3 +166,16 @@ def test_seen_reads_an_item_at_the_weight_its_parent_lets_it_be_seen():
     finding = check(seen, under("low"))[0]
     assert finding.passed is False and "seen at low" in finding.detail  # … but a low parent shows it as low
     assert check(seen, under("high"))[0].passed is True
+
+
+def test_kind_stability_counts_paraphrases_that_keep_the_weight_but_change_the_kind():
+    a = scenario(name="a", pair={"with": "b", "kind": "paraphrase"})
+    b = scenario(name="b")
+    runs = {"a": state(item("x", "会话超时修复", "normal", "in-progress")),
+            "b": state(item("y", "会话超时修复", "normal", "done"))}
+    results = [Result(s, Run(outcome="committed", before=state(), after=runs[s.name]), []) for s in (a, b)]
+    report = build_report(results, backend="test")
+    assert report["metrics"]["weight_stability"]["value"] == 1.0
+    assert report["metrics"]["kind_stability"] == {"numerator": 0, "denominator": 1, "value": 0.0}
+    assert report["metrics"]["weight_stability_pairs"][0]["kinds"] == ["in-progress", "done"]
+    assert "| kind stability | 0.00 (0 / 1) |" in render_markdown(report)
