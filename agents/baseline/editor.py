@@ -115,7 +115,9 @@ class _Planner(Attention, Output):
         self.annotate()
         self.review()
         self._lift_parents()
-        fit = fit_budget(self.known, self.changes, self.now, self._bundle)
+        held = frozenset(item for d in self.dispositions.values() if d["disposition"] == "used"
+                         for item in d["related"] if item in self.known.active)
+        fit = fit_budget(self.known, self.changes, self.now, self._bundle, held)
         for item_id in fit.demoted:
             self.changes[item_id].lowered_reason = self.words("demote_budget")
         for item_id in fit.dropped:

@@ -240,3 +240,26 @@ def test_purpose_naming_senders_moves_their_mail_one_step_and_says_so():
     assert steps.index(named["weight"]) == steps.index(plain["weight"]) + 1
     assert "李老师的来信不能错过" in named["reason"]
     assert not named["summary"].startswith("李老师：各位家长好")  # the greeting is not the fact
+
+
+def test_an_item_an_event_was_used_for_is_not_withdrawn_for_the_budget_in_that_cycle():
+    def view(item_id, title, weight, kind, share, due=None):
+        return {"id": item_id, "title": title, "summary": title, "weight": weight, "share": share,
+                "share_override": False, "kind": kind, "due_at": due, "updated_at": "2026-10-08T20:00:00+08:00",
+                "sources": [{"channel": "worklog", "ref": f"event:s-{item_id}", "quote": title}], "children": None}
+    # A full root (64 of 64): the benchmark result is a finished, low item — the first to give way.
+    items = (view("weekly", "周报周五前交", "critical", "needs-you", 24, "2026-10-10T17:00:00+08:00"),
+             view("visa", "签证缺银行流水", "high", "needs-you", 12, "2026-10-12T17:00:00+08:00"),
+             view("flight", "20日机票待确认", "high", "needs-you", 12),
+             view("review", "设计评审材料", "normal", "needs-you", 6),
+             view("reading", "推荐阅读：分布式快照", "low", "fyi", 3),
+             view("standup", "例会改到下午", "low", "fyi", 3),
+             view("bench", "基准测试 p99 182 ms", "low", "done", 3))
+    again = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "coding-agent",
+             "at": "2026-10-09T07:20:00+08:00", "title": "基准测试 p99 182 ms", "text": "基准测试 p99 182 ms，结果同上次。"}
+    urgent = _mail(2, "王芳 <wang@work.example>", "合同今天下班前签字", "合同需要你今天下班前签字，请尽快处理。")
+    output = propose_baseline(_input([again, urgent], items=items), "zh")
+    withdrawn = {d["id"] for d in output["batch"]["declarations"] if d.get("relation") == "withdraw"}
+    used = {d["event"]: d for d in output["dispositions"]}
+    assert used["w-1"]["disposition"] == "used" and "bench" in used["w-1"]["related"]
+    assert "bench" not in withdrawn and withdrawn  # something else gave way
