@@ -263,3 +263,19 @@ def test_an_item_an_event_was_used_for_is_not_withdrawn_for_the_budget_in_that_c
     used = {d["event"]: d for d in output["dispositions"]}
     assert used["w-1"]["disposition"] == "used" and "bench" in used["w-1"]["related"]
     assert "bench" not in withdrawn and withdrawn  # something else gave way
+
+
+def test_an_item_raised_inside_a_low_parent_raises_the_parent():
+    parcel = {"id": "parcel", "title": "显示器包裹运输中", "summary": "顺丰：显示器已从深圳发出。", "weight": "low",
+              "share": 3, "share_override": False, "kind": "in-progress", "updated_at": "2026-10-08T20:00:00+08:00",
+              "sources": [], "children": None}
+    updates = {"id": "fold-updates", "title": "其他 1 条动态", "summary": "1 条无需你处理的动态。", "weight": "low",
+               "share": 3, "share_override": False, "kind": "fyi", "updated_at": "2026-10-08T20:00:00+08:00",
+               "sources": [], "children": {"budget": 64, "used": 3, "free": 61, "items": [parcel]}}
+    note = {"id": "ann-1", "item": "parcel", "resolved_item": "parcel", "text": "这个包裹很重要，别错过。",
+            "author": "user", "created_at": "2026-10-08T21:00:00+08:00"}
+    output = propose_baseline(_input([], items=(updates,), notes=(note,)), "zh")
+    declared = {d["id"]: d for d in _declared(output)}
+    assert declared["parcel"]["weight"] == "high"
+    assert declared["fold-updates"]["weight"] == "high"  # the parcel is seen at high, not inside a low parent
+    assert "parcel" in declared["fold-updates"]["reason"]
