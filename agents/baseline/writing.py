@@ -185,8 +185,34 @@ def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
 _GENERIC = frozenset(_NEXT[lang][key] for lang in ("zh", "en") for key in ("done", "fyi", "ask", "waiting"))
 
 
+_LEADS = tuple(f"{word}{colon}" for table in _LEAD.values() for word in table.values() for colon in ("：", ": "))
+
+
+def _shortened(fact: str, room: int, lang: str) -> str:
+    """``fact`` in ``room`` code points: whole, else at a clause (a short label such as "Benchmark finished:" given
+    up first when what follows it then says more; the lead that says what it is kept), else cut with "…"."""
+    if len(fact) <= room:
+        return fact
+    lead = next((word for word in _LEADS if fact.startswith(word)), "")
+    label = re.match(r"^(?:[^：:]{1,24}[：:]\s*)+(?=\S)", fact[len(lead):])
+    if label:
+        rest = lead + fact[len(lead) + label.end():]
+        if len(clause(rest, room, "，,；;")) > len(clause(fact, room, "，,；;")):
+            fact = rest  # "Benchmark finished: … is 182 ms": the figures matter more than the label
+    if len(fact) <= room:
+        return fact
+    cut = clause(fact, room, "，,；;")
+    if len(cut) >= room // 2:
+        return cut
+    head = fact[:max(room, 8) - 1]
+    if lang == "en" and " " in head[len(head) // 2:]:
+        head = head[:head.rindex(" ")]  # not in the middle of a word
+    return head.rstrip("。.;；，,:： ") + "…"
+
+
 def _summary(fact: str, step: str, lang: str, limit: int) -> str:
-    """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
+    """The fact then the next step; the fact is shortened (at a clause) so the step is said — unless the step
+    says no more than the item's kind ("no action needed") and the fact would otherwise be cut mid-thought."""
     end = "。" if lang == "zh" else "."
     joiner = "；" if lang == "zh" else "; "
     fact = clean(fact).rstrip("。.;；，,:： ")
@@ -196,17 +222,10 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
             fact = re.sub(r"^(?:your|the|a|an|our)\s+", "", fact, flags=re.IGNORECASE)
             fact = fact[:1].upper() + fact[1:]
     room = limit - len(step) - len(joiner) - len(end)
-    if len(fact) > room and step in _GENERIC:  # "no action needed" gives way to the fact it would crowd out
-        step, room = "", limit - len(end)
-    label = re.match(r"^(?:[^：:]{1,24}[：:]\s*)+(?=\S)", fact)
-    if len(fact) > room and label and len(clause(fact[label.end():], room, "，,；;")) > len(clause(fact, room, "，,；;")):
-        fact = fact[label.end():]  # "Benchmark finished: … is 182 ms": the figures matter more than the label
-        fact = clause(fact, room, "，,；;")
-    if len(fact) > room:
-        head = fact[:max(room, 8) - 1]
-        if lang == "en" and " " in head[len(head) // 2:]:
-            head = head[:head.rindex(" ")]  # not in the middle of a word
-        fact = head.rstrip("。.;；，,:： ") + "…"
+    alone = _shortened(fact, limit - len(end), lang) if len(fact) > room and step in _GENERIC else ""
+    if alone and not alone.endswith("…") and len(alone) > len(_shortened(fact, room, lang)):
+        step, room = "", limit - len(end)  # "no action needed" gives way to the part of the fact it would cut
+    fact = _shortened(fact, room, lang)
     if lang == "en" and step[:1].isupper() and step[1:2].islower():
         step = step[0].lower() + step[1:]  # the step continues the sentence
     return line(f"{fact}{joiner}{step}{end}" if fact and step else f"{fact or step}{end}", limit)
