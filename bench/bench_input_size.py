@@ -11,7 +11,9 @@ the host's own path builds the input (``signal.decide_signal``, then
 skill, tools and input — to the scripted OpenAI-compatible server
 (``tests/support/llm_servers.py``), whose reported prompt tokens are its
 deterministic estimate (UTF-8 JSON characters of the request / 4), not a real
-tokenizer's count. The skill's own size per language is measured beside it.
+tokenizer's count. The input is sent as the host sends it to an editor with tools
+(``bounded_view.editor_view``: above ``BRIEF_ABOVE`` active items, trace items brief); the whole input's size is
+shown beside it, and so is the skill's own size per language.
 
 Run: ``python bench/bench_input_size.py`` (under a minute; scratch space
 under ``$FOLD_BENCH_DIR``). It prints the figures and writes its section of
@@ -39,6 +41,7 @@ from fold_agents.llm.openai import OpenAIBackend, OpenAISettings  # noqa: E402
 from fold_core.plugin_api import AgentRequest  # noqa: E402
 from fold_core.store.file import file_store  # noqa: E402
 from fold_core.timefmt import parse_instant  # noqa: E402
+from fold_host.cycle.bounded_view import BRIEF_ABOVE, editor_view  # noqa: E402
 from fold_host.cycle.context import build_input  # noqa: E402
 from fold_host.cycle.signal import decide_signal  # noqa: E402
 from fold_host.cycle.tools import HostTools  # noqa: E402
@@ -96,15 +99,23 @@ def measure(path: str, server: LLMServer) -> dict:
         document = build_input(file_store(path), db, now=now, batch_id="bench",
                                user={"background": "", "purpose": "", "feedback_policy": ""}, events=events,
                                signal=signal)
-    backend = OpenAIBackend(OpenAISettings(model="scripted-model", base_url=server.openai_url))
+        backend = OpenAIBackend(OpenAISettings(model="scripted-model", base_url=server.openai_url))
+        shown = editor_view(document, backend, db)  # what the host sends an editor with tools
     server.reset().script(text(ANSWER))
-    reply = backend.propose(AgentRequest(input=document, skill=load_skill("zh"), tools=HostTools(path, now)))
+    reply = backend.propose(AgentRequest(input=shown, skill=load_skill("zh"), tools=HostTools(path, now)))
     body = json.dumps(server.requests[0].body, ensure_ascii=False).encode()
     state = document["state"]
-    return {"bytes": len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()),
+    return {"whole": len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()),
+            "bytes": len(json.dumps(shown, ensure_ascii=False, separators=(",", ":")).encode()),
+            "brief": _brief(shown["state"]["root"]),
             "request": len(body), "tokens": reply.input_tokens, "events": len(document["events"]),
             "active": _active(state["root"]), "not_active": len(state["not_active"]),
             "not_active_total": state["not_active_total"]}
+
+
+def _brief(layer: dict) -> int:
+    return sum(bool(entry.get("brief")) + (_brief(entry["children"]) if entry.get("children") else 0)
+               for entry in layer["items"])
 
 
 def _active(layer: dict) -> int:
@@ -129,31 +140,35 @@ def run() -> dict:
 
 def section(results: dict) -> str:
     def row(label: str, case: dict) -> str:
-        return (f"| {label} | {case['active']} | {case['events']} | {case['not_active']} of "
-                f"{case['not_active_total']} | {case['bytes'] / 1000:.1f} kB | {case['request'] / 1000:.1f} kB | "
-                f"{case['tokens']} |")
+        return (f"| {label} | {case['active']} | {case['brief']} | {case['events']} | {case['not_active']} of "
+                f"{case['not_active_total']} | {case['whole'] / 1000:.1f} kB | {case['bytes'] / 1000:.1f} kB | "
+                f"{case['request'] / 1000:.1f} kB | {case['tokens']} |")
 
     skill = results["skill"]
+    big, history = results["active-1000"], results["history"]
     return "\n".join([
         "## 16. What one editor call sends: input size and prompt tokens",
         "",
         "`bench/bench_input_size.py`. " + __doc__.split("\n\n")[1].replace("\n", " "),
         "",
-        "| state | active items | new events | not-active entries listed | §9 input | whole request "
-        "(skill, tools, input) | prompt tokens (scripted server) |",
-        "|---|---|---|---|---|---|---|",
+        "| state | active items | sent brief | new events | not-active entries listed | §9 input, whole | "
+        "§9 input as sent | whole request (skill, tools, input) | prompt tokens (scripted server) |",
+        "|---|---|---|---|---|---|---|---|---|",
         row("20 active items", results["active-20"]),
         row("200 active items", results["active-200"]),
-        row("1,000 active items", results["active-1000"]),
-        row(f"200 active items after {HISTORY:,} cycles of history", results["history"]),
+        row("1,000 active items", big),
+        row(f"200 active items after {HISTORY:,} cycles of history", history),
         "",
         f"Skill text: {skill['zh'] / 1000:.1f} kB in Chinese, {skill['en'] / 1000:.1f} kB in English (UTF-8), the "
         "same bytes on every call. History adds "
-        f"{results['history']['bytes'] / results['active-200']['bytes']:.3f}× to the 200-item input (the not-active "
-        "list is bounded): flat in history. The input grows with the active state, about "
-        f"{(results['active-1000']['bytes'] - results['active-200']['bytes']) / 800:.0f} bytes per active item: every "
-        "item is sent whole, trace items too (a view that sends trace items as ids, the rest through "
-        "`fold_get_item`, is not done yet).",
+        f"{history['bytes'] / results['active-200']['bytes']:.3f}× to the 200-item input as sent (the not-active "
+        "list is bounded): flat in history. Above "
+        f"{BRIEF_ABOVE} active items an editor with tools gets the trace items brief (id, title, weight, kind, "
+        "share; the rest through `fold_get_item`): the 1,000-item input as sent is "
+        f"{big['bytes'] / big['whole']:.2f}× the whole one, about "
+        f"{(big['bytes'] - results['active-200']['bytes']) / 800:.0f} bytes per further active item instead of "
+        f"{(big['whole'] - results['active-200']['whole']) / 800:.0f}. Editors without tools (the baseline, "
+        "`command`, `max_tool_calls = 0`) get the whole state.",
     ])
 
 

@@ -47,15 +47,15 @@ from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
-from fold_agents.baseline.facts import ageing_hours, read_facts
+from fold_agents.baseline.facts import about, ageing_hours, read_facts
 from fold_agents.baseline.frames import Frames
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
 from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
-from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
+from fold_agents.baseline.plan import BUNDLE_IDS, BUNDLES, MAX_LEVEL, Change, bundle_id, fit_budget
 from fold_agents.baseline.purpose import Purpose
-from fold_agents.baseline.rules import heavier, line, thread_item_id, title_line
+from fold_agents.baseline.rules import heavier, lighter, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
 from fold_agents.baseline.writing import write
 from fold_agents.llm.conversation import Clock, skill_language
@@ -65,6 +65,8 @@ __all__ = ["BaselineBackend", "propose_baseline"]
 # The user's purpose moves a message one step, up to high and down to low (never into or out of noise).
 _UP = {"trace": "low", "low": "normal", "normal": "high"}
 _DOWN = {"critical": "high", "high": "normal", "normal": "low"}
+# Identifiers an escalation names: a CVE, a ticket or an advisory (letters and digits, never a bare number).
+_NAMED = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b|\b[A-Z]{2,10}-\d{2,}\b")
 _REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
@@ -116,7 +118,10 @@ class _Planner(Frames, Attention, Output):
                 self._message(event)
         self.annotate()
         self.review()
-        fit = fit_budget(self.known, self.changes, self.now, self._bundle)
+        self._lift_parents()
+        held = frozenset(item for d in self.dispositions.values() if d["disposition"] == "used"
+                         for item in d["related"] if item in self.known.active)
+        fit = fit_budget(self.known, self.changes, self.now, self._bundle, held)
         for item_id in fit.demoted:
             self.changes[item_id].lowered_reason = self.words("demote_budget")
         for item_id in fit.dropped:
@@ -134,6 +139,33 @@ class _Planner(Frames, Attention, Output):
         ids = list(dict.fromkeys(e["id"] for e in self.events))
         return {"dispositions": [{"event": i, "disposition": "deferred", "why": why, "related": []} for i in ids],
                 "batch": {"declarations": [], "acknowledges": list(dict.fromkeys(a["id"] for a in self.pending))}}
+
+    # -- layers ---------------------------------------------------------------------------
+
+    def _lift_parents(self) -> None:
+        """An item is never more important than its parent's layer lets it be seen (an item in a low parent is
+        read as low): a planned weight above an ancestor's raises that ancestor to it, bundles included. The
+        kernel moves no item to another parent (``unsupported_move``), so raising the parent is the way."""
+        for change in list(self.changes.values()):
+            if change.weight is None or change.parent is None:
+                continue
+            for ancestor in self.known.ancestors(change.parent):
+                planned = self.changes.get(ancestor)
+                weight = planned.weight if planned is not None and planned.weight else \
+                    self.known.active[ancestor]["weight"]
+                if heavier(weight, change.weight) == weight:
+                    continue
+                holder = self._holder(ancestor)
+                holder.weight = change.weight
+                holder.reason = self.words("parent_raised", item=change.id, weight=change.weight)
+
+    def _holder(self, item_id: str) -> Change:
+        """The planned change of an active parent (a bundle keeps its naming)."""
+        for name in BUNDLES:
+            for level in range(1, MAX_LEVEL + 1):
+                if bundle_id(name, level) == item_id:
+                    return self._bundle(name, level)
+        return self.change(item_id, "patch")
 
     # -- matters ------------------------------------------------------------------------
 
@@ -175,7 +207,8 @@ class _Planner(Frames, Attention, Output):
         if lean is not None and lean.apply(verdict.weight) != verdict.weight:
             verdict = replace(verdict, weight=lean.apply(verdict.weight))
             self.habits[event["id"]] = self.words.habit(lean.direction, lean.by, lean.count)
-        aim = None if verdict.noise else self.purpose.lean(f"{event.get('title') or ''} {event.get('text') or ''}"[:1500])
+        aim = None if verdict.noise or verdict.kind == "done" else self.purpose.lean(
+            f"{event.get('title') or ''} {event.get('text') or ''}"[:1500], str(event.get("from") or ""))
         if aim is not None:
             weight = _UP.get(verdict.weight, verdict.weight) if aim[0] == "up" else _DOWN.get(verdict.weight, verdict.weight)
             if weight != verdict.weight:
@@ -210,10 +243,21 @@ class _Planner(Frames, Attention, Output):
             return
         by_thread = target is not None
         target = target or self._same_matter(event)
+        escalated = self._escalation(event, verdict, target[0] if target else None)
+        if escalated is not None:  # a request naming something new (a CVE) inside a result's thread: its own item
+            ident, item_id = escalated
+            found = self.resolve(item_id, restore=True) or ((item_id, self.changes[item_id].mode)
+                                                            if item_id in self.changes else None)
+            if found is None:
+                self._new(event, verdict, item_id, ident=ident)
+            else:
+                self._update(event, verdict, *found)
+            return
+        waiting = self._waited_for(event, verdict, target[0] if target else None)
         if target is None:
-            waiting = self._waited_for(event, verdict)
-            if waiting is not None:
-                self._advance(event, verdict, waiting)
+            if waiting:
+                for item_id in waiting:  # one piece of evidence updates every item that waits for it
+                    self._advance(event, verdict, item_id)
             else:
                 self._new(event, verdict, thread_id)
             return
@@ -221,24 +265,30 @@ class _Planner(Frames, Attention, Output):
         if mode in ("patch", "new") and self._settled(event, verdict, item_id, by_thread):
             return
         self._update(event, verdict, item_id, mode)
+        for other in waiting:  # … and the other items waiting for what it brings
+            self._advance(event, verdict, other, related=True)
 
-    def _waited_for(self, event: Mapping[str, Any], verdict) -> str | None:
-        """An open item this message advances without being a matter of its own: a result or notice (not a
-        request) whose subject names what the item waits for ("账户流水已生成" for a visa item missing "银行
-        流水"). One piece of evidence then updates the item it touches instead of opening another."""
+    def _waited_for(self, event: Mapping[str, Any], verdict, target: str | None = None) -> list[str]:
+        """The open items this message advances without being their matter: a result or notice (not a
+        request) whose subject names what an item waits for ("账户流水已生成" for a visa item missing "银行
+        流水"). One piece of evidence updates every item it touches (the visa and the mortgage application that
+        both wait for the statement), besides its own item (``target``) if it has one."""
         if verdict.kind == "needs-you" or not event.get("title"):
-            return None
+            return []
+        found = []
         for item_id, view in self.known.active.items():
-            if item_id in BUNDLE_IDS or item_id in self.changes or view.get("kind") not in ("needs-you", "in-progress"):
+            if item_id in BUNDLE_IDS or item_id == target or item_id in self.changes \
+                    or view.get("kind") not in ("needs-you", "in-progress"):
                 continue
             said = " ".join([str(view.get("title") or ""), str(view.get("summary") or "")]
                             + [str(s.get("quote") or "") for s in view.get("sources") or ()])
             if advances(str(event.get("title")), said):
-                return item_id
-        return None
+                found.append(item_id)
+        return found
 
-    def _advance(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
-        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept."""
+    def _advance(self, event: Mapping[str, Any], verdict, item_id: str, related: bool = False) -> None:
+        """Patch the item the message advances: the new fact in its summary, its kind, weight and due kept.
+        ``related``: the event already has its own item; it is related to this one too."""
         change = self.change(item_id, "patch")
         view = self.known.active[item_id]
         facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
@@ -246,6 +296,11 @@ class _Planner(Frames, Attention, Output):
         change.summary = write(facts, verdict.rule, str(view.get("kind")), view.get("due_at"), self.moment)[1] or None
         change.reason = self.words("advanced", item=item_id)
         self.cite(change, event)
+        known = self.dispositions.get(event["id"])
+        if known is not None and known["disposition"] == "used":
+            if item_id not in known["related"]:
+                known["related"].append(item_id)
+            return
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
     def _settled(self, event: Mapping[str, Any], verdict, item_id: str, by_thread: bool) -> bool:
@@ -277,11 +332,32 @@ class _Planner(Frames, Attention, Output):
             return True
         return False
 
-    def _new(self, event: Mapping[str, Any], verdict, item_id: str) -> None:
+    def _escalation(self, event: Mapping[str, Any], verdict, item_id: str | None) -> tuple[str, str] | None:
+        """(identifier, item id) when a request names an identifier (CVE-…, a ticket) that the item of its
+        thread or matter — a result or progress, not a request — does not state: an agent's escalation is a
+        matter of its own, not an update of the benchmark it was found during."""
+        if verdict.kind != "needs-you" or item_id is None:
+            return None
+        view = self.known.active.get(item_id, {})
+        planned = self.changes.get(item_id)
+        kind = planned.kind if planned is not None and planned.kind else view.get("kind")
+        if kind == "needs-you" or kind is None:
+            return None
+        own = own_words(str(event.get("text") or ""))[:1500]
+        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary")]
+                        + ([planned.title, planned.summary] if planned is not None else [])
+                        + [s.get("quote") for s in view.get("sources") or ()]).lower()
+        for found in _NAMED.finditer(own):
+            ident = found.group(0)
+            if ident.lower() not in said:
+                return ident, f"{thread_item_id(dict(event))}-{re.sub(r'[^a-z0-9]+', '-', ident.lower())}"[:64]
+        return None
+
+    def _new(self, event: Mapping[str, Any], verdict, item_id: str, ident: str | None = None) -> None:
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
         change.judged = "critical" if verdict.pressing else verdict.weight
-        change.title, change.summary = self._written(event, verdict)
+        change.title, change.summary = self._written(event, verdict, ident)
         self._subjects[item_id] = title_line(event.get("title"), 24)
         change.title = change.title or line(event.get("from"), 24) or self.words("untitled")
         if verdict.kind in ("in-progress", "needs-you"):
@@ -311,8 +387,10 @@ class _Planner(Frames, Attention, Output):
             return
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
-            change.weight = verdict.weight
-            change.judged = "critical" if verdict.pressing else verdict.weight
+            # a matter that is finished now never rises: it keeps its weight or goes to the result's, if lighter
+            finished = verdict.kind == "done" and verdict.explicit_kind and weight is not None
+            change.weight = lighter(weight, verdict.weight) if finished else verdict.weight
+            change.judged = "critical" if verdict.pressing else change.weight
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at
@@ -333,9 +411,12 @@ class _Planner(Frames, Attention, Output):
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
-    def _written(self, event: Mapping[str, Any], verdict) -> tuple[str, str | None]:
-        """Title and summary from the facts of the message (``baseline_facts``), in the source's language."""
+    def _written(self, event: Mapping[str, Any], verdict, ident: str | None = None) -> tuple[str, str | None]:
+        """Title and summary from the facts of the message (``baseline_facts``), in the source's language;
+        ``ident``: the identifier an escalation is about (its title, and the fact its ask is about)."""
         facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
+        if ident is not None:
+            facts = about(facts, ident, own_words(str(event.get("text") or "")))
         title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
         return title, summary or None
 

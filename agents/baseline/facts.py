@@ -35,8 +35,8 @@ from fold_core.timefmt import parse_instant
 from fold_agents.baseline.dates import find_dates
 from fold_agents.baseline.rules import clean, line, title_line
 
-__all__ = ["AMOUNT", "AUTOPAY_OFF", "BILL", "DATE_WORD", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES",
-           "SALES_PITCH", "SALES_STRONG", "STATE_PATTERNS", "ageing_hours", "clause", "day_of", "head_cut", "read_facts",
+__all__ = ["AMOUNT", "about", "AUTOPAY_OFF", "BILL", "DATE_WORD", "Facts", "PAID", "PARCEL_PHISHING", "PAY_PENDING", "SALES",
+           "SALES_PITCH", "SALES_STRONG", "STATE_PATTERNS", "ageing_hours", "clause", "day_of", "head_cut", "question", "read_facts",
            "source_language"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -95,15 +95,16 @@ _STATES = (
     (r"构建通过|测试通过|全部通过|\bpassed\b|\bsucceeded\b|\bgreen\b", "通过", "passed"),
     (r"已送达|已签收|已妥投|\bdelivered\b", "已送达", "delivered"),
     (r"运输中|派送中|已发货|已揽收|in transit|out for delivery|\bshipped\b|on its way", "运输中", "in transit"),
-    (r"已付款|已支付|已还清|还款成功|付款成功|payment received|\bpaid\b", "已付款", "paid"),
+    (r"已付款|已支付|已还清|还款成功|付款成功|缴费成功|已缴清|payment received|\bpaid\b", "已付款", "paid"),
     (r"已提交|提交成功|\bsubmitted\b", "已提交", "submitted"),
     (r"已上线|已发布|已部署|deployed|released|shipped to production", "已上线", "released"),
     (r"已修复|已解决|\bfixed\b|\bresolved\b", "已修复", "fixed"),
+    (r"已完成|跑完了|已跑完|\bfinished\b|\bcompleted\b", "已完成", "finished"),
 )
 _NEGATED = re.compile(r"(?:未|没|不|待|尚|等|还没有?|not|n't|awaiting|pending|waiting for|to be)\s*$", re.IGNORECASE)
 STATE_PATTERNS = tuple((re.compile(p, re.IGNORECASE), zh, en) for p, zh, en in _STATES)
 _SENTENCE = re.compile(r"(?:[^。！？!?\n；;.]|\.(?!\s|$))+(?:[。！？!?；;]|\.(?=\s|$)|(?=\n)|$)")
-_SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
+_SKIP = re.compile(r"^\s*(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好|家长好|老师好|同学们好|各位好)|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]?\s*$"
                    r"|(?:thanks|thank you|best|regards|cheers|谢谢|此致|祝好)\b)", re.IGNORECASE)
 _NOREPLY = re.compile(r"^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|notifications?|notify|alerts?|info|service|"
                       r"support|billing|mailer|news|hello|team|account|accounts)$", re.IGNORECASE)
@@ -143,6 +144,8 @@ _SIGN = {"EUR": "€", "GBP": "£", "USD": "$", "US$": "$", "CNY": "¥", "RMB": 
 
 def _amount(text: str) -> str:
     found = list(AMOUNT.finditer(text))
+    # "balance is now ¥0.00" is not what the message is about: a zero amount only when there is no other
+    found = [m for m in found if (m.group(2) or m.group(3)).strip("0.,")] or found
     if not found:
         return ""
     near = [m for m in found if _BILL_AMOUNT.search(text[max(0, m.start() - 16):m.start()])]
@@ -192,9 +195,10 @@ def _topic(title: str) -> str:
     return topic
 
 
-_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
+_GREETING = re.compile(r"^(?:[^。！？!?\n]{0,24}?(?:您好|你好|大家好|家长好|老师好|同学们好|各位好)[！!，,：:。 ]*|(?:hi|hello|hey|dear)\b[^,:\n]{0,40}[,:]\s*)",
                        re.IGNORECASE)
-_OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|not yet|untested|unverified|not verified|not tested|unchanged",
+_OPEN = re.compile(r"尚未|还没|未验证|未测试|待验证|没测|没有?人测|无人验证|not yet|untested|unverified|not verified|not tested"
+                   r"|unchanged|(?:nobody|no one) (?:has )?(?:yet )?(?:tested|verified)|(?:hasn't|has not) been tested",
                    re.IGNORECASE)
 
 
@@ -203,19 +207,52 @@ def _sentences(text: str) -> list[str]:
     return [s for s in found if len(s) >= 4 and not _SKIP.match(s)]
 
 
-_ASKING = re.compile(r"请|麻烦|最好|务必|需要你|需要您|please|could you|can you|would you|let me know|need you to",
+_ASKING = re.compile(r"(?<![申邀提])请(?!假|求已|柬)|麻烦|最好|务必|需要你|需要您|please|could you|can you|would you|let me know|need you to"
+                     r"|needs? your (?:decision|input|approval|answer|call|go-ahead)",
                      re.IGNORECASE)
 _TO_NEW = re.compile(r"改到|改为|改成|调整到|调整为|推迟到|延期到|延至|(?:moved|changed|rescheduled|postponed|delayed|pushed)"
                      r"(?: \w+){0,4} to\b|new (?:time|date|departure)|now (?:departs|leaves|starts)", re.IGNORECASE)
 
 
+_DANGLING = re.compile(r"(?:\s+(?:on|of|to|for|with|about|at|in|by|from|and|or|the|a|an|whether|that)|的|是否|关于|对|把|和|或)+$",
+                       re.IGNORECASE)
+_CHOICE = re.compile(r"还是|或者|\bor\b", re.IGNORECASE)
+
+
 def clause(sentence: str, limit: int, marks: str = "，,：:") -> str:
-    """A sentence shortened at a clause (no "…") when it is too long; its end mark dropped."""
+    """A sentence shortened at a clause (no "…") when it is too long; its end mark dropped. Cut at a word
+    instead, it never ends on a word that leads into what was cut ("need your decision on", "是否")."""
     sentence = sentence.rstrip("。.!！;；")
     if len(sentence) <= limit:
         return sentence
     cut = max(sentence.rfind(mark, 0, limit) for mark in marks)
-    return sentence[:cut] if cut >= 6 else head_cut(sentence, limit).rstrip("…")
+    short = sentence[:cut] if cut >= 6 else head_cut(sentence, limit).rstrip("…")
+    for opening, closing in (("（", "）"), ("(", ")")):
+        if short.count(opening) > short.count(closing):  # never end inside a bracket: cut before it
+            short = short[:short.rfind(opening)].rstrip() or short
+    return _DANGLING.sub("", short).rstrip(" ,，:：") or short
+
+
+def question(ask: str, limit: int, lang: str) -> str:
+    """An ask that fits ``limit``: a choice between options ("先用 A 临时缓解，还是这周迁移到 B？") is never
+    cut between its options — too long, it says there is a choice and where to read it."""
+    whole = ask.rstrip("。.!！;；")
+    if len(whole) <= limit or not _CHOICE.search(whole):
+        return clause(ask, limit)
+    head = re.split(r"[：:]", whole, maxsplit=1)[0] if re.search(r"[：:]", whole[:limit]) else ""
+    if lang == "zh":
+        return f"{head or '需要你决定'}（二选一，见原文）"
+    return f"{head}: choose one of two" if head and len(head) <= limit - 16 else "choose between two options"
+
+
+def _ask(sentences: list[str]) -> str:
+    """The clause that asks something of the user; the whole sentence when it asks to choose between options
+    (its clauses are the options: cut apart, the question no longer reads)."""
+    for sentence in sentences:
+        for part in re.split(r"[，,]\s*", sentence):
+            if _ASKING.search(part):
+                return sentence if _CHOICE.search(sentence) and sentence.rstrip().endswith(("？", "?")) else part
+    return ""
 
 
 def _otherwise(sentences: list[str]) -> str:
@@ -277,10 +314,20 @@ def read_facts(event: Mapping[str, Any], body: str, now: datetime | None = None)
                  key=key, key_first=bool(sentences) and key == sentences[0],
                  open_part=next((s.rstrip("。.;；") for s in sentences if _OPEN.search(s) and s != key), ""),
                  person=str(event.get("channel") or "") == "email",
-                 ask=next((c for s in sentences for c in re.split(r"[，,]\s*", s) if _ASKING.search(c)), ""),
+                 ask=_ask(sentences),
                  otherwise=_otherwise(sentences),
                  where=next((m.group(0) for m in _WHERE.finditer(text)), ""),
                  new_time=_new_time(text, parse_instant(event.get("at")) or now, lang) if state in ("改期", "rescheduled") else "")
+
+
+def about(facts: Facts, ident: str, body: str) -> Facts:
+    """The facts of a message that escalates something named (``ident``: a CVE, a ticket): the identifier is
+    the topic, with what the message says it is in brackets right after it ("CVE-2026-41234（远程代码执行）"),
+    and the ask is the next step."""
+    at = body.find(ident)
+    after = re.match(r"\s*([（(][^）)\n]{1,24}[）)])", body[at + len(ident):]) if at >= 0 else None
+    named = f"{ident}{after.group(0).rstrip()}" if after else ident
+    return replace(facts, topic=ident, key=named, key_first=False, state="")
 
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -308,7 +355,8 @@ def head_cut(text: str, limit: int) -> str:
         return short
     head = text[:limit + 1]
     if " " in head[limit // 3:]:
-        return head[:head.rindex(" ")].rstrip(" :：-–,，")
+        cut = head[:head.rindex(" ")].rstrip(" :：-–,，")
+        return _DANGLING.sub("", cut).rstrip(" :：-–,，") or cut  # "Senior engineer role", not "… role in"
     return short
 
 

@@ -72,7 +72,11 @@ def matter_of(*texts: str | None) -> Matter:
                 amounts.add(f"{int(digits)}{cents if cents and cents.strip('.0') else ''}")
         for run in _CJK_RUN.findall(text):
             topic.update(run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in _STOP_BIGRAMS)
-        topic.update(w.lower() for w in _EN_WORD.findall(text) if w.lower() not in _STOP_WORDS)
+        for word in _EN_WORD.findall(text):
+            # a slug's parts are words too ("sync-benchmark" is about a sync benchmark)
+            for part in [word, *word.split("-")] if "-" in word else [word]:
+                if len(part) >= 4 and part.lower() not in _STOP_WORDS:
+                    topic.add(part.lower())
     return Matter(frozenset(keys), frozenset(topic), frozenset(amounts))
 
 

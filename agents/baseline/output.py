@@ -69,7 +69,7 @@ class Output(Draft):
             else:
                 change.summary = self.words(f"bundle_{name.replace('-', '_')}" + (
                     "_plain" if name == "needs-you" else "_summary"), limit=60, count=count)
-            change.reason = self.words("bundle_reason")
+            change.reason = change.reason or self.words("bundle_reason")  # a parent raised for a child says so
 
     def _declarations(self, withdrawn: list[str]) -> list[dict]:
         self._listing = {c.parent for c in self.changes.values() if c.mode == "new" and c.parent in BUNDLE_IDS}

@@ -142,11 +142,12 @@ class _Layer:
     """One layer while fitting: its items (a planned change or the stored view) and the moves made."""
 
     def __init__(self, known: Known, changes: dict[str, Change], parent: str | None, now: datetime | None,
-                 fit: Fit) -> None:
+                 fit: Fit, held: frozenset[str] = frozenset()) -> None:
         self.known, self.changes, self.parent, self.now, self.fit = known, changes, parent, now, fit
         self.ids = [i for i in known.children.get(parent, []) if i not in fit.withdrawn]
         self.ids += [c.id for c in changes.values() if c.parent == parent and c.id not in self.ids]
         self.keep = {a for c in changes.values() for a in known.ancestors(c.parent)}
+        self.keep |= {a for i in held for a in known.ancestors(i)}  # an event of this batch rests on them
         # The weights as judged, before fitting: an item judged critical stays guarded in any layer.
         self.judged = {i: (self.changes[i].judged if i in self.changes else None) or self.weight(i) for i in self.ids}
 
@@ -222,8 +223,11 @@ class _Layer:
 
 
 def fit_budget(known: Known, changes: dict[str, Change], now: str,
-               bundle: Callable[[str, int], Change] | None = None) -> Fit:
+               bundle: Callable[[str, int], Change] | None = None, held: frozenset[str] = frozenset()) -> Fit:
     """Adjust ``changes`` in place (demote, move into bundles, drop) and choose withdrawals so every layer fits.
+
+    ``held``: active items an event of this batch was used for (a result that only confirms one): they are
+    never withdrawn in the cycle the event arrived, though they may still be lowered.
 
     ``bundle(name, level)`` gives the planned change of the bundle ``name`` at ``level`` (created on first
     use); without it nothing is moved. A bundle's own layer that does not fit moves its least pressing new
@@ -234,7 +238,7 @@ def fit_budget(known: Known, changes: dict[str, Change], now: str,
                      key=lambda p: (p is not None, p or ""))
     for parent in touched:
         root = (lambda name: bundle(name, 1)) if bundle is not None and parent is None else None
-        _fit_layer(_Layer(known, changes, parent, moment, fit), root)
+        _fit_layer(_Layer(known, changes, parent, moment, fit, held), root)
     for level in range(1, MAX_LEVEL + 1):
         for name in BUNDLES:
             holder = bundle_id(name, level)
@@ -243,7 +247,7 @@ def fit_budget(known: Known, changes: dict[str, Change], now: str,
                 if bundle is not None and level < MAX_LEVEL:
                     deeper = lambda wanted, name=name, level=level: (  # noqa: E731 - the same kind, one deeper
                         bundle(wanted, level + 1) if wanted == name else None)
-                _fit_layer(_Layer(known, changes, holder, moment, fit), deeper)
+                _fit_layer(_Layer(known, changes, holder, moment, fit, held), deeper)
     fit.demoted = [i for i in fit.demoted if i in changes]
     return fit
 

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["WEIGHT_STEPS", "clean", "heavier", "lighter_by_one", "line", "quote", "summary_line", "thread_item_id",
+__all__ = ["WEIGHT_STEPS", "clean", "heavier", "lighter", "lighter_by_one", "line", "quote", "summary_line", "thread_item_id",
            "title_line"]
 
 WEIGHT_STEPS = ("critical", "high", "normal", "low", "trace")
@@ -102,6 +102,10 @@ def thread_item_id(event: dict) -> str:
 
 def heavier(a: str, b: str) -> str:
     return a if WEIGHT_STEPS.index(a) <= WEIGHT_STEPS.index(b) else b
+
+
+def lighter(a: str, b: str) -> str:
+    return a if WEIGHT_STEPS.index(a) >= WEIGHT_STEPS.index(b) else b
 
 
 def lighter_by_one(weight: str, floor: str = "low") -> str:

@@ -129,7 +129,7 @@ RESULT = words("已合并", "合并到", "已完成", "已办结", "已发布", 
                 "已到账", "到账成功", "付款成功", "支付成功", "还款成功", "缴费成功", "已批准", "审批通过", "已通过", "已生成",
                 "已出票", "已收到", "收到了", "已退款", "退款成功", "办理完成", "已修复", "已恢复", "恢复正常", "已接受", "已入账",
                 "入账成功", "r:已于[^。；\n]{0,24}(?:到账|入账|送达|签收|完成|发放|办结)",
-                "接受了", "accepted", "merged",
+                "接受了", "跑完了", "已跑完", "accepted", "merged", "r:\\bfinished\\b",
                 "completed", "resolved", "released", "delivered", "payment received", "paid", "succeeded",
                 "successfully", "approved", "is ready", "are ready", "now available", "passed", "deployed", "published",
                 "confirmed", "fixed", "recovered")
@@ -144,7 +144,9 @@ PARTIAL = words("r:(?:还没有?|尚未|未|暂未|仍未|还未|待)(?:验证|�
                  "r:(?:生产|线上|production)[^。；\\n]{0,8}(?:还没|尚未|未|还未|暂未|not yet)",
                  "r:(?:not yet|hasn't been|has not been) (?:deployed|released|rolled out)",
                  "r:(?:还没有?|尚未|未|没有)[^。；\n]{0,4}(?:全量|全面上线|全部上线|全面发布|全部发布)",
-                 "r:not (?:yet )?(?:fully|widely) (?:rolled out|released|deployed)", "r:(?:only|still) (?:on|in) (?:canary|beta)")
+                 "r:not (?:yet )?(?:fully|widely) (?:rolled out|released|deployed)", "r:(?:only|still) (?:on|in) (?:canary|beta)",
+                 "r:(?:nobody|no one) (?:has )?(?:yet )?(?:tested|verified|checked)",
+                 "r:(?:hasn't|has not|haven't|have not) (?:yet )?(?:been )?(?:tested|verified)", "r:(?:没有?人|无人)(?:测试?|验证)")
 PROD_DONE = words("r:(?:生产|线上|正式)环境?[^。；，\n]{0,6}(?:已|验证通过|确认|恢复)", "已上线", "已全量", "已发布到生产",
                    "r:(?:deployed|released|rolled out|live) (?:to|in|on) production", "r:production[^.;\n]{0,12}(?:verified|confirmed)")
 FAILURE = words("告警", "报警", "故障", "宕机", "不可用", "错误率", "失败", "出错", "中断", "崩溃", "outage", "alert",

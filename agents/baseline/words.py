@@ -39,6 +39,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "used": "基线规则：归入条目 {item}。",
         "advanced": "基线规则：这条消息带来条目 {item} 在等的东西，更新该条目，不另立新事项。",
         "confirms": "只确认条目 {item} 的原结论，不改写。",
+        "parent_raised": "子项 {item} 升到 {weight}：父项随之升档，子项不会比父层让人看见的更重要。",
         "late": "这条消息早于条目 {item} 的最近更新，不覆盖已确认的结果。",
         "ack": "用户已阅；暂定理解：已阅事项让出一档注意力。",
         "ack_keep": "用户已阅；按反馈策略，已阅事项仍按价值保留。",
@@ -75,6 +76,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "who": {"sender": "该发件人", "thread": "该会话"},
         "purpose_up": "按用户目的：{topic}不能错过，升一档。", "purpose_down": "按用户目的：{topic}优先级低，降一档。",
         "topics": {"bills": "账单", "security": "安全问题", "shipping": "快递物流", "newsletters": "订阅资讯"},
+        "sender": "{name}的来信",
         "left": "还剩 {n} {unit}", "past": "已过 {n} {unit}", "day": "天", "hour": "小时",
         "date": "{month}月{day}日 {hm}",
     },
@@ -102,6 +104,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "used": "Baseline rule: filed under item {item}.",
         "advanced": "Baseline rule: this message brings what item {item} waits for; that item is updated, no new one.",
         "confirms": "It only confirms what item {item} says; no rewrite.",
+        "parent_raised": "Its child {item} rose to {weight}: the parent rises with it, so the child is seen at that weight.",
         "late": "Older than item {item}'s last update: it does not override a confirmed result.",
         "ack": "The user acknowledged it; assumed: acknowledged items give up one step of attention.",
         "ack_keep": "The user acknowledged it; by the feedback policy it stays by its value.",
@@ -140,6 +143,7 @@ _TEXT: dict[str, dict[str, Any]] = {
         "purpose_down": "By the user's purpose: {topic} are low priority; one step lower.",
         "topics": {"bills": "bills", "security": "security problems", "shipping": "shipping notices",
                    "newsletters": "newsletters"},
+        "sender": "messages from {name}",
         "left": "{n} {unit} left", "past": "{n} {unit} past", "day": "days", "hour": "hours",
         "date": "{month_en} {day} {hm}",
     },
@@ -163,6 +167,8 @@ class Words:
 
     def topic(self, name: str) -> str:
         """A topic of the user's purpose (``baseline_purpose``) in words."""
+        if name.startswith("from:"):  # a sender the user named
+            return str(self._table["sender"]).format(name=clean(name[5:]))
         return self._table["topics"].get(name, name)
 
     def habit(self, direction: str, by: str, count: int) -> str:

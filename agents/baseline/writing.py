@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from fold_core.timefmt import parse_instant
-from fold_agents.baseline.facts import DATE_WORD, STATE_PATTERNS, Facts, clause, day_of, head_cut
+from fold_agents.baseline.facts import DATE_WORD, STATE_PATTERNS, Facts, clause, day_of, head_cut, question
 from fold_agents.baseline.rules import clean, line, title_line
 
 __all__ = ["write"]
@@ -65,10 +65,12 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     sep = "：" if lang == "zh" else ": "
     if facts.bill and rule not in ("result",) and facts.state not in ("已付款", "paid"):
         return _bill(facts, due, step)
+    if facts.bill and facts.state in ("已付款", "paid") and (facts.who or facts.amount):
+        return _paid(facts, step)
     if kind == "needs-you" and facts.key and DATE_WORD.search(facts.key) and due:
         step = "待你处理" if lang == "zh" else "yours to do"  # the key sentence already says by when
-    elif kind == "needs-you" and not due and facts.ask:
-        step = clause(facts.ask, 30)  # what is asked, in the source's own words
+    elif kind == "needs-you" and facts.ask and (not due or DATE_WORD.search(facts.ask)):  # the ask says by when
+        step = question(facts.ask, 30, lang)  # what is asked, in the source's own words
     if rule == "partial" and facts.open_part:
         step = clause(facts.open_part, 40)  # what is still unverified, in the source's own words
     if rule == "partial" and facts.where:  # what the check covered, so the reader knows what it did not
@@ -80,7 +82,7 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     extra = facts.state if facts.state and not _said(facts.state, topic) else ""
     if facts.new_time:  # a rescheduled matter: its identifier (flight, meeting) and the new time
         ident = _IDENT.search(topic)
-        topic = ident.group(0) if ident else re.sub(r"(?:改期|延期|改到|改为|调整到|推迟到|moved to|changed to)$", "",
+        topic = ident.group(0) if ident else re.sub(_MOVED_END, "",
                                                      DATE_WORD.split(topic)[0].rstrip(" ,，:：-")).rstrip(" ,，:：-")
         extra = f"改到{facts.new_time}" if lang == "zh" else f"now {facts.new_time}"
         sep = "" if lang == "zh" else " "
@@ -103,7 +105,7 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
     if facts.new_time:  # a rescheduled matter: the new time is the fact
         fact = _fit(40, topic, extra, sep=sep)
         facts = replace(facts, key_first=False)
-    if step and facts.ask and facts.ask in fact and step == clause(facts.ask, 30):
+    if step and facts.ask and facts.ask in fact and step == question(facts.ask, 30, lang):
         fact = fact.replace(facts.ask, "").strip("，, 。.")  # the ask is said once, as the step
     room = 56 - len(step)
     lead = facts.who if facts.who and facts.who not in fact and facts.person else _LEAD[lang].get(kind, "")
@@ -117,6 +119,9 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
 _IDENT = re.compile(r"\bCVE-\d{4}-\d{4,}|\b[A-Z]{1,4}[- ]?\d{2,6}\b|#\d{2,}|[A-Z]{2,}-\d+")
 _LEAD = {"zh": {"needs-you": "待你处理", "in-progress": "进展", "done": "结果", "fyi": "动态"},
          "en": {"needs-you": "For you", "in-progress": "Progress", "done": "Result", "fyi": "Note"}}
+
+
+_MOVED_END = r"(?:(?:时间)?(?:调整|变更|改期|延期)|改到|改为|调整到|推迟到|moved to|changed to|(?:time )?change)$"
 
 
 def _said(state: str, topic: str) -> bool:
@@ -148,6 +153,22 @@ def _bill(facts: Facts, due: str, step: str) -> tuple[str, str]:
     return title, _summary(first, step, facts.lang, 60)
 
 
+def _paid(facts: Facts, step: str) -> tuple[str, str]:
+    """A bill's payment confirmed: who and how much, and that it is paid (never the mail's subject cut off)."""
+    zh = facts.lang == "zh"
+    who, amount = facts.who, facts.amount
+    short = (re.sub(r"(?:信用卡|客服|中心|服务|通知)+$", "", who)[:6] if zh else who.split(" ")[0]) if who else ""
+    if zh:
+        forms = [f"{who}账单{amount}已付", f"{who}{amount}已付", f"{short}{amount}已付", f"账单{amount}已付"]
+        first = f"{who}确认已收到付款{amount}" if who else f"已确认收到付款{amount}"
+    else:
+        forms = [f"{who} bill {amount} paid", f"{who} {amount} paid", f"{short} {amount} paid", f"Bill {amount} paid"]
+        first = f"{who} confirmed the payment {amount}".replace("  ", " ") if who else f"Payment {amount} confirmed"
+    forms = [" ".join(f.split()) for f in forms]
+    title = next((f for f in forms if len(f) <= 24), line(forms[-1], 24))
+    return title, _summary(first, step, facts.lang, 60)
+
+
 def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     """``head`` and the facts after it in ``limit`` code points: the head is shortened first."""
     tail = " ".join(m for m in more if m)
@@ -156,12 +177,42 @@ def _fit(limit: int, head: str, *more: str, sep: str = " ") -> str:
     room = limit - len(tail) - len(sep)
     if room < 4:
         return line(tail, limit)
-    head = head_cut(title_line(head, 200), room)
+    head = head_cut(title_line(head, 200), room).rstrip(" —–-_·:：,，")  # no dangling dash before the facts
     return line(f"{head}{sep}{tail}" if head else tail, limit)
 
 
+# Steps that say no more than the item's kind: they give way to a fact that would otherwise be cut mid-thought.
+_GENERIC = frozenset(_NEXT[lang][key] for lang in ("zh", "en") for key in ("done", "fyi", "ask", "waiting"))
+
+
+_LEADS = tuple(f"{word}{colon}" for table in _LEAD.values() for word in table.values() for colon in ("：", ": "))
+
+
+def _shortened(fact: str, room: int, lang: str) -> str:
+    """``fact`` in ``room`` code points: whole, else at a clause (a short label such as "Benchmark finished:" given
+    up first when what follows it then says more; the lead that says what it is kept), else cut with "…"."""
+    if len(fact) <= room:
+        return fact
+    lead = next((word for word in _LEADS if fact.startswith(word)), "")
+    label = re.match(r"^(?:[^：:]{1,24}[：:]\s*)+(?=\S)", fact[len(lead):])
+    if label:
+        rest = lead + fact[len(lead) + label.end():]
+        if len(clause(rest, room, "，,；;")) > len(clause(fact, room, "，,；;")):
+            fact = rest  # "Benchmark finished: … is 182 ms": the figures matter more than the label
+    if len(fact) <= room:
+        return fact
+    cut = clause(fact, room, "，,；;")
+    if len(cut) >= room // 2:
+        return cut
+    head = fact[:max(room, 8) - 1]
+    if lang == "en" and " " in head[len(head) // 2:]:
+        head = head[:head.rindex(" ")]  # not in the middle of a word
+    return head.rstrip("。.;；，,:： ") + "…"
+
+
 def _summary(fact: str, step: str, lang: str, limit: int) -> str:
-    """The fact then the next step; the fact is shortened (at a clause) so the step is always said."""
+    """The fact then the next step; the fact is shortened (at a clause) so the step is said — unless the step
+    says no more than the item's kind ("no action needed") and the fact would otherwise be cut mid-thought."""
     end = "。" if lang == "zh" else "."
     joiner = "；" if lang == "zh" else "; "
     fact = clean(fact).rstrip("。.;；，,:： ")
@@ -169,14 +220,12 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
         fact = re.sub(r"\s*[（(][^）)]{0,40}[）)]", "", fact)
         if lang == "en" and len(fact) > limit - len(step) - 3:
             fact = re.sub(r"^(?:your|the|a|an|our)\s+", "", fact, flags=re.IGNORECASE)
+            fact = fact[:1].upper() + fact[1:]
     room = limit - len(step) - len(joiner) - len(end)
-    if len(fact) > room and len(clause(fact, room, "，,；;")) >= room // 2:
-        fact = clause(fact, room, "，,；;")
-    if len(fact) > room:
-        head = fact[:max(room, 8) - 1]
-        if lang == "en" and " " in head[len(head) // 2:]:
-            head = head[:head.rindex(" ")]  # not in the middle of a word
-        fact = head.rstrip("。.;；，,:： ") + "…"
+    alone = _shortened(fact, limit - len(end), lang) if len(fact) > room and step in _GENERIC else ""
+    if alone and not alone.endswith("…") and len(alone) > len(_shortened(fact, room, lang)):
+        step, room = "", limit - len(end)  # "no action needed" gives way to the part of the fact it would cut
+    fact = _shortened(fact, room, lang)
     if lang == "en" and step[:1].isupper() and step[1:2].islower():
         step = step[0].lower() + step[1:]  # the step continues the sentence
-    return line(f"{fact}{joiner}{step}{end}" if fact else f"{step}{end}", limit)
+    return line(f"{fact}{joiner}{step}{end}" if fact and step else f"{fact or step}{end}", limit)

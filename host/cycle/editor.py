@@ -37,6 +37,7 @@ from functools import partial
 
 from fold_core.errors import StoreError
 from fold_core.plugin_api import AgentRequest, AgentUnavailable, Correction, Reply
+from fold_host.cycle.bounded_view import editor_view
 from fold_host.cycle.dispositions import check_output, host_receipt
 from fold_host.cycle.fallback import Editor, fallback_editor, note_reached, note_unreachable
 from fold_host.cycle.host import Host
@@ -106,9 +107,10 @@ def _attempts(host: Host, db: HostDB, window: Window, document: dict, now: str, 
     log = partial(log_call, db, host, window, editor=editor, now=now)
     secrets = known_secrets(host)
     mask = masker(secrets)
+    shown = editor_view(document, editor.backend, db)  # a big state's trace items brief for an editor with tools
     for attempt in range(1, host.config.host.max_attempts + 1):
         result.attempts = attempt
-        request = AgentRequest(input=document, skill=host.skill, attempt=attempt, corrections=tuple(corrections),
+        request = AgentRequest(input=shown, skill=host.skill, attempt=attempt, corrections=tuple(corrections),
                                output_schema=host.output_schema, tools=tools)
         started = time.monotonic()
         try:

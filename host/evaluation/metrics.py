@@ -5,6 +5,7 @@ Each compares runs, never one run alone:
 * **weight stability** over ``paraphrase`` pairs (the same facts in other
   words): items of the two runs aligned by the input events their sources cite
   (``event:<id>``); same weight / aligned; unaligned items are listed;
+  **kind stability** on the same aligned pairs: same kind / aligned;
 * **repeat stability** (``--repeat N``): every later run of a scenario
   against its first run, aligned the same way;
 * **context sensitivity** over ``context`` pairs (a relevant fact changed):
@@ -49,13 +50,18 @@ def _cited(item: Mapping[str, Any], events: set[str]) -> set[str]:
 
 def aligned_weights(result) -> dict[str, str]:
     """event id -> weight of the active item citing it (the highest when several do)."""
+    return {event: weight for event, (weight, _) in aligned(result).items()}
+
+
+def aligned(result) -> dict[str, tuple[str, str]]:
+    """event id -> (weight, kind) of the active item citing it (the heaviest when several do)."""
     events = {e.id for e in result.scenario.events}
-    weights: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for item in active_items(result.run.after):
         for event in _cited(item, events):
-            if event not in weights or WEIGHTS.index(item["weight"]) > WEIGHTS.index(weights[event]):
-                weights[event] = item["weight"]
-    return weights
+            if event not in found or WEIGHTS.index(item["weight"]) > WEIGHTS.index(found[event][0]):
+                found[event] = (item["weight"], item["kind"])
+    return found
 
 
 def _run_weight(result, items: Sequence[str]) -> int:
@@ -72,11 +78,12 @@ def _state_of(result, items: Sequence[str]) -> dict[str, tuple[str, str] | None]
 
 
 def _align(first, second, names: list[str], same: list, unaligned: list) -> None:
-    mine, theirs = aligned_weights(first), aligned_weights(second)
+    mine, theirs = aligned(first), aligned(second)
     for event in sorted(set(mine) | set(theirs)):
         if event in mine and event in theirs:
-            same.append({"pair": names, "event": event, "weights": [mine[event], theirs[event]],
-                         "same": mine[event] == theirs[event]})
+            same.append({"pair": names, "event": event, "weights": [mine[event][0], theirs[event][0]],
+                         "same": mine[event][0] == theirs[event][0], "kinds": [mine[event][1], theirs[event][1]],
+                         "same_kind": mine[event][1] == theirs[event][1]})
         else:
             unaligned.append({"pair": names, "event": event, "only_in": names[0] if event in mine else names[1]})
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from fold_host.evaluation.scenarios import WEIGHTS, Scenario
 
-__all__ = ["Finding", "Run", "active_items", "check"]
+__all__ = ["Finding", "Run", "active_items", "check", "seen_weights"]
 
 DUE_WORDS: dict[bool | None, str] = {True: " with due_at", False: " without due_at", None: ""}  # Surface.due
 
@@ -58,6 +58,20 @@ def active_items(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     yield from walk(document.get("root"))
 
 
+def seen_weights(document: Mapping[str, Any]) -> dict[str, str]:
+    """Active item id -> the weight it is seen at: the lightest of its own and its active ancestors' (an item
+    inside a low parent is read as low, whatever its own weight)."""
+    seen: dict[str, str] = {}
+
+    def walk(layer, cap: int):
+        for item in (layer or {}).get("items", []):
+            rank = min(cap, _rank(item.get("weight")))
+            seen[item["id"]] = WEIGHTS[rank] if rank >= 0 else str(item.get("weight"))
+            walk(item.get("children"), rank)
+    walk(document.get("root"), len(WEIGHTS) - 1)
+    return seen
+
+
 def flatten(declarations: Sequence[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
     """Declarations with their nested children, document order."""
     for declaration in declarations:
@@ -83,15 +97,20 @@ def check(scenario: Scenario, run: Run) -> list[Finding]:
         findings.append(Finding("outcome", run.outcome == expect.outcome,
                                 f"expected {expect.outcome}, got {run.outcome}"))
     items = list(active_items(run.after))
+    seen = seen_weights(run.after)
     for surface in expect.surface:
         pattern = re.compile(surface.match)
         matching = [i for i in items if pattern.search(_text(i))]
-        good = [i for i in matching if _rank(i.get("weight")) >= _rank(surface.min_weight)
+        good = [i for i in matching if _rank(seen[i["id"]] if surface.seen else i.get("weight"))
+                >= _rank(surface.min_weight)
                 and (surface.kind is None or i.get("kind") == surface.kind)
                 and (surface.due is None or bool(i.get("due_at")) == surface.due)]
         shown = ", ".join(f"{i['id']} ({i['weight']}, {i['kind']}" + (f", due {i['due_at']}" if i.get("due_at") else "")
                           + ")" for i in matching) or "no active item matches"
+        if surface.seen:
+            shown = ", ".join(f"{i['id']} (seen at {seen[i['id']]}, {i['kind']})" for i in matching) or shown
         findings.append(Finding(f"surface /{surface.match}/ ≥ {surface.min_weight}"
+                                + (" as seen" if surface.seen else "")
                                 + (f" {surface.kind}" if surface.kind else "")
                                 + DUE_WORDS[surface.due],
                                 bool(good), shown))

@@ -65,6 +65,7 @@ def build_report(results: Sequence[Result], *, backend: str, model: str | None =
         "metrics": {
             "weight_stability": ratio(sum(p["same"] for p in found["stability"]), len(found["stability"])),
             "weight_stability_pairs": found["stability"],
+            "kind_stability": ratio(sum(p["same_kind"] for p in found["stability"]), len(found["stability"])),
             "unaligned": found["unaligned"],
             "repeat_stability": ratio(sum(p["same"] for p in found["repeat"]), len(found["repeat"])),
             "repeat_pairs": found["repeat"],
@@ -112,6 +113,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         "| metric | value | how it is computed |", "|---|---|---|",
         f"| weight stability | {_shown(m['weight_stability'])} | paraphrase pairs: items aligned by the input event "
         "their sources cite; same weight / aligned |",
+        f"| kind stability | {_shown(m['kind_stability'])} | the same aligned paraphrase pairs; same kind / aligned |",
         f"| repeat stability | {_shown(m['repeat_stability'])} | every later run of a scenario against its first "
         "(`--repeat`), aligned the same way; same weight / aligned |",
         f"| context sensitivity | {_shown(m['context_sensitivity'])} | context pairs whose weight (of the pair's "

@@ -64,6 +64,7 @@ class Surface(_Strict):
     min_weight: Literal["trace", "low", "normal", "high", "critical"] = "trace"
     kind: Literal["needs-you", "done", "in-progress", "fyi"] | None = None
     due: bool | None = None  # true: the item has a due_at; false: it has none
+    seen: bool = False  # true: the weight compared is the lightest of the item's and its ancestors' (as it is seen)
     _match = field_validator("match")(_regex)
 
 

@@ -148,3 +148,34 @@ def test_mentions_and_not_prefix_read_what_the_item_says():
     assert copied[-1].passed is False and "bill" in copied[-1].detail
     missing = check(written, run_with(None))
     assert missing[-1].passed is True  # no summary at all is not a copied one
+
+
+def test_seen_reads_an_item_at_the_weight_its_parent_lets_it_be_seen():
+    seen = Scenario.model_validate({"name": "v", "now": "2026-10-09T08:00:00+08:00", "expect": {
+        "surface": [{"match": "包裹", "min_weight": "high", "seen": True}]}})
+    plain = Scenario.model_validate({"name": "p", "now": "2026-10-09T08:00:00+08:00", "expect": {
+        "surface": [{"match": "包裹", "min_weight": "high"}]}})
+
+    def under(parent_weight):
+        parcel = item("parcel", "显示器包裹", "high", "in-progress")
+        parent = {**item("updates", "其他动态", parent_weight, "fyi", ()),
+                  "children": {"items": [parcel]}}
+        return Run(outcome="committed", before=state(), after=state(parent))
+
+    assert check(plain, under("low"))[0].passed is True  # its own weight says high …
+    finding = check(seen, under("low"))[0]
+    assert finding.passed is False and "seen at low" in finding.detail  # … but a low parent shows it as low
+    assert check(seen, under("high"))[0].passed is True
+
+
+def test_kind_stability_counts_paraphrases_that_keep_the_weight_but_change_the_kind():
+    a = scenario(name="a", pair={"with": "b", "kind": "paraphrase"})
+    b = scenario(name="b")
+    runs = {"a": state(item("x", "会话超时修复", "normal", "in-progress")),
+            "b": state(item("y", "会话超时修复", "normal", "done"))}
+    results = [Result(s, Run(outcome="committed", before=state(), after=runs[s.name]), []) for s in (a, b)]
+    report = build_report(results, backend="test")
+    assert report["metrics"]["weight_stability"]["value"] == 1.0
+    assert report["metrics"]["kind_stability"] == {"numerator": 0, "denominator": 1, "value": 0.0}
+    assert report["metrics"]["weight_stability_pairs"][0]["kinds"] == ["in-progress", "done"]
+    assert "| kind stability | 0.00 (0 / 1) |" in render_markdown(report)
