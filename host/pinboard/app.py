@@ -10,6 +10,9 @@ templates, none needing JavaScript (there is none):
                                (?history=all: its records from the whole log, not the last 2,000 events)
     POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
     POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
+    POST /item/{id}/decide     save_decision — the path of `foldctl decide` (one button per option, bound to
+                               the frame's digest: a changed frame stores nothing and shows what changed)
+    GET  /decisions            the open decision frames, soonest decide_by first (`foldctl decisions`)
     GET  /observation/{id}     one observation as it came in (an item's event:<id> source links here),
                                with every disposition the editor gave it (read from host.db)
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
@@ -43,11 +46,13 @@ from starlette.routing import Route
 
 from fold_core.store.locate import open_store
 from fold_core.words import Words
+from fold_host.cycle.decide import list_decisions, save_decision
 from fold_host.cycle.feedback import save_feedback
+from fold_host.localtime import HumanTime
 from fold_host.hostdb import host_db_exists, open_host_db
 from fold_host.overview.layout import KINDS, WEIGHTS
 from fold_host.overview.page import TEMPLATES, px, stylesheet
-from fold_host.pinboard.board import BoardQuery, board
+from fold_host.pinboard.board import BoardQuery, board, first_sources
 from fold_host.pinboard.routes import Pages
 from fold_host.pinboard.watch import Watch
 from fold_host.pinboard.words import CATALOG
@@ -92,6 +97,36 @@ class Pinboard:
         with self._lock:  # save_feedback reads the store through its own lock: not beside ours
             return save_feedback(self.store_dir, item, meaning, value, until, now, via="button")
 
+    def decide(self, item: str, option: str, digest: str | None, note: str | None, now: str) -> tuple[dict, int]:
+        with self._lock:  # save_decision reads the store through its own lock, as save_feedback does
+            return save_decision(self.store_dir, item, option, digest, note, now, via="button")
+
+    def state_frame(self, item: str) -> dict | None:
+        """The current frame of an active item as the state document shows it (with its digest), or None."""
+        from fold_core.kernel.decision import frame_digest
+
+        record = self.state().items.get(item) or {}
+        frame = record.get("decision") if record.get("status") == "active" else None
+        return {**frame, "digest": frame_digest(frame)} if frame else None
+
+    def decisions(self, now: str, status: str | None = "open") -> list[dict]:
+        with self._lock:
+            document, _ = list_decisions(self.store_dir, now, status=status)
+        return document["decisions"]
+
+    def cited(self, observation_ids: list[str]) -> dict[str, dict]:
+        """``{id: {"title", "from", "at"}}`` of these observations in host.db (subjects and senders)."""
+        wanted = sorted({ref for ref in observation_ids if 0 < len(ref) <= 512})[:500]
+        if not wanted or not host_db_exists(self.store_dir):
+            return {}
+        with open_host_db(self.store_dir) as db:
+            found = db.observations_by_id(wanted)
+        return {o.id: {"title": o.title, "from": o.sender, "at": o.at} for o in found}
+
+    def human_time(self) -> HumanTime:
+        """Instants in words, relative to now, in the page's language and zone."""
+        return HumanTime(self.words.language, self.timezone, self.now())
+
     def observation(self, observation_id: str) -> dict | None:
         """One observation with its status and dispositions (host.db), or None; never creates host.db."""
         if not host_db_exists(self.store_dir):
@@ -106,7 +141,10 @@ class Pinboard:
         with self._lock:
             html = self._boards.get(key)
         if html is None:
-            html = render(board(state, now, query))
+            firsts = first_sources(state)
+            cited = self.cited(list(firsts.values()))
+            subjects = {item: cited[ref]["title"] for item, ref in firsts.items() if (cited.get(ref) or {}).get("title")}
+            html = render(board(state, now, query, subjects))
             with self._lock:
                 self._boards[key] = html
                 while len(self._boards) > self._board_cache:
@@ -147,13 +185,15 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     """
     pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
-    pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
+    pages = Pages(pinboard, _environment(pinboard), _stylesheet(), token=token)
     watch = Watch(pinboard)
     routes = [
         Route("/", pages.guarded(pages.board_page)),
         Route("/item/{item}", pages.guarded(pages.item_view)),
         Route("/item/{item}/annotate", pages.posted(pages.annotate), methods=["POST"]),
         Route("/item/{item}/feedback", pages.posted(pages.feedback), methods=["POST"]),
+        Route("/item/{item}/decide", pages.posted(pages.decide), methods=["POST"]),
+        Route("/decisions", pages.guarded(pages.decisions_page)),
         Route("/observation/{observation:path}", pages.guarded(pages.observation_view)),
         Route("/changes", pages.guarded(pages.changes_page)),
         Route("/login", pages.login_form, methods=["GET"]),
@@ -169,13 +209,16 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     return guard
 
 
-def _environment(words):
+def _environment(pinboard: Pinboard):
     import jinja2
 
+    words = pinboard.words
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["px"] = px
-    environment.filters["when"] = words.when  # instants in [host] timezone
+    # instants in [host] timezone and in words ("today 09:00"), also inside a reason or a summary
+    environment.filters["when"] = lambda instant: pinboard.human_time()(instant)
+    environment.filters["local"] = lambda text: pinboard.human_time().in_text(text)
     environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
 
@@ -204,6 +247,8 @@ def card_line(words):
             return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
         if field == "time":
             return " · ".join(time(part) for part in parts)
+        if field == "recommended":
+            return words("recommended: {label}", label=text)
         return text
     return line
 

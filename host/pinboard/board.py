@@ -27,12 +27,14 @@ from functools import lru_cache
 from fold_host.overview.cardtext import fits
 from fold_host.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
 
-__all__ = ["CANVASES", "Board", "BoardQuery", "board", "fold_lines"]
+__all__ = ["CANVASES", "LARGE_CARD", "Board", "BoardQuery", "board", "first_sources", "fold_lines", "with_subjects"]
 
 # Wide: the overview's size (fits beside a side panel at 1280 px). Narrow: a
 # 390 px phone minus its margins; the SVG scales to the column either way.
 CANVASES = {"wide": Canvas(960.0, 600.0, 960.0, 600.0), "narrow": Canvas(360.0, 480.0, 360.0, 480.0)}
 ITEM_ID = re.compile(r"^[a-z0-9-]{1,64}$")
+# A card at least this part of its rectangle's area also shows its first source's subject when it fits.
+LARGE_CARD = 0.12
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,41 @@ def fold_lines(overview: Overview) -> Overview:
     return replace(overview, layers=tuple(layers))
 
 
+def first_sources(state) -> dict[str, str]:
+    """``{item id: observation id}`` of each active item whose first source is an observation (``event:<id>``)."""
+    found = {}
+    for item_id, record in state.items.items():
+        sources = record.get("sources") or ()
+        ref = sources[0].get("ref") if sources and record.get("status") == "active" else None
+        if isinstance(ref, str) and ref.startswith("event:") and len(ref) > len("event:"):
+            found[item_id] = ref[len("event:"):]
+    return found
+
+
+def with_subjects(overview: Overview, subjects: Mapping[str, str]) -> Overview:
+    """Large cards gain their first source's subject as a last line, when it fits whole (issue 36).
+
+    A card that takes a large part of the board has room for more than its
+    title and summary: the subject of the message it came from says what it
+    is about in the sender's own words.
+    """
+    if not subjects:
+        return overview
+    layers = []
+    for layer in overview.layers:
+        area = layer.width * layer.height
+        boxes = []
+        for box in layer.boxes:
+            subject = subjects.get(box.id) if box.role == "card" and box.id is not None else None
+            if subject and area and box.w * box.h >= LARGE_CARD * area and box.fits:
+                lines = (*box.lines, ("source", subject))
+                if fits(lines, box.w, box.h, box.badges):
+                    box = replace(box, lines=lines)
+            boxes.append(box)
+        layers.append(replace(layer, boxes=tuple(boxes)))
+    return replace(overview, layers=tuple(layers))
+
+
 # The layout shares one immutable Box per card between renders: its folded form is kept beside it
 # (by identity; the entry holds the box, so its id is not reused while the entry lives).
 _FOLDS: dict[int, tuple[Box, Box]] = {}
@@ -126,12 +163,16 @@ def _folded(lines: tuple, width: float, height: float, badges: tuple) -> tuple:
     return lines
 
 
-def board(state, now: str, query: BoardQuery) -> Board:
-    """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item."""
+def board(state, now: str, query: BoardQuery, subjects: Mapping[str, str] | None = None) -> Board:
+    """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item.
+
+    ``subjects``: ``{item id: its first source's subject}`` (host.db's observations), shown on large cards.
+    """
     # The board shows no annotations: without their table, the capture costs the same
     # whatever the history (a long life holds thousands of acknowledged notes).
     shot = capture(state.replace(annotations={}), now=now)
-    views = {name: fold_lines(layout(shot, query.layout_query(), canvas)) for name, canvas in CANVASES.items()}
+    views = {name: fold_lines(with_subjects(layout(shot, query.layout_query(), canvas), subjects or {}))
+             for name, canvas in CANVASES.items()}
     wide = views["wide"]
     tree = shot.tree
     layers = []
