@@ -66,13 +66,23 @@ def stylesheet(width: float = 960) -> str:
     )
 
 
-def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str | None = None) -> str:
-    """The whole page; ``details`` are the ids of cards whose text does not fit (listed below)."""
+def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str | None = None,
+              language: str = "en", timezone: str | None = None) -> str:
+    """The whole page; ``details`` are the ids of cards whose text does not fit (listed below).
+
+    Its labels are in ``language`` (``[host] language``), its time in ``timezone``, in words.
+    """
+    from fold_core.words import Words
+    from fold_host.localtime import HumanTime
+    from fold_host.overview.words import CATALOG, card_line
+
+    words = Words(language, timezone).extend(CATALOG)
     nonce = nonce or secrets.token_urlsafe(18)
     details = frozenset(details)
     detail_boxes = [box for layer in overview.layers for box in (*layer.boxes, *layer.gone)
                     if box.id is not None and box.id in details]
     return _environment().get_template("overview.html.j2").render(
         ov=overview, budget=overview.budget, colours=KIND_COLOURS, css=stylesheet(page_width(overview)),
-        nonce=nonce, details=details, detail_boxes=detail_boxes,
+        nonce=nonce, details=details, detail_boxes=detail_boxes, t=words, lang=words.language,
+        line=card_line(words), now=HumanTime(words.language, timezone, overview.now)(overview.now),
     )

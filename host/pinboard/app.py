@@ -31,7 +31,6 @@ what happens next (post/redirect/get: a reload never sends twice).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -50,8 +49,8 @@ from fold_host.cycle.decide import list_decisions, save_decision
 from fold_host.cycle.feedback import save_feedback
 from fold_host.localtime import HumanTime
 from fold_host.hostdb import host_db_exists, open_host_db
-from fold_host.overview.layout import KINDS, WEIGHTS
 from fold_host.overview.page import TEMPLATES, px, stylesheet
+from fold_host.overview.words import card_line
 from fold_host.pinboard.board import BoardQuery, board, first_sources
 from fold_host.pinboard.routes import Pages
 from fold_host.pinboard.watch import Watch
@@ -221,36 +220,6 @@ def _environment(pinboard: Pinboard):
     environment.filters["local"] = lambda text: pinboard.human_time().in_text(text)
     environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
-
-
-_TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")  # the time words of a card
-
-
-def card_line(words):
-    """A card's line in the page's language: the weight and kind of its head, the words of its times."""
-    vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
-    templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
-
-    def time(part: str) -> str:
-        found = _TIMES.match(part)
-        if found is None:
-            return part
-        if found.group(3) is not None:
-            return words("stale {d} ago", d=found.group(3))
-        if found.group(1) == "age":
-            return words("age {age}", age=found.group(2))
-        return words(templates[found.group(1)], d=found.group(2))
-
-    def line(field: str, text: str) -> str:
-        parts = text.split(" · ")
-        if field == "head":  # id · weight · kind · share: the id is never translated
-            return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
-        if field == "time":
-            return " · ".join(time(part) for part in parts)
-        if field == "recommended":
-            return words("recommended: {label}", label=text)
-        return text
-    return line
 
 
 def _stylesheet() -> str:

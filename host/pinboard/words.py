@@ -165,5 +165,5 @@ CATALOG = {"zh": {
     "notes read: {count}": "已读留言 {count}",
     "The editor": "编辑", "You": "你", "Fold": "Fold", "{actor}": "{actor}", "left a note on": "留言给",
     "read your notes {notes}": "读了你的留言 {notes}", "looked at the news; nothing needed changing": "看过新消息；无需改动",
-    "details": "详情",
+    "details": "详情", "notes left": "留言", "notes read": "已读留言",
 }}
