@@ -123,7 +123,7 @@ class Pages:
                                 if source["observation"] is not None])
         for source in data["sources"]:
             source["cited"] = cited.get(source["ref"][len("event:"):]) if source["observation"] else None
-        notice = extra.pop("notice", None) or _notice(request, data, self.t)
+        notice = extra.pop("notice", None) or _notice(request, data, self.t, pinboard.human_time())
         return self.page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
                          frame=frame_page(frame) if frame else None, answer=answer,
                          stale=extra.pop("stale", None),
@@ -307,7 +307,7 @@ def _seen(request) -> int | None:
     return int(value) if value is not None and value.isdigit() and len(value) <= 12 else None
 
 
-def _notice(request, data: dict, t) -> str | None:
+def _notice(request, data: dict, t, when) -> str | None:
     """What the page after a POST says happened and what happens next (checked against the state)."""
     params = request.query_params
     done = params.get("done")
@@ -325,5 +325,5 @@ def _notice(request, data: dict, t) -> str | None:
         until = params.get("until")
         if params["meaning"] == "snooze" and (until is None or parse_instant(until) is None):
             return None
-        return inputs.feedback_notice(params["meaning"], until and t.when(until), t)
+        return inputs.feedback_notice(params["meaning"], until and when(until), t)
     return None

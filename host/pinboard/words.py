@@ -158,7 +158,7 @@ CATALOG = {"zh": {
     "Noted: you have seen it": "已记下：你看到了", "Your decision is noted": "已记下你的决定",
     "Noted: you have done it": "已记下：你已经做了", "Your addition is noted": "已记下你的补充",
     # the changes page in words (issue 36)
-    "{count} changes from {first} to {last}.": "从 {first} 到 {last} 共 {count} 处变化。", "1 change, {at}.": "1 处变化，{at}。",
+    "Between {first} and {last}:": "{first} 到 {last} 之间：", "At {at}:": "{at}：",
     "added": "新增了", "changed": "更新了", "brought back": "恢复了", "took down": "撤下了", "merged away": "合并掉了",
     "added: {count}": "新增 {count}", "changed: {count}": "更新 {count}", "brought back: {count}": "恢复 {count}",
     "took down: {count}": "撤下 {count}", "merged away: {count}": "合并 {count}", "notes left: {count}": "留言 {count}",
