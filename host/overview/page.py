@@ -84,5 +84,5 @@ def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str |
     return _environment().get_template("overview.html.j2").render(
         ov=overview, budget=overview.budget, colours=KIND_COLOURS, css=stylesheet(page_width(overview)),
         nonce=nonce, details=details, detail_boxes=detail_boxes, t=words, lang=words.language,
-        line=card_line(words), now=HumanTime(words.language, timezone, overview.now)(overview.now),
+        line=card_line(words), now=HumanTime(words.language, timezone)(overview.now),  # a picture kept: the full date
     )
