@@ -25,7 +25,7 @@ def frame_page(frame: Mapping) -> dict:
     """The frame with its options marked (``recommended``, ``fallback``) for the template."""
     recommended = frame.get("recommended")
     fallback = frame.get("fallback") or {}
-    options = [{**option, "recommended": option["id"] == recommended,
+    options = [{"consequence": None, **option, "recommended": option["id"] == recommended,
                 "fallback": option["id"] == fallback.get("option")} for option in frame["options"]]
     labels = {option["id"]: option["label"] for option in frame["options"]}
     return {"recommended": None, "basis": None, "fallback": None, "decide_by": None, "gap": None,
