@@ -15,8 +15,11 @@ from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 
+from fold_core.words import Words
+from fold_host.localtime import HumanTime
 from fold_host.overview.cardtext import FONT_PX, LINE_HEIGHT, PADDING_PX
 from fold_host.overview.layout import KIND_COLOURS, Overview
+from fold_host.overview.words import CATALOG, card_line
 
 __all__ = ["PAGE_MARGIN", "TEMPLATES", "page_html", "page_width", "px", "stylesheet"]
 
@@ -72,10 +75,6 @@ def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str |
 
     Its labels are in ``language`` (``[host] language``), its time in ``timezone``, in words.
     """
-    from fold_core.words import Words
-    from fold_host.localtime import HumanTime
-    from fold_host.overview.words import CATALOG, card_line
-
     words = Words(language, timezone).extend(CATALOG)
     nonce = nonce or secrets.token_urlsafe(18)
     details = frozenset(details)

@@ -43,6 +43,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Route
 
+from fold_core.kernel.decision import frame_digest
 from fold_core.store.locate import open_store
 from fold_core.words import Words
 from fold_host.cycle.decide import list_decisions, save_decision
@@ -102,8 +103,6 @@ class Pinboard:
 
     def state_frame(self, item: str) -> dict | None:
         """The current frame of an active item as the state document shows it (with its digest), or None."""
-        from fold_core.kernel.decision import frame_digest
-
         record = self.state().items.get(item) or {}
         frame = record.get("decision") if record.get("status") == "active" else None
         return {**frame, "digest": frame_digest(frame)} if frame else None
