@@ -47,7 +47,7 @@ from fold_core.kernel.decision import frame_digest
 from fold_core.store.locate import open_store
 from fold_core.words import Words
 from fold_host.cycle.decide import list_decisions, save_decision
-from fold_host.cycle.feedback import save_feedback
+from fold_host.cycle.feedback import FEEDBACK_SOURCE, save_feedback
 from fold_host.localtime import HumanTime
 from fold_host.hostdb import host_db_exists, open_host_db
 from fold_host.overview.page import TEMPLATES, px, stylesheet
@@ -106,6 +106,26 @@ class Pinboard:
         record = self.state().items.get(item) or {}
         frame = record.get("decision") if record.get("status") == "active" else None
         return {**frame, "digest": frame_digest(frame)} if frame else None
+
+    def answer_of(self, item: str, digest: str, recent: int = 500) -> dict | None:
+        """The latest answer to ``item``'s frame ``digest`` among the ``recent`` newest feedback observations.
+
+        Bounded on purpose: the item page reads host.db's newest feedback only (``foldctl decisions``, which
+        reads it all, stays the full view); an answer to an earlier frame does not count.
+        """
+        if not host_db_exists(self.store_dir):
+            return None
+        with open_host_db(self.store_dir) as db:
+            rows = db.observations(source=FEEDBACK_SOURCE, limit=recent)  # newest first
+            found = {o.id: o for o in db.observations_by_id([row["id"] for row in rows])}
+        for row in rows:
+            feedback = getattr(found.get(row["id"]), "feedback", None) or {}
+            if feedback.get("meaning") == "decide" and feedback.get("target") == item and "option" in feedback:
+                if feedback.get("digest") != digest:
+                    return None
+                return {"option": feedback["option"], "at": row["at"], "via": feedback.get("via"),
+                        "digest": digest, "note": feedback.get("note")}
+        return None
 
     def decisions(self, now: str, status: str | None = "open") -> list[dict]:
         with self._lock:

@@ -115,10 +115,7 @@ class Pages:
         since = 0 if request.query_params.get("history") == "all" else max(0, state.event_seq - HISTORY_WINDOW)
         history, mentions = item_history(pinboard.history(item=item_id, since=since), item_id)
         frame = data["view"].get("decision") if data["status"] == "active" else None
-        answer = None
-        if frame:
-            answer = next((entry["answer"] for entry in pinboard.decisions(now.isoformat(), status=None)
-                           if entry["item"] == item_id), None)
+        answer = pinboard.answer_of(item_id, frame["digest"]) if frame else None
         cited = pinboard.cited([source["ref"][len("event:"):] for source in data["sources"]
                                 if source["observation"] is not None])
         for source in data["sources"]:
