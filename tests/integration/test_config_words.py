@@ -211,8 +211,13 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
     from fold_host.pinboard.app import create_app
 
     store = tmp_path / "store"
+    frame = {"question": "今天交还是明天交？", "options": [{"id": "today", "label": "今天交", "consequence": "要请假"},
+                                                     {"id": "later", "label": "明天交"}],
+             "recommended": "today", "basis": "代理说越早越好", "fallback": {"summary": "不回答就明天交", "option": "later"},
+             "decide_by": "2026-10-10T08:00:00Z", "evidence": "partial", "gap": "代理周末是否上班不清楚"}
     file_store(store).commit({"declarations": [{"id": "visa", "title": "签证材料", "weight": "critical",
-                                                "kind": "needs-you", "due_at": "2026-10-10T10:00:00Z"}]},
+                                                "kind": "needs-you", "due_at": "2026-10-10T10:00:00Z",
+                                                "decision": frame}]},
                              actor="agent", now="2026-10-09T00:00:00Z", batch_id="b1")
     app = create_app(str(store), timezone="Asia/Shanghai", language="zh")
     with TestClient(app, base_url="http://127.0.0.1") as client:

@@ -260,3 +260,22 @@ def test_the_pages_speak_chinese_with_local_times(store, page):
         changes = page.locator("main").inner_text()
         assert "今天 08:00" in changes and "编辑" in changes and "新增了" in changes
         assert "b1" not in changes  # the batch id is behind the details toggle
+
+
+def test_an_answer_without_the_form_token_is_refused_and_stores_nothing(store):
+    import httpx
+
+    with serve(store) as server, httpx.Client(base_url=server.url) as client:
+        page = client.get("/item/auth").text
+        digest = page.split('data-digest="', 1)[1].split('"', 1)[0]
+        token = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        before = feedback_count(store)
+        refused = [client.post("/item/auth/decide", data={"option": "migrate", "digest": digest}),
+                   client.post("/item/auth/decide", data={"option": "migrate", "digest": digest, "csrf": "0" * 64}),
+                   client.post("/item/auth/decide", data={"option": "migrate", "digest": digest, "csrf": token},
+                               headers={"origin": "http://evil.example"})]
+        assert [response.status_code for response in refused] == [403, 403, 403]
+        unknown = client.post("/item/auth/decide", data={"option": "nope", "digest": digest, "csrf": token})
+        assert unknown.status_code == 422 and "mitigate, migrate" in unknown.text
+        assert feedback_count(store) == before
+        assert decisions(store)["auth"]["status"] == "open"
