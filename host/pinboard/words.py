@@ -72,12 +72,12 @@ CATALOG = {"zh": {
     "used {used}/{budget}": "已用 {used}/{budget}", "Open the children on the board": "在看板上打开子层",
     "Sources": "来源", "observed {at}": "观察于 {at}",
     "Links open only when you click them; the Pinboard never fetches a source.": "链接只在你点击时打开；看板从不抓取来源。",
-    "None.": "无。", "Annotations": "批注", "acknowledged at revision {revision}": "已在修订 {revision} 确认",
+    "None.": "无。", "Annotations": "留言", "acknowledged at revision {revision}": "已在修订 {revision} 确认",
     "saved, waiting for the editor": "已保存，等待编辑处理", "None yet.": "还没有。",
     "Add a note for the editor": "给编辑写一条批注",
     "Saved as saved; the editor acknowledges it in its next cycle. At most 2,000 characters.":
         "保存后状态为 saved；编辑会在下一轮确认。最多 2,000 个字符。",
-    "Save the note": "保存批注", "Feedback": "反馈",
+    "Save the note": "保存留言", "Feedback": "反馈",
     "Feedback goes to the editor's inbox; the editor decides what it means for the item in its next cycle.":
         "反馈进入编辑的收件箱；编辑在下一轮决定它对这个条目意味着什么。",
     "Seen it (ack)": "看到了（ack）", "What I": "我", "decided": "决定了", "did": "做了", "want to add": "想补充",
