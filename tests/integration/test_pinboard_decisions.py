@@ -279,3 +279,19 @@ def test_an_answer_without_the_form_token_is_refused_and_stores_nothing(store):
         assert unknown.status_code == 422 and "mitigate, migrate" in unknown.text
         assert feedback_count(store) == before
         assert decisions(store)["auth"]["status"] == "open"
+
+
+def test_the_screenshot_script_reruns_into_any_directory(chromium, tmp_path):
+    """docs/screenshots/ is made by scripts/pinboard_screenshots.py: it must keep working for anyone."""
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "FOLD_CHROMIUM": CHROMIUM}
+    done = subprocess.run([sys.executable, str(root / "scripts" / "pinboard_screenshots.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=environment)
+    assert done.returncode == 0, done.stderr
+    names = sorted(path.name for path in tmp_path.glob("*.png"))
+    assert names == ["pinboard-changes-en.png", "pinboard-changes-zh.png", "pinboard-item-en.png",
+                     "pinboard-item-zh.png"]
+    for name in names:
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+        assert (root / "docs" / "screenshots" / name).exists()  # the committed ones are referenced from docs
