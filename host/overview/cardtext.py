@@ -1,7 +1,9 @@
 """What a card says, and whether it is likely to fit (contract §13 "Text does not enlarge a card").
 
 ``card_lines`` turns an item view into the lines a card shows, in a fixed
-order (head, title, summary, times), according to the requested fields. The
+order (head, title, a decision frame's question and recommended option,
+summary, times), according to the requested fields. A ``done`` item has no
+time line and no overdue or stale badge: nothing about it is late. The
 head always carries the item's id — the handle that links a card to the detail
 list and to the JSON. ``marks`` are the badges a card carries (diff state,
 overdue, stale); they change colour and border, never area.

@@ -9,6 +9,10 @@ free budget blank and one "not shown" area for what the filters leave out.
 Below the rectangles, the list of the same items in rank order per layer is
 the readable form on any screen.
 
+A card of at least ``LARGE_CARD`` of its rectangle also shows the subject
+of the message its item's first source cites (``with_subjects``; the
+subjects come from host.db), when that line still fits whole.
+
 Positions depend only on the state and the query (the layout is a pure
 function; ``now`` only changes the words of the time projection), so a reload
 without a change shows every card where it was.
