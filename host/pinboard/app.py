@@ -159,9 +159,12 @@ class Pinboard:
         with self._lock:
             html = self._boards.get(key)
         if html is None:
-            firsts = first_sources(state)
-            cited = self.cited(list(firsts.values()))
-            subjects = {item: cited[ref]["title"] for item, ref in firsts.items() if (cited.get(ref) or {}).get("title")}
+            def subjects(items) -> dict[str, str]:
+                firsts = first_sources(state, items)
+                cited = self.cited(list(firsts.values()))
+                return {item: cited[ref]["title"] for item, ref in firsts.items()
+                        if (cited.get(ref) or {}).get("title")}
+
             html = render(board(state, now, query, subjects))
             with self._lock:
                 self._boards[key] = html

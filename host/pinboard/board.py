@@ -24,14 +24,15 @@ bad value is a ``ValueError`` whose message the page shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fold_host.overview.cardtext import fits
 from fold_host.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
 
-__all__ = ["CANVASES", "LARGE_CARD", "Board", "BoardQuery", "board", "first_sources", "fold_lines", "with_subjects"]
+__all__ = ["CANVASES", "LARGE_CARD", "Board", "BoardQuery", "board", "first_sources", "fold_lines", "large_cards",
+           "with_subjects"]
 
 # Wide: the overview's size (fits beside a side panel at 1280 px). Narrow: a
 # 390 px phone minus its margins; the SVG scales to the column either way.
@@ -107,15 +108,22 @@ def fold_lines(overview: Overview) -> Overview:
     return replace(overview, layers=tuple(layers))
 
 
-def first_sources(state) -> dict[str, str]:
-    """``{item id: observation id}`` of each active item whose first source is an observation (``event:<id>``)."""
+def first_sources(state, items) -> dict[str, str]:
+    """``{item id: observation id}`` for those of ``items`` whose first source is an observation (``event:<id>``)."""
     found = {}
-    for item_id, record in state.items.items():
-        sources = record.get("sources") or ()
-        ref = sources[0].get("ref") if sources and record.get("status") == "active" else None
+    for item_id in items:
+        sources = (state.items.get(item_id) or {}).get("sources") or ()
+        ref = sources[0].get("ref") if sources else None
         if isinstance(ref, str) and ref.startswith("event:") and len(ref) > len("event:"):
             found[item_id] = ref[len("event:"):]
     return found
+
+
+def large_cards(overview: Overview) -> set[str]:
+    """The ids of the cards that take at least ``LARGE_CARD`` of their rectangle."""
+    return {box.id for layer in overview.layers for box in layer.boxes
+            if box.role == "card" and box.id is not None and layer.width * layer.height
+            and box.w * box.h >= LARGE_CARD * layer.width * layer.height}
 
 
 def with_subjects(overview: Overview, subjects: Mapping[str, str]) -> Overview:
@@ -167,16 +175,20 @@ def _folded(lines: tuple, width: float, height: float, badges: tuple) -> tuple:
     return lines
 
 
-def board(state, now: str, query: BoardQuery, subjects: Mapping[str, str] | None = None) -> Board:
+def board(state, now: str, query: BoardQuery,
+          subjects: Callable[[Collection[str]], Mapping[str, str]] | None = None) -> Board:
     """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item.
 
-    ``subjects``: ``{item id: its first source's subject}`` (host.db's observations), shown on large cards.
+    ``subjects``: given the ids of the large cards, ``{item id: its first source's subject}`` (host.db's
+    observations), shown on those cards; asked once, only for the cards that could show one.
     """
     # The board shows no annotations: without their table, the capture costs the same
     # whatever the history (a long life holds thousands of acknowledged notes).
     shot = capture(state.replace(annotations={}), now=now)
-    views = {name: fold_lines(with_subjects(layout(shot, query.layout_query(), canvas), subjects or {}))
-             for name, canvas in CANVASES.items()}
+    drawn = {name: layout(shot, query.layout_query(), canvas) for name, canvas in CANVASES.items()}
+    large = set().union(*(large_cards(view) for view in drawn.values()))
+    found = subjects(sorted(large)) if subjects is not None and large else {}
+    views = {name: fold_lines(with_subjects(view, found)) for name, view in drawn.items()}
     wide = views["wide"]
     tree = shot.tree
     layers = []

@@ -45,7 +45,8 @@ def frame_seen(records: Iterable[Mapping], item_id: str, digest: str) -> dict | 
     return found
 
 
-def frame_changes(before: Mapping | None, after: Mapping, when: Callable[[object], str] = str) -> list[tuple[str, dict]]:
+def frame_changes(before: Mapping | None, after: Mapping,
+                  when: Callable[[object], str] = str) -> list[tuple[str, dict]]:
     """``[(template, values)]``: what changed from ``before`` (None: not found any more) to ``after``.
 
     ``when`` shows an instant (the page's local time in words).
