@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from fold_core.cli.common import add_format, add_store, explain, non_negative, resolve_now, resolve_store
+from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_now, resolve_store
 from fold_core.errors import StoreError, UsageError
 
 __all__ = ["register"]
@@ -97,9 +97,12 @@ def run_overview(args: argparse.Namespace) -> tuple[dict, int]:
     shot = layout.capture(state, now=now, baseline=baseline)
     drawn = layout.layout(shot, query)
 
+    from fold_core.configfile import view_settings
     from fold_host.overview.render import render_overview
 
-    return render_overview(drawn, args.out, executable=args.chromium, html=args.html), 0
+    language, zone = view_settings(config_given())  # the labels and the time in [host] language and timezone
+    return render_overview(drawn, args.out, executable=args.chromium, html=args.html, language=language,
+                           timezone=zone), 0
 
 
 def _capture(path: str, diff_from: int | None):

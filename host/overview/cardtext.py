@@ -1,7 +1,9 @@
 """What a card says, and whether it is likely to fit (contract §13 "Text does not enlarge a card").
 
 ``card_lines`` turns an item view into the lines a card shows, in a fixed
-order (head, title, summary, times), according to the requested fields. The
+order (head, title, a decision frame's question and recommended option,
+summary, times), according to the requested fields. A ``done`` item has no
+time line and no overdue or stale badge: nothing about it is late. The
 head always carries the item's id — the handle that links a card to the detail
 list and to the JSON. ``marks`` are the badges a card carries (diff state,
 overdue, stale); they change colour and border, never area.
@@ -31,21 +33,24 @@ from operator import itemgetter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["CARD_FIELDS", "FIELDS", "DEFAULT_FIELDS", "FONT_PX", "LINE_HEIGHT", "PADDING_PX", "card_facts",
-           "card_lines", "card_text", "fits", "marks"]
+           "card_lines", "card_text", "decision_fact", "fits", "marks"]
 
 FIELDS = ("title", "summary", "weight", "kind", "share", "due", "stale", "age")
 DEFAULT_FIELDS = ("title", "summary", "weight", "kind", "share", "due")
 
 # Kept equal to overview.css (.line-head, .line-title, .line-summary, .line-time).
-FONT_PX = {"head": 11.0, "title": 14.0, "summary": 12.0, "time": 11.0}
+FONT_PX = {"head": 11.0, "title": 14.0, "summary": 12.0, "time": 11.0, "question": 12.0, "recommended": 11.0,
+           "source": 11.0}
 LINE_HEIGHT = 1.3
 PADDING_PX = 5.0
 # Average advance of a non-wide character in em (Noto Sans CJK's Latin is ~0.55;
 # bold a little wider); wide (CJK) characters advance 1 em.
-_NARROW_EM = {"title": 0.62, "head": 0.58, "summary": 0.58, "time": 0.58}
+_NARROW_EM = {"title": 0.62, "head": 0.58, "summary": 0.58, "time": 0.58, "question": 0.62, "recommended": 0.58,
+              "source": 0.58}
 #: the fields of an item view that a card's lines are made of (``card_lines`` reads nothing else).
-CARD_FIELDS = ("id", "weight", "kind", "share", "title", "summary", "until_due", "until_stale", "age")
-_FACTS = itemgetter(*CARD_FIELDS)
+CARD_FIELDS = ("id", "weight", "kind", "share", "title", "summary", "until_due", "until_stale", "age",
+               "decision")
+_FACTS = itemgetter(*CARD_FIELDS[:-1])
 _PLANS = 4096  # card plans kept (a few boards' worth; then forgotten least recently used first)
 
 
@@ -54,6 +59,8 @@ def marks(view: Mapping, diff_op: str | None) -> tuple[str, ...]:
     found = []
     if diff_op in ("new", "changed"):
         found.append(diff_op)
+    if view.get("kind") == "done":  # nothing is late about what is done
+        return tuple(found)
     if _negative(view.get("until_due")):
         found.append("overdue")
     if _negative(view.get("until_stale")):
@@ -66,11 +73,28 @@ def _negative(duration: object) -> bool:
 
 
 def card_facts(view: Mapping) -> tuple:
-    """The values of ``CARD_FIELDS`` in ``view`` (None when absent): all that a card's text depends on."""
+    """The values of ``CARD_FIELDS`` in ``view`` (None when absent): all that a card's text depends on.
+
+    ``decision`` is the part of a frame (§3.6) a card shows, hashable: ``(question, recommended option's
+    label or None)``, or None when the item has no frame.
+    """
     try:
-        return _FACTS(view)  # a §8 item view has them all
+        facts = _FACTS(view)  # a §8 item view has them all
     except KeyError:
-        return tuple(view.get(name) for name in CARD_FIELDS)
+        facts = tuple(view.get(name) for name in CARD_FIELDS[:-1])
+    return (*facts, decision_fact(view.get("decision")))
+
+
+def decision_fact(frame: object) -> tuple | None:
+    """``(question, recommended label)`` of a frame, or None; an already reduced fact is kept."""
+    if isinstance(frame, tuple) or frame is None:
+        return frame
+    if not isinstance(frame, Mapping) or not isinstance(frame.get("question"), str):
+        return None
+    recommended = frame.get("recommended")
+    label = next((option.get("label") for option in frame.get("options") or ()
+                  if isinstance(option, Mapping) and option.get("id") == recommended), None)
+    return frame["question"], label
 
 
 def card_lines(view: Mapping, fields: Sequence[str], budget: int) -> tuple:
@@ -79,7 +103,7 @@ def card_lines(view: Mapping, fields: Sequence[str], budget: int) -> tuple:
 
 
 def _lines(facts: tuple, fields: tuple, budget: int) -> tuple:
-    item_id, weight, kind, share, title, summary, until_due, until_stale, age = facts
+    item_id, weight, kind, share, title, summary, until_due, until_stale, age, decision = facts
     head = [item_id]
     if "weight" in fields:
         head.append(weight)
@@ -90,9 +114,15 @@ def _lines(facts: tuple, fields: tuple, budget: int) -> tuple:
     lines = [("head", " · ".join(head))]
     if "title" in fields:
         lines.append(("title", title))
+    if decision is not None:  # what the user is asked comes before the summary (issue 32)
+        lines.append(("question", decision[0]))
+        if decision[1]:
+            lines.append(("recommended", decision[1]))
     if "summary" in fields and summary:
         lines.append(("summary", summary))
     times = []
+    if kind == "done":  # a done item counts down to nothing (issue 36)
+        until_due = until_stale = None
     if "due" in fields and until_due is not None:
         times.append(f"overdue {until_due[1:]}" if _negative(until_due) else f"due in {until_due}")
     if "stale" in fields and until_stale is not None:

@@ -15,8 +15,11 @@ from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 
+from fold_core.words import Words
+from fold_host.localtime import HumanTime
 from fold_host.overview.cardtext import FONT_PX, LINE_HEIGHT, PADDING_PX
 from fold_host.overview.layout import KIND_COLOURS, Overview
+from fold_host.overview.words import CATALOG, card_line
 
 __all__ = ["PAGE_MARGIN", "TEMPLATES", "page_html", "page_width", "px", "stylesheet"]
 
@@ -66,13 +69,19 @@ def stylesheet(width: float = 960) -> str:
     )
 
 
-def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str | None = None) -> str:
-    """The whole page; ``details`` are the ids of cards whose text does not fit (listed below)."""
+def page_html(overview: Overview, *, details: Collection[str] = (), nonce: str | None = None,
+              language: str = "en", timezone: str | None = None) -> str:
+    """The whole page; ``details`` are the ids of cards whose text does not fit (listed below).
+
+    Its labels are in ``language`` (``[host] language``), its time in ``timezone``, in words.
+    """
+    words = Words(language, timezone).extend(CATALOG)
     nonce = nonce or secrets.token_urlsafe(18)
     details = frozenset(details)
     detail_boxes = [box for layer in overview.layers for box in (*layer.boxes, *layer.gone)
                     if box.id is not None and box.id in details]
     return _environment().get_template("overview.html.j2").render(
         ov=overview, budget=overview.budget, colours=KIND_COLOURS, css=stylesheet(page_width(overview)),
-        nonce=nonce, details=details, detail_boxes=detail_boxes,
+        nonce=nonce, details=details, detail_boxes=detail_boxes, t=words, lang=words.language,
+        line=card_line(words), now=HumanTime(words.language, timezone)(overview.now),  # a picture kept: the full date
     )

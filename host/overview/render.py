@@ -64,14 +64,15 @@ def new_run_dir(out: str | os.PathLike, event_seq: int | None) -> Path:
 
 
 def render_overview(overview: Overview, out: str | os.PathLike, *, browser: Browser | None = None,
-                    executable: str | None = None, html: bool = False) -> dict:
+                    executable: str | None = None, html: bool = False, language: str = "en",
+                    timezone: str | None = None) -> dict:
     """Render into a new run directory; returns the command's answer. Failures write error files and raise."""
     run_dir = new_run_dir(out, overview.source_event_seq)
     try:
         if browser is not None:
-            return _render(overview, run_dir, browser, html)
+            return _render(overview, run_dir, browser, html, (language, timezone))
         with Browser(executable) as own:
-            return _render(overview, run_dir, own, html)
+            return _render(overview, run_dir, own, html, (language, timezone))
     except FoldError as error:
         failure = error
     except Exception as error:  # Playwright errors, timeouts, a crashed browser
@@ -85,18 +86,19 @@ def explain_failure(out: str | os.PathLike, error: dict, message: str) -> Path:
     return _write_failure(new_run_dir(out, None), error, message)
 
 
-def _render(overview: Overview, run_dir: Path, browser: Browser, want_html: bool) -> dict:
+def _render(overview: Overview, run_dir: Path, browser: Browser, want_html: bool,
+            reader: tuple[str, str | None] = ("en", None)) -> dict:
     started = time.perf_counter()
     width = page_width(overview) + 2 * PAGE_MARGIN
     # One nonce for both passes: the second set_content keeps the first page's CSP.
     nonce = secrets.token_hex(16)
     with browser.page(width) as run:
-        page = page_html(overview, nonce=nonce)
+        page = page_html(overview, nonce=nonce, language=reader[0], timezone=reader[1])
         fonts = run.load(page)
         measured = run.measure()
         details = {entry["id"] for entry in measured["overflow"] if entry["id"]}
         if details:
-            page = page_html(overview, details=details, nonce=nonce)
+            page = page_html(overview, details=details, nonce=nonce, language=reader[0], timezone=reader[1])
             fonts = run.load(page)
             measured = run.measure()
         png = run.screenshot()

@@ -10,6 +10,9 @@ templates, none needing JavaScript (there is none):
                                (?history=all: its records from the whole log, not the last 2,000 events)
     POST /item/{id}/annotate   Store.annotate — the path of `foldctl annotate`
     POST /item/{id}/feedback   save_feedback — the path of `foldctl feedback`
+    POST /item/{id}/decide     save_decision — the path of `foldctl decide` (one button per option, bound to
+                               the frame's digest: a changed frame stores nothing and shows what changed)
+    GET  /decisions            the open decision frames, soonest decide_by first (`foldctl decisions`)
     GET  /observation/{id}     one observation as it came in (an item's event:<id> source links here),
                                with every disposition the editor gave it (read from host.db)
     GET  /changes              what the records say happened since the last visit (cookie fold_seen)
@@ -28,7 +31,6 @@ what happens next (post/redirect/get: a reload never sends twice).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,13 +43,16 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Route
 
+from fold_core.kernel.decision import frame_digest
 from fold_core.store.locate import open_store
 from fold_core.words import Words
-from fold_host.cycle.feedback import save_feedback
+from fold_host.cycle.decide import list_decisions, save_decision
+from fold_host.cycle.feedback import FEEDBACK_SOURCE, save_feedback
+from fold_host.localtime import HumanTime
 from fold_host.hostdb import host_db_exists, open_host_db
-from fold_host.overview.layout import KINDS, WEIGHTS
 from fold_host.overview.page import TEMPLATES, px, stylesheet
-from fold_host.pinboard.board import BoardQuery, board
+from fold_host.overview.words import card_line
+from fold_host.pinboard.board import BoardQuery, board, first_sources
 from fold_host.pinboard.routes import Pages
 from fold_host.pinboard.watch import Watch
 from fold_host.pinboard.words import CATALOG
@@ -93,6 +98,54 @@ class Pinboard:
             return save_feedback(self.store_dir, item, meaning, value, until, now, via="button",
                                  timezone_name=self.timezone)
 
+    def decide(self, item: str, option: str, digest: str | None, note: str | None, now: str) -> tuple[dict, int]:
+        with self._lock:  # save_decision reads the store through its own lock, as save_feedback does
+            return save_decision(self.store_dir, item, option, digest, note, now, via="button")
+
+    def state_frame(self, item: str) -> dict | None:
+        """The current frame of an active item as the state document shows it (with its digest), or None."""
+        record = self.state().items.get(item) or {}
+        frame = record.get("decision") if record.get("status") == "active" else None
+        return {**frame, "digest": frame_digest(frame)} if frame else None
+
+    def answer_of(self, item: str, digest: str, recent: int = 500) -> dict | None:
+        """The latest answer to ``item``'s frame ``digest`` among the ``recent`` newest feedback observations.
+
+        Bounded on purpose: the item page reads host.db's newest feedback only (``foldctl decisions``, which
+        reads it all, stays the full view); an answer to an earlier frame does not count.
+        """
+        if not host_db_exists(self.store_dir):
+            return None
+        with open_host_db(self.store_dir) as db:
+            rows = db.observations(source=FEEDBACK_SOURCE, limit=recent)  # newest first
+            found = {o.id: o for o in db.observations_by_id([row["id"] for row in rows])}
+        for row in rows:
+            feedback = getattr(found.get(row["id"]), "feedback", None) or {}
+            if feedback.get("meaning") == "decide" and feedback.get("target") == item and "option" in feedback:
+                if feedback.get("digest") != digest:
+                    return None
+                return {"option": feedback["option"], "at": row["at"], "via": feedback.get("via"),
+                        "digest": digest, "note": feedback.get("note")}
+        return None
+
+    def decisions(self, now: str, status: str | None = "open") -> list[dict]:
+        with self._lock:
+            document, _ = list_decisions(self.store_dir, now, status=status)
+        return document["decisions"]
+
+    def cited(self, observation_ids: list[str]) -> dict[str, dict]:
+        """``{id: {"title", "from", "at"}}`` of these observations in host.db (subjects and senders)."""
+        wanted = sorted({ref for ref in observation_ids if 0 < len(ref) <= 512})[:500]
+        if not wanted or not host_db_exists(self.store_dir):
+            return {}
+        with open_host_db(self.store_dir) as db:
+            found = db.observations_by_id(wanted)
+        return {o.id: {"title": o.title, "from": o.sender, "at": o.at} for o in found}
+
+    def human_time(self) -> HumanTime:
+        """Instants in words, relative to now, in the page's language and zone."""
+        return HumanTime(self.words.language, self.timezone, self.now())
+
     def observation(self, observation_id: str) -> dict | None:
         """One observation with its status and dispositions (host.db), or None; never creates host.db."""
         if not host_db_exists(self.store_dir):
@@ -107,7 +160,13 @@ class Pinboard:
         with self._lock:
             html = self._boards.get(key)
         if html is None:
-            html = render(board(state, now, query))
+            def subjects(items) -> dict[str, str]:
+                firsts = first_sources(state, items)
+                cited = self.cited(list(firsts.values()))
+                return {item: cited[ref]["title"] for item, ref in firsts.items()
+                        if (cited.get(ref) or {}).get("title")}
+
+            html = render(board(state, now, query, subjects))
             with self._lock:
                 self._boards[key] = html
                 while len(self._boards) > self._board_cache:
@@ -148,13 +207,15 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     """
     pinboard = Pinboard(store_dir, timezone=timezone, language=language, clock=clock, board_cache=board_cache)
     pinboard.state()  # a missing or unreadable store stops the start, not the first page
-    pages = Pages(pinboard, _environment(pinboard.words), _stylesheet(), token=token)
+    pages = Pages(pinboard, _environment(pinboard), _stylesheet(), token=token)
     watch = Watch(pinboard)
     routes = [
         Route("/", pages.guarded(pages.board_page)),
         Route("/item/{item}", pages.guarded(pages.item_view)),
         Route("/item/{item}/annotate", pages.posted(pages.annotate), methods=["POST"]),
         Route("/item/{item}/feedback", pages.posted(pages.feedback), methods=["POST"]),
+        Route("/item/{item}/decide", pages.posted(pages.decide), methods=["POST"]),
+        Route("/decisions", pages.guarded(pages.decisions_page)),
         Route("/observation/{observation:path}", pages.guarded(pages.observation_view)),
         Route("/changes", pages.guarded(pages.changes_page)),
         Route("/login", pages.login_form, methods=["GET"]),
@@ -170,43 +231,18 @@ def create_app(store_dir: str, *, token: str | None = None, loopback: bool = Tru
     return guard
 
 
-def _environment(words):
+def _environment(pinboard: Pinboard):
     import jinja2
 
+    words = pinboard.words
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader([HERE / "templates", TEMPLATES]),
                                      autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["px"] = px
-    environment.filters["when"] = words.when  # instants in [host] timezone
+    # instants in [host] timezone and in words ("today 09:00"), also inside a reason or a summary
+    environment.filters["when"] = lambda instant: pinboard.human_time()(instant)
+    environment.filters["local"] = lambda text: pinboard.human_time().in_text(text)
     environment.globals.update(t=words, lang=words.language, line=card_line(words))  # every word in [host] language
     return environment
-
-
-_TIMES = re.compile(r"^(?:(overdue|due in|stale in|age) (\S+)|stale (\S+) ago)$")  # the time words of a card
-
-
-def card_line(words):
-    """A card's line in the page's language: the weight and kind of its head, the words of its times."""
-    vocabulary = frozenset(WEIGHTS) | frozenset(KINDS)
-    templates = {"overdue": "overdue {d}", "due in": "due in {d}", "stale in": "stale in {d}"}
-
-    def time(part: str) -> str:
-        found = _TIMES.match(part)
-        if found is None:
-            return part
-        if found.group(3) is not None:
-            return words("stale {d} ago", d=found.group(3))
-        if found.group(1) == "age":
-            return words("age {age}", age=found.group(2))
-        return words(templates[found.group(1)], d=found.group(2))
-
-    def line(field: str, text: str) -> str:
-        parts = text.split(" · ")
-        if field == "head":  # id · weight · kind · share: the id is never translated
-            return " · ".join([parts[0], *(words(p) if p in vocabulary else p for p in parts[1:])])
-        if field == "time":
-            return " · ".join(time(part) for part in parts)
-        return text
-    return line
 
 
 def _stylesheet() -> str:

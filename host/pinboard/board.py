@@ -9,6 +9,10 @@ free budget blank and one "not shown" area for what the filters leave out.
 Below the rectangles, the list of the same items in rank order per layer is
 the readable form on any screen.
 
+A card of at least ``LARGE_CARD`` of its rectangle also shows the subject
+of the message its item's first source cites (``with_subjects``; the
+subjects come from host.db), when that line still fits whole.
+
 Positions depend only on the state and the query (the layout is a pure
 function; ``now`` only changes the words of the time projection), so a reload
 without a change shows every card where it was.
@@ -20,19 +24,22 @@ bad value is a ``ValueError`` whose message the page shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fold_host.overview.cardtext import fits
 from fold_host.overview.layout import KINDS, WEIGHTS, Box, Canvas, Overview, Query, capture, layout
 
-__all__ = ["CANVASES", "Board", "BoardQuery", "board", "fold_lines"]
+__all__ = ["CANVASES", "LARGE_CARD", "Board", "BoardQuery", "board", "first_sources", "fold_lines", "large_cards",
+           "with_subjects"]
 
 # Wide: the overview's size (fits beside a side panel at 1280 px). Narrow: a
 # 390 px phone minus its margins; the SVG scales to the column either way.
 CANVASES = {"wide": Canvas(960.0, 600.0, 960.0, 600.0), "narrow": Canvas(360.0, 480.0, 360.0, 480.0)}
 ITEM_ID = re.compile(r"^[a-z0-9-]{1,64}$")
+# A card at least this part of its rectangle's area also shows its first source's subject when it fits.
+LARGE_CARD = 0.12
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,48 @@ def fold_lines(overview: Overview) -> Overview:
     return replace(overview, layers=tuple(layers))
 
 
+def first_sources(state, items) -> dict[str, str]:
+    """``{item id: observation id}`` for those of ``items`` whose first source is an observation (``event:<id>``)."""
+    found = {}
+    for item_id in items:
+        sources = (state.items.get(item_id) or {}).get("sources") or ()
+        ref = sources[0].get("ref") if sources else None
+        if isinstance(ref, str) and ref.startswith("event:") and len(ref) > len("event:"):
+            found[item_id] = ref[len("event:"):]
+    return found
+
+
+def large_cards(overview: Overview) -> set[str]:
+    """The ids of the cards that take at least ``LARGE_CARD`` of their rectangle."""
+    return {box.id for layer in overview.layers for box in layer.boxes
+            if box.role == "card" and box.id is not None and layer.width * layer.height
+            and box.w * box.h >= LARGE_CARD * layer.width * layer.height}
+
+
+def with_subjects(overview: Overview, subjects: Mapping[str, str]) -> Overview:
+    """Large cards gain their first source's subject as a last line, when it fits whole (issue 36).
+
+    A card that takes a large part of the board has room for more than its
+    title and summary: the subject of the message it came from says what it
+    is about in the sender's own words.
+    """
+    if not subjects:
+        return overview
+    layers = []
+    for layer in overview.layers:
+        area = layer.width * layer.height
+        boxes = []
+        for box in layer.boxes:
+            subject = subjects.get(box.id) if box.role == "card" and box.id is not None else None
+            if subject and area and box.w * box.h >= LARGE_CARD * area and box.fits:
+                lines = (*box.lines, ("source", subject))
+                if fits(lines, box.w, box.h, box.badges):
+                    box = replace(box, lines=lines)
+            boxes.append(box)
+        layers.append(replace(layer, boxes=tuple(boxes)))
+    return replace(overview, layers=tuple(layers))
+
+
 # The layout shares one immutable Box per card between renders: its folded form is kept beside it
 # (by identity; the entry holds the box, so its id is not reused while the entry lives).
 _FOLDS: dict[int, tuple[Box, Box]] = {}
@@ -126,12 +175,20 @@ def _folded(lines: tuple, width: float, height: float, badges: tuple) -> tuple:
     return lines
 
 
-def board(state, now: str, query: BoardQuery) -> Board:
-    """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item."""
+def board(state, now: str, query: BoardQuery,
+          subjects: Callable[[Collection[str]], Mapping[str, str]] | None = None) -> Board:
+    """Lay ``state`` out at ``now``; ``ValueError`` when ``query.item`` is not an active item.
+
+    ``subjects``: given the ids of the large cards, ``{item id: its first source's subject}`` (host.db's
+    observations), shown on those cards; asked once, only for the cards that could show one.
+    """
     # The board shows no annotations: without their table, the capture costs the same
     # whatever the history (a long life holds thousands of acknowledged notes).
     shot = capture(state.replace(annotations={}), now=now)
-    views = {name: fold_lines(layout(shot, query.layout_query(), canvas)) for name, canvas in CANVASES.items()}
+    drawn = {name: layout(shot, query.layout_query(), canvas) for name, canvas in CANVASES.items()}
+    large = set().union(*(large_cards(view) for view in drawn.values()))
+    found = subjects(sorted(large)) if subjects is not None and large else {}
+    views = {name: fold_lines(with_subjects(view, found)) for name, view in drawn.items()}
     wide = views["wide"]
     tree = shot.tree
     layers = []

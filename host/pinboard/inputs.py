@@ -92,19 +92,18 @@ def _english(template: str, **values) -> str:
 
 def annotation_notice(note: str, t=_english) -> str:
     """What happens after a saved note (``t``: the Pinboard's words)."""
-    return t("Saved as {note} (status: saved). The editor sees it in its next cycle and acknowledges it in a commit;"
-             " it then shows here as acknowledged at that revision. A note never changes the item by itself.",
-             note=note)
+    return t("Your note is saved ({note}). The editor reads it the next time it looks at your sources; it then shows"
+             " here as read. A note never changes the item by itself.", note=note)
 
 
 def feedback_notice(meaning: str, until: str | None, t=_english) -> str:
     """What happens after feedback (``t``: the Pinboard's words)."""
     if meaning == "snooze":
-        return t("Snoozed until {until}. The reminder is kept by the host: at that time the item goes back to the"
-                 " editor. Nothing about the item changes before then.", until=until)
-    words = {"ack": "Acknowledged", "decide": "Decision recorded", "act": "Action recorded",
-             "input": "Input recorded"}[meaning]
-    return t("{what}. The editor reads it in its next cycle and decides what it means for the item;"
+        return t("You will be reminded {until}: the item goes back to the editor then. Until then nothing about it"
+                 " changes.", until=until)
+    words = {"ack": "Noted: you have seen it", "decide": "Your decision is noted", "act": "Noted: you have done it",
+             "input": "Your addition is noted"}[meaning]
+    return t("{what}. The editor reads it the next time it looks at your sources and updates the item;"
              " the Pinboard never changes the item itself.", what=t(words))
 
 

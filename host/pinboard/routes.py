@@ -21,6 +21,7 @@ from fold_core.errors import StoreError, UsageError
 from fold_core.timefmt import parse_instant
 from fold_host.pinboard import inputs
 from fold_host.pinboard.board import CANVASES, ITEM_ID, BoardQuery
+from fold_host.pinboard.decisions import frame_changes, frame_page, frame_seen
 from fold_host.pinboard.fragments import Fragments
 from fold_host.pinboard.pages import changes, item_history, item_page, source_link
 from fold_host.web.security import (AUTH_COOKIE, CSRF_COOKIE, Csrf, LoginThrottle, client_address, cookies_of,
@@ -32,6 +33,10 @@ SEEN_COOKIE = "fold_seen"
 FIRST_VISIT_RECORDS = 20  # no cookie yet: the changes page shows the latest records
 HISTORY_WINDOW = 2000  # events whose records the item page reads unless asked for the whole history
 YEAR = 365 * 24 * 3600
+# The changes page in words (issue 36): what happened to an item, and who did it.
+OP_WORDS = {"created": "added", "updated": "changed", "restored": "brought back", "withdrawn": "took down",
+            "merged": "merged away", "annotation": "notes left", "acknowledged": "notes read"}
+ACTOR_WORDS = {"agent": "The editor", "user": "You", "host": "Fold"}
 
 
 class Pages:
@@ -109,8 +114,16 @@ class Pages:
         # bounded time); ?history=all reads the whole log.
         since = 0 if request.query_params.get("history") == "all" else max(0, state.event_seq - HISTORY_WINDOW)
         history, mentions = item_history(pinboard.history(item=item_id, since=since), item_id)
-        notice = extra.pop("notice", None) or _notice(request, data, self.t)
+        frame = data["view"].get("decision") if data["status"] == "active" else None
+        answer = pinboard.answer_of(item_id, frame["digest"]) if frame else None
+        cited = pinboard.cited([source["ref"][len("event:"):] for source in data["sources"]
+                                if source["observation"] is not None])
+        for source in data["sources"]:
+            source["cited"] = cited.get(source["ref"][len("event:"):]) if source["observation"] else None
+        notice = extra.pop("notice", None) or _notice(request, data, self.t, pinboard.human_time())
         return self.page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
+                         frame=frame_page(frame) if frame else None, answer=answer,
+                         stale=extra.pop("stale", None),
                          history_since=since, budget=state.budget, details=frozenset(), card_href="/item/",
                          notice=notice, quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS,
                          timezone=pinboard.timezone, picker_min=now.strftime("%Y-%m-%dT%H:%M"),
@@ -131,6 +144,15 @@ class Pages:
                                    if isinstance(item, str) and ITEM_ID.match(item)},
                          back=back if back is not None and ITEM_ID.match(back) else None)
 
+    def decisions_page(self, request):
+        """The open decision frames, soonest ``decide_by`` first (``foldctl decisions --status open``)."""
+        pinboard = self.pinboard
+        state = pinboard.state()
+        listed = pinboard.decisions(pinboard.now().isoformat(), status="open")
+        return self.page(request, "decisions.html.j2", decisions=[
+            {**entry, "frame": frame_page(pinboard.state_frame(entry["item"]) or entry)} for entry in listed],
+            state=state)
+
     def changes_page(self, request):
         state = self.pinboard.state()
         given = request.query_params.get("since")
@@ -144,7 +166,8 @@ class Pages:
         else:
             since = max(0, state.event_seq - FIRST_VISIT_RECORDS)
         listed = changes(self.pinboard.history(since=since))
-        response = self.page(request, "changes.html.j2", changes=listed, since=since,
+        response = self.page(request, "changes.html.j2", changes=listed, since=since, op_words=OP_WORDS,
+                             actor_words=ACTOR_WORDS,
                              first=seen is None and given is None, state=state, budget=state.budget)
         response.set_cookie(SEEN_COOKIE, str(state.event_seq), max_age=YEAR, httponly=True, samesite="strict",
                             path="/")
@@ -224,6 +247,30 @@ class Pages:
             target += "&until=" + until.replace("+", "%2B")
         return RedirectResponse(target + "#feedback", status_code=303)
 
+    def decide(self, request, fields: dict) -> Response:
+        """One click on an option: ``save_decision`` bound to the digest the page showed."""
+        item_id = request.path_params["item"]
+        pinboard = self.pinboard
+        option, digest = fields.get("option", ""), fields.get("digest") or None
+        try:
+            note = inputs.text_field(fields, "note")
+            if not option or len(option) > inputs.FIELD_LIMIT or (digest is not None and len(digest) > 64):
+                raise ValueError("choose one of the options")
+        except ValueError as error:
+            return self.item_view(request, 400, error=("decide", self.t(str(error))))
+        document, code = pinboard.decide(item_id, option, digest, note, pinboard.now().isoformat())
+        if code == 0:
+            return RedirectResponse(f"/item/{item_id}?done=decided&option={option}#decision", status_code=303)
+        first = (document.get("errors") or [{}])[0]
+        if first.get("code") == "stale_decision":
+            # Nothing was stored: say what changed since the page was drawn, beside the new frame.
+            seen = frame_seen(pinboard.history(item=item_id), item_id, digest or "")
+            current = pinboard.state_frame(item_id)
+            when = pinboard.human_time()
+            changed = [self.t(template, **values) for template, values in frame_changes(seen, current or {}, when)]
+            return self.item_view(request, 409, stale=changed)
+        return self.item_view(request, 422, error=("decide", inputs.refusal(document)))
+
     # -- the token --------------------------------------------------------------
 
     def login_form(self, request):
@@ -257,7 +304,7 @@ def _seen(request) -> int | None:
     return int(value) if value is not None and value.isdigit() and len(value) <= 12 else None
 
 
-def _notice(request, data: dict, t) -> str | None:
+def _notice(request, data: dict, t, when) -> str | None:
     """What the page after a POST says happened and what happens next (checked against the state)."""
     params = request.query_params
     done = params.get("done")
@@ -265,9 +312,15 @@ def _notice(request, data: dict, t) -> str | None:
         note = params.get("note", "")
         if any(entry["id"] == note for entry in data["view"]["annotations"]):
             return inputs.annotation_notice(note, t)
+    elif done == "decided":
+        frame = data["view"].get("decision") or {}
+        label = next((o["label"] for o in frame.get("options") or () if o["id"] == params.get("option")), None)
+        if label is not None:
+            return t("You chose “{label}”. Your answer is saved for the editor, who moves the item on in its next "
+                     "cycle; whoever asked hears it too. You can still change your mind here.", label=label)
     elif done == "feedback" and params.get("meaning") in inputs.FEEDBACK_MEANINGS:
         until = params.get("until")
         if params["meaning"] == "snooze" and (until is None or parse_instant(until) is None):
             return None
-        return inputs.feedback_notice(params["meaning"], until and t.when(until), t)
+        return inputs.feedback_notice(params["meaning"], until and when(until), t)
     return None

@@ -72,12 +72,12 @@ CATALOG = {"zh": {
     "used {used}/{budget}": "已用 {used}/{budget}", "Open the children on the board": "在看板上打开子层",
     "Sources": "来源", "observed {at}": "观察于 {at}",
     "Links open only when you click them; the Pinboard never fetches a source.": "链接只在你点击时打开；看板从不抓取来源。",
-    "None.": "无。", "Annotations": "批注", "acknowledged at revision {revision}": "已在修订 {revision} 确认",
+    "None.": "无。", "Annotations": "留言", "acknowledged at revision {revision}": "已在修订 {revision} 确认",
     "saved, waiting for the editor": "已保存，等待编辑处理", "None yet.": "还没有。",
     "Add a note for the editor": "给编辑写一条批注",
     "Saved as saved; the editor acknowledges it in its next cycle. At most 2,000 characters.":
         "保存后状态为 saved；编辑会在下一轮确认。最多 2,000 个字符。",
-    "Save the note": "保存批注", "Feedback": "反馈",
+    "Save the note": "保存留言", "Feedback": "反馈",
     "Feedback goes to the editor's inbox; the editor decides what it means for the item in its next cycle.":
         "反馈进入编辑的收件箱；编辑在下一轮决定它对这个条目意味着什么。",
     "Seen it (ack)": "看到了（ack）", "What I": "我", "decided": "决定了", "did": "做了", "want to add": "想补充",
@@ -113,4 +113,57 @@ CATALOG = {"zh": {
     "write something to save": "写点什么再保存", "pick a date and time for the reminder": "为提醒选一个日期和时间",
     "choose when to be reminded": "选择什么时候提醒", "the reminder time is in the past": "提醒时间已经过去了",
     "the form is not UTF-8 text": "表单不是 UTF-8 文本",
+
+    # decision frames (issue 32)
+    "Decisions": "待决定", "Waiting for your decision": "等你决定的事", "Nothing waits for your decision.": "没有等你决定的事。",
+    "This question changed after you opened the page, so your answer was not saved.":
+        "你打开页面之后这个问题变了，所以你的回答没有保存。",
+    "What changed:": "变化如下：", "Here is the question as it stands now: choose again.": "下面是现在的问题：请重新选择。",
+    "Your answer: {option}": "你的回答：{option}", "recommended": "推荐", "if nobody answers": "无人回答时",
+    "Recommended": "推荐", "Without an answer": "没有回答时", "nothing is said to happen": "来源没有说会怎样",
+    "decide by {at}": "请在 {at} 前决定", "What is known": "已知情况",
+    "evidence: complete": "证据：完整", "evidence: partial": "证据：部分", "evidence: missing": "证据：缺失",
+    "evidence: conflicting": "证据：相互矛盾", "recommended: {label}": "推荐：{label}",
+    "choose one of the options": "请选择其中一个选项",
+    "You chose “{label}”. Your answer is saved for the editor, who moves the item on in its next cycle; whoever "
+    "asked hears it too. You can still change your mind here.":
+        "你选择了“{label}”。回答已保存给编辑，它会在下一轮据此推进这个条目；提问的一方也会收到。你仍可以在这里改变主意。",
+    "The question was replaced since you opened the page.": "你打开页面之后，问题被换掉了。",
+    "The question was: {old}": "原来的问题是：{old}", "New option: {label}": "新增选项：{label}",
+    "The option {old} is now called {label}": "选项“{old}”现在叫“{label}”",
+    "The consequence of {label} changed; it was: {old}": "“{label}”的后果变了；原来是：{old}",
+    "The option {label} is gone": "选项“{label}”被去掉了",
+    "The recommendation changed; it was: {old}": "推荐变了；原来推荐：{old}",
+    "What happens without an answer changed; it was: {old}": "没有回答时会怎样变了；原来是：{old}",
+    "The time to decide by changed; it was: {old}": "决定期限变了；原来是：{old}",
+    "What is known changed; it was: {old}": "已知情况变了；原来是：{old}",
+    "The reasoning behind the question changed.": "问题背后的理由变了。", "(no subject)": "（无主题）",
+    # the forms, written for a person (issue 36)
+    "Leave a note for the editor": "给编辑留言",
+    "The editor reads your note the next time it looks at your sources and marks it as read. Up to 2,000 characters.":
+        "编辑下次查看你的信息源时会读到这条留言，并标记为已读。最多 2,000 个字符。",
+    "Tell the editor where this stands. It reads your words the next time it looks and updates the item itself.":
+        "告诉编辑这件事进展如何。它下次查看时会读到，并自己更新这个条目。",
+    "I've seen it": "我看到了", "Tell the editor": "告诉编辑", "I've decided": "我已决定", "I've done it": "我已经做了",
+    "Something to add": "我要补充", "In a few words": "简单说明", "Remind me later": "稍后提醒我",
+    "Or pick a day and time ({zone}); a time picked here wins": "或者选一个日期和时间（{zone}）；以这里选的为准",
+    "Remind me": "提醒我",
+    "Your note is saved ({note}). The editor reads it the next time it looks at your sources; it then shows here as "
+    "read. A note never changes the item by itself.":
+        "留言已保存（{note}）。编辑下次查看你的信息源时会读到它，之后这里会显示为已读。留言本身不会改变条目。",
+    "You will be reminded {until}: the item goes back to the editor then. Until then nothing about it changes.":
+        "将在 {until} 提醒你：到时这个条目会回到编辑手里。在那之前它不会有任何变化。",
+    "{what}. The editor reads it the next time it looks at your sources and updates the item; the Pinboard never "
+    "changes the item itself.": "{what}。编辑下次查看你的信息源时会读到，并更新这个条目；看板从不自己改变条目。",
+    "Noted: you have seen it": "已记下：你看到了", "Your decision is noted": "已记下你的决定",
+    "Noted: you have done it": "已记下：你已经做了", "Your addition is noted": "已记下你的补充",
+    # the changes page in words (issue 36)
+    "Between {first} and {last}:": "{first} 到 {last} 之间：", "At {at}:": "{at}：",
+    "added": "新增了", "changed": "更新了", "brought back": "恢复了", "took down": "撤下了", "merged away": "合并掉了",
+    "added: {count}": "新增 {count}", "changed: {count}": "更新 {count}", "brought back: {count}": "恢复 {count}",
+    "took down: {count}": "撤下 {count}", "merged away: {count}": "合并 {count}", "notes left: {count}": "留言 {count}",
+    "notes read: {count}": "已读留言 {count}",
+    "The editor": "编辑", "You": "你", "Fold": "Fold", "{actor}": "{actor}", "left a note on": "留言给",
+    "read your notes {notes}": "读了你的留言 {notes}", "looked at the news; nothing needed changing": "看过新消息；无需改动",
+    "details": "详情", "notes left": "留言", "notes read": "已读留言",
 }}

@@ -135,10 +135,29 @@ def page_templates() -> set[str]:
 
 def test_every_word_of_the_views_and_pages_has_its_chinese():
     from fold_core.words import Words
+    from fold_host.overview.words import CATALOG as OVERVIEW
+    from fold_host.pinboard.decisions import frame_changes
+    from fold_host.pinboard.routes import ACTOR_WORDS, OP_WORDS
     from fold_host.pinboard.words import CATALOG as PAGES
     from fold_host.words import CATALOG as HOST
 
     words = Words("zh").extend(HOST).extend(PAGES)
+    overview = Words("zh").extend(OVERVIEW)
+    overview_templates = set(TEMPLATE_CALL.findall((ROOT / "host/overview/templates/overview.html.j2")
+                                                   .read_text(encoding="utf-8")))
+    assert sorted(t for t in overview_templates if not overview.has(t)) == []
+    # the words the pages compute: what happened in the changes page, what changed in a frame
+    frame = {"question": "q", "options": [{"id": "a", "label": "A", "consequence": "x"}, {"id": "b", "label": "B"}],
+             "recommended": "a", "fallback": {"summary": "s"}, "decide_by": "2026-10-10T10:00:00Z",
+             "evidence": "partial", "gap": "g"}
+    other = {"question": "q2", "options": [{"id": "a", "label": "A2"}, {"id": "c", "label": "C"}],
+             "evidence": "complete"}
+    computed = {template for template, _ in frame_changes(frame, other) + frame_changes(None, other)
+                + frame_changes(frame, frame)}
+    computed |= set(OP_WORDS.values()) | {f"{word}: {{count}}" for word in OP_WORDS.values()}
+    computed |= set(ACTOR_WORDS.values()) | {f"evidence: {e}" for e in ("complete", "partial", "missing",
+                                                                          "conflicting")}
+    assert sorted(t for t in computed if not words.has(t)) == []
     sentences = sentence_templates()
     assert len(sentences) > 40
     templates = view_templates() | page_templates() | sentences
@@ -195,12 +214,17 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
     from fold_host.pinboard.app import create_app
 
     store = tmp_path / "store"
+    frame = {"question": "今天交还是明天交？", "options": [{"id": "today", "label": "今天交", "consequence": "要请假"},
+                                                     {"id": "later", "label": "明天交"}],
+             "recommended": "today", "basis": "代理说越早越好", "fallback": {"summary": "不回答就明天交", "option": "later"},
+             "decide_by": "2026-10-10T08:00:00Z", "evidence": "partial", "gap": "代理周末是否上班不清楚"}
     file_store(store).commit({"declarations": [{"id": "visa", "title": "签证材料", "weight": "critical",
-                                                "kind": "needs-you", "due_at": "2026-10-10T10:00:00Z"}]},
+                                                "kind": "needs-you", "due_at": "2026-10-10T10:00:00Z",
+                                                "decision": frame}]},
                              actor="agent", now="2026-10-09T00:00:00Z", batch_id="b1")
     app = create_app(str(store), timezone="Asia/Shanghai", language="zh")
     with TestClient(app, base_url="http://127.0.0.1") as client:
-        for path in ("/", "/item/visa", "/changes", "/item/no-such"):
+        for path in ("/", "/item/visa", "/changes", "/item/no-such", "/decisions"):
             page = client.get(path).text
             assert '<html lang="zh">' in page
             visible = re.sub(r"<[^>]+>", " ", page.split("<main>", 1)[1])
@@ -210,7 +234,7 @@ def test_the_pinboard_speaks_chinese_throughout(tmp_path):
                                        "agent", "such"}]  # data: ids, the zone, the actor, commands
             assert english == [], (path, english)
         item = client.get("/item/visa").text
-        assert "2026-10-10 18:00" in item and "紧急" in item and "待你处理" in item
+        assert "10月10日 周六 18:00" in item and "紧急" in item and "待你处理" in item
         missing = client.get("/observation/mail:1").text
         assert "没有这个观察" in missing and "This host" not in missing
 

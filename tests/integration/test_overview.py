@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -340,3 +341,27 @@ def test_a_failure_before_rendering_leaves_an_explanation_and_no_png(tmp_path, c
     (explanation,) = out.glob("overview-failed-*/error.txt")
     assert "no image was written" in explanation.read_text() and str(explanation) in err
     assert list(out.rglob("*.png")) == []
+
+
+def test_labels_speak_the_host_language_and_a_done_item_counts_down_to_nothing(browser, tmp_path):
+    """Issue 36: `[host] language = "zh"` gives the overview Chinese labels and its time in words;
+    a done item past its due time shows no countdown and no OVERDUE mark (a needs-you one still does)."""
+    path = make_store(tmp_path / "store", [
+        item("paid", "high", "done", title="电费已交", summary="已自动扣款", due_at="2026-10-10T00:00:00+08:00"),
+        item("late", "high", "needs-you", title="签证材料", summary="缺流水", due_at="2026-10-10T00:00:00+08:00")])
+    config = tmp_path / "plugins.toml"
+    config.write_text('[host]\nlanguage = "zh"\ntimezone = "Asia/Shanghai"\n')
+    out = tmp_path / "out"
+    code, answer, err = foldctl("--config", str(config), "--store", str(path), "overview", "--out", str(out),
+                                "--now", LATER, "--html")
+    assert code == 0, err
+    html = (Path(answer["dir"]) / "overview.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", html.split("<body>", 1)[1])
+    for label in ("Fold 总览", "根层", "现在 2026年10月11日 周日 08:00", "空余预算", "卡片面积"):
+        assert label in text, label
+    for english in ("Root layer", "free budget", "Card area", "budget rectangle", "not shown (filtered)"):
+        assert english not in text, english
+    paid = html.split('data-id="paid"', 1)[1].split("</g>", 1)[0]  # the card's group: its rect, text, badges
+    assert "电费已交" in paid and "逾期" not in paid and "截止" not in paid and "badge-overdue" not in paid
+    late = html.split('data-id="late"', 1)[1].split("</g>", 1)[0]
+    assert "已逾期" in late

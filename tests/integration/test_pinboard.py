@@ -268,7 +268,7 @@ def test_item_page_shows_fields_sources_and_history(server, context):
     tab.open(server.url + "item/visa")
     text = tab.page.inner_text("main")
     for expected in ("签证材料缺银行流水", "12日截止，带护照原件", "critical", "needs-you", "24/64", "rank 1",
-                     "2026-10-10 00:00", "OVERDUE", "请在12日前补交流水", "History (1 record)", "created"):
+                     "yesterday 00:00", "OVERDUE", "请在12日前补交流水", "History (1 record)", "created"):
         assert expected in text
     link = tab.page.locator("a.source-link")
     assert link.get_attribute("href") == "https://mail.example.org/m/17"
@@ -315,7 +315,7 @@ def test_an_annotation_from_the_form_is_pending_and_a_second_tab_sees_it(server,
     first.page.fill("#annotate-text", text)
     first.page.click("#annotate button[type=submit]")
     notice = first.page.locator("#notice").inner_text()
-    assert "Saved as ann-1 (status: saved)" in notice and "next cycle" in notice
+    assert "Your note is saved (ann-1)" in notice and "the next time it looks" in notice
     code, document = run_foldctl("state", "--now", CLOCK.isoformat(), store=store)
     assert code == 0
     pending = [(note["item"], note["text"]) for note in document["pending_annotations"]]
@@ -358,7 +358,7 @@ def test_changes_since_the_last_visit_come_from_the_records(server, store, conte
     tab = Tab(context())
     tab.open(server.url + "changes")
     seen = file_store(store).state().event_seq
-    assert f"remembers event {seen}" in tab.page.inner_text("main")
+    assert f"remembers event {seen}" in tab.page.text_content("main")  # behind a details toggle
     answer = file_store(store).commit({"batch_id": "b-changes", "declarations": [
         item("fresh", "trace", "fyi", title="新来的"),
         {"id": "t1", "relation": "supersedes:t1", "weight": "trace", "kind": "done", "title": "t1 改了"},
@@ -370,7 +370,12 @@ def test_changes_since_the_last_visit_come_from_the_records(server, store, conte
     tab.open(server.url)
     assert "1 new record since your last visit" in tab.page.inner_text("aside.panel")
     tab.page.click("text=1 new record since your last visit")
-    assert "2 created · 1 updated · 0 restored · 1 withdrawn · 2 merged" in tab.page.inner_text("main")
+    main = tab.page.inner_text("main")
+    assert "At yesterday 09:00:" in main  # the record's time, local and in words
+    assert "added: 2 · changed: 1 · took down: 1 · merged away: 2" in main
+    assert "b-changes" not in main  # the batch id is behind the toggle
+    tab.page.click("li.record details summary")
+    assert "b-changes" in tab.page.inner_text("li.record details")
     ops = {(li.get_attribute("class"), li.locator("a").inner_text())
            for li in tab.page.locator("li.record li").all()}
     assert ("op-created", "新来的") in ops and ("op-updated", "t1 改了") in ops
@@ -486,17 +491,17 @@ def test_feedback_and_a_snooze_reach_the_host_database(server, store, context):
     tab = Tab(context())
     tab.open(server.url + "item/visa")
     tab.page.click("#feedback-ack button[type=submit]")
-    assert "Acknowledged. The editor reads it in its next cycle" in tab.page.locator("#notice").inner_text()
+    assert "Noted: you have seen it. The editor reads it the next time" in tab.page.locator("#notice").inner_text()
     tab.page.check("#feedback-say input[value=act]")
     tab.page.fill("#feedback-value", "流水已打印")
     tab.page.click("#feedback-say button[type=submit]")
-    assert "Action recorded" in tab.page.locator("#notice").inner_text()
+    assert "Noted: you have done it" in tab.page.locator("#notice").inner_text()
     tab.page.check("#feedback-snooze input[value=custom]")
     tab.page.fill("#until-at", "2026-10-12T07:30")
     tab.page.fill("#snooze-value", "等银行开门")
     tab.page.click("#feedback-snooze button[type=submit]")
     notice = tab.page.locator("#notice").inner_text()
-    assert "Snoozed until 2026-10-12 07:30" in notice and "reminder" in notice
+    assert "You will be reminded tomorrow 07:30" in notice
     with sqlite3.connect(store / "host.db") as db:
         reminders = db.execute("SELECT target, due_at, fired_at FROM reminders").fetchall()
     assert reminders == [("visa", "2026-10-12T07:30:00+08:00", None)]

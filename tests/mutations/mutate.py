@@ -165,8 +165,8 @@ MUTATIONS += (
              'if message.get_content_maintype() in ("multipart", "message"):',
              'if message.get_content_maintype() in ("message",):', MAIL_PARSE_TESTS),
     Mutation("card-facts-without-due", "host/overview/cardtext.py",
-             "        return _FACTS(view)  # a §8 item view has them all",
-             "        return _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
+             "        facts = _FACTS(view)  # a §8 item view has them all",
+             "        facts = _FACTS(view)[:6] + (None,) + _FACTS(view)[7:]", BOARD_TESTS),
 )
 
 HISTORY_TESTS = ("tests/integration/test_store_protocol.py::TestFileRecorder::"

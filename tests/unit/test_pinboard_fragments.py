@@ -192,9 +192,9 @@ def test_a_box_key_changes_with_every_field_of_the_box():
 
 def test_a_card_plan_follows_every_field_it_is_made_of():
     view = {"id": "visa", "weight": "low", "kind": "fyi", "share": 3, "title": "签证", "summary": "两步",
-            "until_due": "2d", "until_stale": "5h", "age": "1d", "reason": "not on a card"}
+            "until_due": "2d", "until_stale": "5h", "age": "1d", "reason": "not on a card", "decision": None}
     other = {"id": "bank", "weight": "high", "kind": "done", "share": 4, "title": "流水", "summary": "一步",
-             "until_due": "-2d", "until_stale": "-5h", "age": "3d"}
+             "until_due": "-2d", "until_stale": "-5h", "age": "3d", "decision": ("先缓解还是迁移？", "先缓解")}
     assert set(other) == set(CARD_FIELDS)
     card_text(view, FIELDS, 64, 300.0, 200.0, ("new",))
     for name, value in other.items():
