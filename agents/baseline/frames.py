@@ -128,7 +128,7 @@ class Frames(Draft):
         change.weight = weight if change.weight is None else heavier(change.weight, weight)
         change.judged = change.weight
         change.kind = "needs-you"
-        change.due_at = due.isoformat() if due is not None else change.due_at
+        change.due_at = frame["decide_by"] if frame and due is not None else change.due_at
         task = title_line(agent, 16)  # the observation's title is the question itself: the frame holds it
         change.title = line(self.said("title", task=task), 24)
         asked = line(self.said("asked", agent=agent, question=question.get("question")), 200)
@@ -190,7 +190,9 @@ class Frames(Draft):
             agent = line(event.get("from"), 40) or "agent"
             change.title = line(self.said("title", task=title_line(event.get("title"), 16) or agent), 24)
             change.summary = line(self.said("asked", agent=agent, question=frame["question"]), 60)
-        change.reason = line(f"{change.reason or ''} {self.said('mail_reason')}", 200)
+        said = self.said("mail_reason")
+        if said not in (change.reason or ""):
+            change.reason = line(f"{change.reason or ''} {said}", 200)
 
     # -- answers ----------------------------------------------------------------------------
 
