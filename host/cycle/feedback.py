@@ -87,7 +87,8 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
     if meaning not in MEANINGS:
         raise UsageError(f"--meaning must be one of {', '.join(MEANINGS)}; got {meaning!r}")
     if meaning == "snooze" and until is None:
-        raise UsageError("--meaning snooze needs --until T: when to be reminded")
+        raise UsageError("--meaning snooze needs --until WHEN: when to be reminded (2h, tomorrow 09:00, "
+                         "明天 9:00, …)")
     if meaning != "snooze" and until is not None:
         raise UsageError(f"--until belongs to --meaning snooze; got --meaning {meaning}")
     if value is not None and not 1 <= len(value) <= VALUE_LIMIT:
