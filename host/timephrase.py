@@ -69,7 +69,8 @@ _UNITS = {"w": "w", "wk": "w", "wks": "w", "week": "w", "weeks": "w", "周": "w"
           "m": "m", "min": "m", "mins": "m", "minute": "m", "minutes": "m", "分钟": "m", "分": "m"}
 _UNIT = "|".join(sorted((re.escape(unit) for unit in _UNITS), key=len, reverse=True))
 _PART = re.compile(rf"(\d+(?:\.\d+)?)\s*({_UNIT})")
-_DURATION = re.compile(rf"(?:in\s*)?((?:\d+(?:\.\d+)?\s*(?:{_UNIT})\s*)+)(later|from now|后|之后|以后|ago|前|之前|以前)?")
+_AFTER, _BEFORE = ("later", "from now", "后", "之后", "以后"), ("ago", "前", "之前", "以前")
+_DURATION = re.compile(rf"(?:in\s*)?((?:\d+(?:\.\d+)?\s*(?:{_UNIT})\s*)+)({'|'.join(_AFTER + _BEFORE)})?")
 _HALF_HOUR = re.compile(r"(?:in\s*)?(?:half an hour|半个?小时)(后|之后|以后|前|之前|以前)?")
 
 _WEEKDAYS_EN = {"mon": 0, "monday": 0, "tue": 1, "tues": 1, "tuesday": 1, "wed": 2, "wednesday": 2, "thu": 3,
@@ -83,12 +84,13 @@ _DAY = re.compile(
     r"|(?P<offset>day after tomorrow|tomorrow|tmr|today|yesterday|大后天|今天|今日|明天|明日|后天|昨天|前天)"
     r"|(?P<zhnext>下个?)?(?:周|星期|礼拜)(?P<zhday>[一二三四五六日天])"
     rf"|(?P<ennext>next\s+)?(?P<enday>{'|'.join(sorted(_WEEKDAYS_EN, key=len, reverse=True))})\b")
-_NUMERALS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
-             "十一": 11, "十二": 12}
+_NUMERALS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+             "十": 10, "十一": 11, "十二": 12}
 _PERIOD = r"上午|早上|早晨|早|中午|下午|晚上|傍晚|凌晨|今晚"
 _TIME = re.compile(
     rf"(?:at\s*)?(?P<period>{_PERIOD})?\s*(?P<h>\d{{1,2}}|十[一二]?|[零一二两三四五六七八九])"
-    r"(?:\s*(?::(?P<m>\d{2})(?::(?P<s>\d{2}))?|点(?:(?P<half>半)|(?P<zm>\d{1,2})分?|钟)?|时(?:(?P<zm2>\d{1,2})分)?))?"
+    r"(?:\s*(?::(?P<m>\d{2})(?::(?P<s>\d{2}))?"  # 9:30, 9:30:15
+    r"|点(?:(?P<half>半)|(?P<zm>\d{1,2})分?|钟)?|时(?:(?P<zm2>\d{1,2})分)?))?"  # 9点, 9点半, 9点30分, 9时30分
     r"\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)?")
 _NOON = re.compile(r"noon|中午")
 
@@ -122,12 +124,12 @@ def read_time(text: str, now: datetime, zone: str, *, past: bool = False) -> str
 def _duration(phrase: str, now: datetime, past: bool) -> datetime | None:
     half = _HALF_HOUR.fullmatch(phrase)
     if half is not None:
-        back = past or half.group(1) in ("前", "之前", "以前")
+        back = past or half.group(1) in _BEFORE
         return _shift(now, {"m": -30.0 if back else 30.0})
     match = _DURATION.fullmatch(phrase)
     if match is None:
         return None
-    back = past or match.group(2) in ("ago", "前", "之前", "以前")
+    back = past or match.group(2) in _BEFORE
     amounts: dict[str, float] = {}
     for number, unit in _PART.findall(match.group(1)):
         key = _UNITS[unit]
@@ -145,7 +147,7 @@ def _shift(now: datetime, amounts: dict[str, float]) -> datetime:
 
 
 def _at(day: date, clock: time, tz) -> datetime:
-    """``day`` at wall-clock ``clock`` in ``tz``; a skipped time moves forward by the gap, a repeated one is the first."""
+    """``day`` at wall-clock ``clock`` in ``tz``: a skipped time moves on by the gap, a repeated one is the first."""
     naive = datetime.combine(day, clock)
     first = naive.replace(tzinfo=tz, fold=0)
     return first.astimezone(timezone.utc).astimezone(tz)  # round trip: a skipped 02:30 becomes 03:30

@@ -29,11 +29,15 @@ from fold_host.cycle.learning import learning_for
 from fold_host.hostdb import open_host_db
 from fold_host.timephrase import TimePhraseError, read_time
 
-__all__ = ["FEEDBACK_SOURCE", "MEANINGS", "save_feedback"]
+__all__ = ["FEEDBACK_SOURCE", "MEANINGS", "UnreadableUntil", "save_feedback"]
 
 FEEDBACK_SOURCE = "feedback"
 MEANINGS = ("ack", "decide", "act", "input", "snooze")
 VALUE_LIMIT = 2000
+
+
+class UnreadableUntil(UsageError):
+    """``until`` is none of the time forms (the message lists them); exit 2 like any usage error."""
 
 
 def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, until: str | None, now: str,
@@ -52,7 +56,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
         try:
             until = read_time(until, instant(now), timezone_name)
         except TimePhraseError as error:
-            raise UsageError(f"--until: {error}") from None
+            raise UnreadableUntil(f"--until: {error}") from None
     rejection, refs = _check_item(store_dir, item, now)
     if rejection is not None:
         return rejection, 1
@@ -83,7 +87,8 @@ def _check(meaning: str, value: str | None, until: str | None, now: str) -> None
     if meaning not in MEANINGS:
         raise UsageError(f"--meaning must be one of {', '.join(MEANINGS)}; got {meaning!r}")
     if meaning == "snooze" and until is None:
-        raise UsageError("--meaning snooze needs --until T: when to be reminded")
+        raise UsageError("--meaning snooze needs --until WHEN: when to be reminded (2h, tomorrow 09:00, "
+                         "明天 9:00, …)")
     if meaning != "snooze" and until is not None:
         raise UsageError(f"--until belongs to --meaning snooze; got --meaning {meaning}")
     if value is not None and not 1 <= len(value) <= VALUE_LIMIT:

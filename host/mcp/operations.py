@@ -30,13 +30,13 @@ import threading
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from fold_core.errors import FoldError, UsageError
+from fold_core.errors import FoldError
 from fold_core.store.locate import open_store
 from fold_core.store.location import is_url
 from fold_core.store.meta import StoreMissing
 from fold_core.timefmt import parse_instant
 from fold_host.cycle.decide import save_decision
-from fold_host.cycle.feedback import save_feedback
+from fold_host.cycle.feedback import UnreadableUntil, save_feedback
 from fold_host.cycle.questions import question_answers
 from fold_host.hostdb import open_host_db
 from fold_host.mcp import catalogue
@@ -197,7 +197,7 @@ class FoldDesk:
             document, code = save_feedback(self.store_dir, arguments["item"], arguments["meaning"],
                                            arguments.get("value"), arguments.get("until"), self.now(), via="mcp",
                                            timezone_name=self._zone_name)
-        except UsageError as error:  # a phrase in until that is no time: the accepted forms, as a tool error
+        except UnreadableUntil as error:  # a phrase in until that is no time: the accepted forms, as a tool error
             return failure("invalid_arguments", str(error).removeprefix("--"), field="until")
         return document, code == 0
 

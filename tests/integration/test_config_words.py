@@ -199,6 +199,10 @@ def test_text_views_speak_the_configured_language_and_zone(tmp_path):
                    "    上次成功 2026-10-09 08:00 · 上次拉取 2026-10-09 08:00 · 下次拉取 守护进程未运行 · 连续失败 0\n"
                    "    观察：今天 1 条，共 1 条\n"
                    "（守护进程未运行：没有安排下次拉取；请启动 `foldctl run`，或运行 `foldctl tick`）\n")
+    code, out, _ = ws.call("feedback", "--item", "t-mail-1", "--meaning", "snooze", "--until", "明天 9:00",
+                           "--now", "2026-10-09T09:00:00+08:00", "--format", "text")
+    assert code == 0 and out.startswith("已保存 feedback:") and out.endswith(
+        "；提醒于 2026-10-10 09:00（“明天 9:00”读作 2026-10-10T09:00:00+08:00，Asia/Shanghai）\n")
     code, out, _ = ws.call("sources", "export-opml", "--out", str(tmp_path / "feeds.opml"), "--format", "text")
     assert code == 0 and out == f"已把 0 个订阅源写入 {tmp_path / 'feeds.opml'}\n"
     english = Workspace(tmp_path / "en", script=["track"])

@@ -91,6 +91,25 @@ def test_a_poll_keeps_its_observations_and_cursor_together(location):
         assert db.last_polls()["mail"]["status"] == "failed"
 
 
+def test_observations_are_counted_per_source_per_feed_and_per_day_by_instant(location):
+    def seen(native: str, at: str, source: str = "news") -> Observation:
+        return Observation(id=f"{source}:{native}", source=source, channel="rss", observed_at=at, title=native)
+
+    with open_host_db(location) as db:
+        db.add_observations([
+            seen("a1b2c3d4e5:1", "2026-12-05T23:30:00+01:00"),  # yesterday in Berlin
+            seen("a1b2c3d4e5:2", "2026-12-05T23:10:00Z"),  # 00:10 on the 6th in Berlin, though "05" as text
+            seen("f0f0f0f0f0:1", "2026-12-06T07:00:00+01:00"),
+            seen("a1b2c3d4e5%x", "2026-12-06T07:00:00+01:00"),  # a LIKE wildcard in an id matches only itself
+            seen("1", "2026-12-06T07:00:00+01:00", source="mail")])
+        day_start = parse_instant("2026-12-06T00:00:00+01:00")
+        assert db.observation_counts("news", day_start) == {"today": 3, "all": 4}
+        assert db.observation_counts("news", day_start, id_prefix="news:a1b2c3d4e5:") == {"today": 1, "all": 2}
+        assert db.observation_counts("news", day_start, id_prefix="news:f0f0f0f0f0:") == {"today": 1, "all": 1}
+        assert db.observation_counts("news", day_start, id_prefix="news:a1b2c3d4e5%") == {"today": 1, "all": 1}
+        assert db.observation_counts("gone", day_start) == {"today": 0, "all": 0}
+
+
 def test_marks_deferral_expiry_and_the_disposition_history(location):
     with open_host_db(location) as db:
         db.add_observations([observation(n) for n in range(3)])

@@ -52,3 +52,48 @@ def test_both_run_both_are_reported_and_either_failing_fails_the_script(tmp_path
     assert ran == ["scripts/typecheck.py", "pytest", "conformance"]
     assert done.stdout.splitlines()[-1] == report
     assert (done.returncode == 0) == (pytest_exit == 0 and conformance_exit == 0), done
+
+
+STUB_TEST_SH = """#!/usr/bin/env bash
+# Stands in for scripts/test.sh: the Nth call exits with the Nth number of $EXITS; it records what it saw.
+n=$(( $(cat "$(dirname "$0")/../count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$(dirname "$0")/../count"
+echo "CI=$CI workers=$FOLD_TEST_WORKERS args=$*" >> "$(dirname "$0")/../seen.log"
+code=$(echo "$EXITS" | cut -d' ' -f"$n")
+if [ "$code" -eq 0 ]; then
+  echo "12 passed in 3.21s"; echo "137 passed, 0 failed"; echo "pytest: ok; conformance: ok"
+else
+  echo "=========== 1 failed, 11 passed in 3.50s ==========="; echo "pytest: failed (exit 1); conformance: ok"
+fi
+exit "$code"
+"""
+
+
+def run_loop(tmp_path: Path, exits: str, *args: str) -> subprocess.CompletedProcess:
+    (tmp_path / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "test-loop.sh", tmp_path / "scripts" / "test-loop.sh")
+    (tmp_path / "scripts" / "test.sh").write_text(STUB_TEST_SH)
+    env = {"PATH": "/usr/bin:/bin", "EXITS": exits, "FOLD_LOOP_OUT": str(tmp_path / "logs")}
+    return subprocess.run(["bash", str(tmp_path / "scripts" / "test-loop.sh"), *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_loop_runs_the_suite_n_times_as_ci_does_and_reports_each_run(tmp_path):
+    done = run_loop(tmp_path, "0 1 0", "3", "tests/unit/test_time_phrases.py", "-q")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1, done  # one red run makes the loop red
+    assert lines[0].startswith("test loop: 3 run(s) of scripts/test.sh tests/unit/test_time_phrases.py -q")
+    assert lines[1].startswith("run 1/3: green — pytest: ok; conformance: ok — 12 passed in 3.21s — 0m")
+    assert lines[2].startswith("run 2/3: red (exit 1) — pytest: failed (exit 1); conformance: ok — "
+                               "1 failed, 11 passed in 3.50s — ")
+    assert lines[2].endswith(str(tmp_path / "logs" / "run-2.log"))
+    assert lines[3].startswith("run 3/3: green") and lines[-1] == "test loop: 2 of 3 run(s) green"
+    seen = (tmp_path / "seen.log").read_text().splitlines()
+    assert seen == ["CI=true workers=2 args=tests/unit/test_time_phrases.py -q"] * 3
+    assert "1 failed" in (tmp_path / "logs" / "run-2.log").read_text()
+
+
+def test_the_loop_is_green_when_every_run_is_and_runs_five_by_default(tmp_path):
+    done = run_loop(tmp_path, "0 0 0 0 0")
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "test loop: 5 of 5 run(s) green", done
+    assert run_loop(tmp_path / "again", "0", "none").returncode == 2

@@ -1,4 +1,4 @@
-"""Times as people write them (``fold_host.timephrase``): zh and en, around a DST change and midnight, with a given now."""
+"""Times as people write them (``fold_host.timephrase``): zh and en, around DST changes and midnight, at a given now."""
 
 from __future__ import annotations
 
