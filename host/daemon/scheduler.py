@@ -250,7 +250,8 @@ class Daemon:
             return
         health = outcome.health
         self.log("poll", source=instance.name, status=outcome.status, new=outcome.observations,
-                 error=f"{health.error_class}: {health.message}" if health.status != "ok" else None)
+                 error=f"{health.error_class}: {health.message}" if health.status != "ok" else None,
+                 notes="; ".join(health.notes)[:2000] or None)  # a refused line's why, a rotation, …
         if outcome.observations:
             self.request_cycle(f"new observations from {instance.name}")
 

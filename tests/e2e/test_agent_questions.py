@@ -108,8 +108,8 @@ def test_the_work_log_route_asks_is_answered_from_the_cli_and_hears_back_once(tm
     assert [o["id"] for o in listed["options"]] == ["mitigate", "migrate"] and listed["fallback"] == FALLBACK
     assert listed["asked_by"] == {"source": "agent-log", "question_id": "q-17"}
     digest = listed["digest"]
-    code, out, _ = ws.call("sources", "list", "--format", "json")
-    assert "q-bad" not in json.dumps([o for o in ws.requests()[0]["input"]["events"]])
+    events = ws.requests()[0]["input"]["events"]
+    assert [(e["meta"]["question_id"], e["thread"]) for e in events] == [("q-17", "question:q-17")]
 
     code, out, err = ws.call("decide", "--item", "q-q-17", "--option", "migrate", "--digest", digest,
                              "--note", "本周做完", "--now", "2026-12-08T10:00:00+08:00", "--format", "json")
