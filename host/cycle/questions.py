@@ -158,11 +158,14 @@ def question_answers(db: HostDB, state: dict, *, agent: str | None = None, quest
         for ref in cited_ids(entry.get("sources")):
             citing[ref] = entry
     asked: dict[tuple, dict] = {}
+    carried: dict[tuple, dict] = {}  # a question asked again under its id: an item citing any of its asks
     for row in db.questions():
         observation = row["observation"]
         key = question_key(observation)
         if key is not None:
             asked[(key["source"], key["question_id"])] = row
+            if observation.id in citing:
+                carried[(key["source"], key["question_id"])] = citing[observation.id]
     listed = []
     for (origin, qid), row in asked.items():
         observation = row["observation"]
@@ -172,7 +175,7 @@ def question_answers(db: HostDB, state: dict, *, agent: str | None = None, quest
         entry = {"question_id": qid, "source": origin, "agent": observation.sender, "item": None, "status": "open",
                  "option": None, "note": None, "at": observation.at or observation.observed_at, "digest": None}
         answer = standing.get((origin, qid))
-        item = citing.get(observation.id)
+        item = carried.get((origin, qid))
         if answer is not None:
             entry.update(item=answer["item"], status="answered" if answer["meaning"] == "decide" else "fell_back",
                          option=answer["option"], note=answer["note"], at=answer["at"], digest=answer["digest"])
