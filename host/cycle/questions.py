@@ -116,13 +116,14 @@ def fallback_observation(entry: dict, asker: dict | None, now_text: str) -> Obse
 def fire_fallbacks(store, db: HostDB, now: datetime, now_text: str) -> int:
     """Record the fallback of every frame whose ``decide_by`` passed with no answer; the number recorded."""
     state = store.state_document(now=now_text).document
+    passed = [entry for entry in framed(state["root"]["items"]) if entry["decision"].get("fallback")
+              and (due := parse_instant(entry["decision"].get("decide_by") or "")) is not None and due <= now]
+    if not passed:
+        return 0  # the usual case: no answer needs reading
     standing = latest_answers(db)
     fired = 0
-    for entry in framed(state["root"]["items"]):
+    for entry in passed:
         frame = entry["decision"]
-        due = parse_instant(frame.get("decide_by") or "")
-        if not frame.get("fallback") or due is None or due > now:
-            continue
         answer = standing.get(entry["id"])
         if answer is not None and answer["digest"] == frame["digest"]:
             continue  # answered (or fallen back) for this very frame
