@@ -116,13 +116,14 @@ def fallback_observation(entry: dict, asker: dict | None, now_text: str) -> Obse
 def fire_fallbacks(store, db: HostDB, now: datetime, now_text: str) -> int:
     """Record the fallback of every frame whose ``decide_by`` passed with no answer; the number recorded."""
     state = store.state_document(now=now_text).document
+    passed = [entry for entry in framed(state["root"]["items"]) if entry["decision"].get("fallback")
+              and (due := parse_instant(entry["decision"].get("decide_by") or "")) is not None and due <= now]
+    if not passed:
+        return 0  # the usual case: no answer needs reading
     standing = latest_answers(db)
     fired = 0
-    for entry in framed(state["root"]["items"]):
+    for entry in passed:
         frame = entry["decision"]
-        due = parse_instant(frame.get("decide_by") or "")
-        if not frame.get("fallback") or due is None or due > now:
-            continue
         answer = standing.get(entry["id"])
         if answer is not None and answer["digest"] == frame["digest"]:
             continue  # answered (or fallen back) for this very frame
@@ -158,11 +159,14 @@ def question_answers(db: HostDB, state: dict, *, agent: str | None = None, quest
         for ref in cited_ids(entry.get("sources")):
             citing[ref] = entry
     asked: dict[tuple, dict] = {}
+    carried: dict[tuple, dict] = {}  # a question asked again under its id: an item citing any of its asks
     for row in db.questions():
         observation = row["observation"]
         key = question_key(observation)
         if key is not None:
             asked[(key["source"], key["question_id"])] = row
+            if observation.id in citing:
+                carried[(key["source"], key["question_id"])] = citing[observation.id]
     listed = []
     for (origin, qid), row in asked.items():
         observation = row["observation"]
@@ -172,7 +176,7 @@ def question_answers(db: HostDB, state: dict, *, agent: str | None = None, quest
         entry = {"question_id": qid, "source": origin, "agent": observation.sender, "item": None, "status": "open",
                  "option": None, "note": None, "at": observation.at or observation.observed_at, "digest": None}
         answer = standing.get((origin, qid))
-        item = citing.get(observation.id)
+        item = carried.get((origin, qid))
         if answer is not None:
             entry.update(item=answer["item"], status="answered" if answer["meaning"] == "decide" else "fell_back",
                          option=answer["option"], note=answer["note"], at=answer["at"], digest=answer["digest"])

@@ -254,7 +254,8 @@ class Daemon:
             return
         health = outcome.health
         self.log("poll", source=instance.name, status=outcome.status, new=outcome.observations,
-                 error=f"{health.error_class}: {health.message}" if health.status != "ok" else None)
+                 error=f"{health.error_class}: {health.message}" if health.status != "ok" else None,
+                 notes="; ".join(health.notes)[:2000] or None)  # a refused line's why, a rotation, …
         if outcome.observations:
             self.request_cycle(f"new observations from {instance.name}")
 
@@ -311,8 +312,8 @@ class Daemon:
             # Only observations a window would take now: those pausing after failed windows wait.
             pending = db.ready_count(self.clock()[0])
             # The user's word: feedback waiting for a window, annotations no window carried yet.
-            words = len(db.observations(status="pending", source=FEEDBACK_SOURCE, limit=10_000))
-            words += len(new_annotations(self.host.store.state(), db))
+            said = len(db.observations(status="pending", source=FEEDBACK_SOURCE, limit=10_000))
+            noted = len(new_annotations(self.host.store.state(), db))
             if self.shared and self.deliveries.behind(db):
                 self.deliveries.request()
         for reminder in reminders:
@@ -328,10 +329,10 @@ class Daemon:
             idle = not self._cycle.running
         if not idle:
             return
-        if pending > words:
+        if pending > said:  # more than the user's feedback: an agent's report or question, a retry
             self.request_cycle(f"{pending} pending observation(s)")
-        elif words:
-            self._word(words)
+        elif said or noted:
+            self._word(said + noted)
 
     def _word(self, count: int) -> None:
         """The user said something: one cycle ``input_delay`` from the first word (later words join it)."""

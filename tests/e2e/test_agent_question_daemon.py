@@ -66,7 +66,8 @@ def start(ws: Workspace, name: str):
 def test_a_deadline_passing_while_the_daemon_is_dead_falls_back_once_after_the_restart(tmp_path):
     ws = workspace(tmp_path)
     ws.tick(datetime.now(timezone.utc).isoformat(timespec="seconds"))  # the store exists
-    decide_by = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=8)
+    # room for a slow machine: the daemon must be killed before the deadline
+    decide_by = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=30)
     ask(ws, decide_by)
     run, log = start(ws, "run1.log")
     try:
@@ -106,7 +107,7 @@ def test_a_deadline_passing_while_the_daemon_is_dead_falls_back_once_after_the_r
 def test_a_running_daemon_falls_back_at_the_deadline_and_an_annotation_wakes_it(tmp_path):
     ws = workspace(tmp_path)
     ws.tick(datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    decide_by = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=8)
+    decide_by = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=12)
     ask(ws, decide_by)
     run, log = start(ws, "run.log")
     try:
@@ -121,9 +122,17 @@ def test_a_running_daemon_falls_back_at_the_deadline_and_an_annotation_wakes_it(
         assert request["input"]["signal"]["type"] == "review"
         assert "annotation" in request["input"]["signal"]["reason"]
         assert [a["text"] for a in request["input"]["pending_annotations"]] == ["移动端也要验证"]
+        # the user changes their mind after the fallback: the answer wakes the daemon, the asker hears it
+        code, out, err = ws.call("decide", "--item", "q-q-9", "--option", "migrate", "--note", "改主意了",
+                                 "--format", "json")
+        assert code == 0, err
+        wait_for(lambda: len(answer_lines(ws)) == 2)
     finally:
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=30)
         log.close()
-    assert len(fallbacks(ws)) == 1 and len(answer_lines(ws)) == 1
-    assert b"Traceback" not in (ws.root / "run.log").read_bytes()
+    assert len(fallbacks(ws)) == 1
+    assert [(line["status"], line["option"], line["note"]) for line in answer_lines(ws)] == \
+        [("fell_back", "mitigate", None), ("answered", "migrate", "改主意了")]
+    log = (ws.root / "run.log").read_bytes()
+    assert b"Traceback" not in log and b" input waiting=1" in log

@@ -108,8 +108,8 @@ def test_the_work_log_route_asks_is_answered_from_the_cli_and_hears_back_once(tm
     assert [o["id"] for o in listed["options"]] == ["mitigate", "migrate"] and listed["fallback"] == FALLBACK
     assert listed["asked_by"] == {"source": "agent-log", "question_id": "q-17"}
     digest = listed["digest"]
-    code, out, _ = ws.call("sources", "list", "--format", "json")
-    assert "q-bad" not in json.dumps([o for o in ws.requests()[0]["input"]["events"]])
+    events = ws.requests()[0]["input"]["events"]
+    assert [(e["meta"]["question_id"], e["thread"]) for e in events] == [("q-17", "question:q-17")]
 
     code, out, err = ws.call("decide", "--item", "q-q-17", "--option", "migrate", "--digest", digest,
                              "--note", "本周做完", "--now", "2026-12-08T10:00:00+08:00", "--format", "json")
@@ -124,6 +124,15 @@ def test_the_work_log_route_asks_is_answered_from_the_cli_and_hears_back_once(tm
     assert any((e.get("feedback") or {}).get("option") == "migrate" for e in events)
     ws.tick("2026-12-12T09:00:00+08:00")
     assert len(answer_lines(ws)) == 1 and decisions(ws, "2026-12-12T09:00:00+08:00")[0]["status"] == "answered"
+
+    # a change of mind relayed over MCP reaches the work-log asker as exactly one more line
+    ((done, error),) = mcp_calls(ws, "2026-12-12T10:00:00+08:00",
+                                 ("fold_decide", {"item": "q-q-17", "option": "mitigate", "digest": digest}))
+    assert not error and done["ok"], done
+    ws.tick("2026-12-12T10:00:05+08:00")
+    ws.tick("2026-12-12T10:10:00+08:00")
+    assert [(line["option"], line["at"]) for line in answer_lines(ws)] == \
+        [("migrate", "2026-12-08T10:00:00+08:00"), ("mitigate", "2026-12-12T10:00:00+08:00")]
 
 
 def test_the_mcp_route_asks_is_answered_over_mcp_and_a_stale_digest_stores_nothing(tmp_path):
@@ -168,6 +177,13 @@ def test_the_mcp_route_asks_is_answered_over_mcp_and_a_stale_digest_stores_nothi
     ((later, _),) = mcp_calls(ws, "2026-12-12T10:00:00+08:00", ("fold_answers", {"since": "2026-12-08T09:30:00+08:00"}))
     assert [(a["status"], a["option"]) for a in later["answers"]] == [("answered", "mitigate")]
     assert answer_lines(ws) == []  # the MCP source has no answers file
+    # answered again from the command line: the MCP asker reads the new answer, still one entry
+    code, out, err = ws.call("decide", "--item", listed["item"], "--option", "migrate", "--now",
+                             "2026-12-12T11:00:00+08:00", "--format", "json")
+    assert code == 0, err
+    ((latest, _),) = mcp_calls(ws, "2026-12-12T11:00:00+08:00", ("fold_answers", {"question_id": "auth-7"}))
+    assert [(a["status"], a["option"], a["at"]) for a in latest["answers"]] == \
+        [("answered", "migrate", "2026-12-12T11:00:00+08:00")]
 
 
 def test_a_passed_decide_by_falls_back_once_and_the_asker_hears_it(tmp_path):

@@ -46,7 +46,7 @@ def test_over_http_on_loopback_with_the_sdk_client(tmp_path):
         foreign = httpx.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example"})
         resources = anyio.run(_resources, url)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-    assert "fold_report" in names and len(names) == 7
+    assert "fold_report" in names and "fold_ask" in names and len(names) == 10
     assert state[1] is False and [i["id"] for i in state[0]["root"]["items"]] == ["visa"]
     assert state[0]["filter"]["omitted"] == 6  # trip goes with its children, hotel among them
     assert report[1] is False and report[0]["observation"]["source"] == "agents"
@@ -86,7 +86,7 @@ def test_a_configured_token_is_required_on_every_request(tmp_path, how):
         error = response.json()["error"]
         assert codes(error["data"]) == ["unauthorized"] and phrase in error["message"]
     assert "unauthorized: the bearer token is not this server's" in repr(refused.value)
-    assert names == ["fold_state", "fold_item", "fold_history", "fold_observation"]
+    assert names == ["fold_state", "fold_item", "fold_history", "fold_observation", "fold_answers"]
     assert state[1] is False and codes(write[0]) == ["read_only"]
 
 

@@ -51,3 +51,18 @@ def test_an_agent_works_on_a_store_in_postgresql(world):
     document = open_store(world.location).state_document(now="2026-10-09T09:00:00+08:00").document
     assert document["pending_annotations"][0]["text"] == "statement requested"
     assert verify(world.location)["ok"] is True
+
+
+def test_an_agent_asks_and_reads_the_answer_on_a_store_in_postgresql(world):
+    asked = {"agent": "codex", "question_id": "q-1", "question": "Ship today or tomorrow?",
+             "options": [{"id": "today", "label": "Today"}, {"id": "tomorrow", "label": "Tomorrow"}]}
+
+    async def scenario():
+        async with world.stdio() as session:
+            return await call(session, "fold_ask", asked), await call(session, "fold_answers", {"agent": "codex"})
+
+    (ask, ask_error), (answers, _) = anyio.run(scenario)
+    assert not ask_error and ask["observation"]["id"] == "agents:question/q-1"
+    assert [(a["question_id"], a["status"], a["source"]) for a in answers["answers"]] == [("q-1", "open", "agents")]
+    with open_host_db(world.location) as db:  # found by its thread in the host's tables of that database
+        assert [row["observation"].meta["question_id"] for row in db.questions()] == ["q-1"]

@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timezone
 
 from fold_core.kernel.decision import frame_digest
+from fold_core.observation import Observation
 from fold_core.store.locate import create, open_store
 from fold_host.cycle.answers_file import LEDGER_PREFIX, answer_line, route_answers
 from fold_host.cycle.questions import fire_fallbacks
@@ -55,8 +56,6 @@ class Instance:
 
 
 def _answer(db, observation: str, option: str, at: str) -> None:
-    from fold_core.observation import Observation
-
     db.add_observations([Observation(
         id=f"feedback:{observation}", source="feedback", channel="feedback", sender="user", at=at, observed_at=at,
         title="decide: q-17", feedback={"target": "q-17", "action": "decide", "meaning": "decide", "via": "cli",
