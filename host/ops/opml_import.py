@@ -129,7 +129,8 @@ def config_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise ConfigError(f"{path} is being changed by another foldctl (it holds {lock_path} for more "
-                                      f"than {timeout:g}s); nothing was appended: try again", file=str(path)) from None
+                                      f"than {timeout:g}s); nothing was appended: run the import again",
+                                      file=str(path)) from None
                 time.sleep(0.05)
         yield
     finally:
