@@ -17,11 +17,13 @@ Two writers never lose each other's work: every writer of a plugins.toml
 takes ``config_lock`` (an ``flock`` on ``.plugins.toml.lock`` beside it), and
 just before the rename the file is compared with what the candidate was built
 from — an edit made meanwhile by another program (an editor, a script) means
-building the candidate again on top of it. The replaced file is kept open
-across the rename, so an edit written into it in that instant is noticed too
-and merged the same way. When the file keeps changing, or such an edit cannot
-be merged, the import refuses with a ``ConfigError`` saying so (and where the
-edit was put aside), never exit 0 with an edit lost.
+building and checking the candidate again on top of it. The replaced file is
+kept open across the rename, so an edit appended to it in that very instant is
+noticed too, and appended after the block (without a second check; again
+until no such edit is left). When the file keeps changing, the import refuses
+(nothing appended); when an edit cannot be merged (it rewrote the file rather
+than appending), the file as it left it is saved beside the file and the error
+names it — never exit 0 with an edit lost.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from fold_core.errors import ConfigError, UsageError
 from fold_host.plugins import load_config
@@ -129,7 +132,8 @@ def config_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise ConfigError(f"{path} is being changed by another foldctl (it holds {lock_path} for more "
-                                      f"than {timeout:g}s); nothing was appended: try again", file=str(path)) from None
+                                      f"than {timeout:g}s); nothing was appended: run the import again",
+                                      file=str(path)) from None
                 time.sleep(0.05)
         yield
     finally:
@@ -144,41 +148,68 @@ def append_checked(path: Path, block: str) -> None:
 
 
 def _append_unlocked(path: Path, block: str) -> None:
-    on_disk = base = _read(path)  # what the file holds, and the text the block goes after
-    mode = path.stat().st_mode & 0o777 if on_disk is not None else 0o600
-    renamed = False
     for _attempt in range(ATTEMPTS):
-        text = _joined(base or "", block)
-        candidate, new = _new_problems(path, base, text)
+        base = _read(path)  # the text the block goes after
+        mode = path.stat().st_mode & 0o777 if base is not None else 0o600
+        wanted = _joined(base or "", block)
+        candidate, new = _new_problems(path, base, wanted)
         try:
             if new:
-                if renamed:  # the file holds our earlier text: put the edit it lacks back, without the block
-                    _restore(path, base or "", mode)
                 raise ConfigError("the block was not appended: with it, " + "; ".join(new), file=str(path))
-            os.chmod(candidate, mode)
-            old = os.open(path, os.O_RDONLY | os.O_CLOEXEC) if on_disk is not None else None
-            try:
-                current = _read(path)
-                if current != on_disk:  # edited since it was read: again, after that edit
-                    if renamed:  # edited after our rename: that edit stays; the one before it goes aside
-                        _lost(path, base or "")
-                    on_disk = base = current
-                    continue
-                os.replace(candidate, path)  # compared just before: the edits so far are all in ``text``
-                late = _read_fd(old) if old is not None else None
-            finally:
-                if old is not None:
-                    os.close(old)
+            swapped, late = _swap(path, candidate, base, mode)
         finally:
             candidate.unlink(missing_ok=True)
-        if late == on_disk:
-            return
-        # An edit written into the file between the comparison and the rename: it and the block, once more.
-        renamed, on_disk, base = True, text, late
-    if renamed:
-        _lost(path, base or "")
+        if not swapped:  # edited since it was read: checked again, after that edit
+            continue
+        if late != base:  # an edit written into the replaced file in that instant: kept after the block
+            _keep_late(path, wanted, base or "", late or "", mode)
+        return
     raise ConfigError(f"{path} kept changing while the block was being appended (another program is editing it); "
                       "nothing was appended: run the import again once it is saved", file=str(path))
+
+
+def _swap(path: Path, candidate: Path, expected: str | None, mode: int) -> tuple[bool, str | None]:
+    """Rename ``candidate`` over ``path`` if ``path`` still holds ``expected``: ``(renamed, what the replaced file
+    held just after the rename)`` — the replaced file is kept open across the rename to know it."""
+    os.chmod(candidate, mode)
+    try:
+        old = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        old = None
+    try:
+        if _read(path) != expected:
+            return False, None
+        os.replace(candidate, path)
+        return True, _read_fd(old) if old is not None else None
+    finally:
+        if old is not None:
+            os.close(old)
+
+
+def _keep_late(path: Path, ours: str, base: str, late: str, mode: int) -> None:
+    """``path`` holds ``ours`` (``base`` and the block), and an edit appended to ``base`` went into the replaced
+    file: append that edit to ``ours`` too, and again for any edit made meanwhile; else put it aside."""
+    if not late.startswith(base):
+        _lost(path, late)
+    expected, tail = ours, late[len(base):]
+    for _attempt in range(ATTEMPTS):
+        candidate = _beside(path, expected + tail)
+        try:
+            swapped, again = _swap(path, candidate, expected, mode)
+        finally:
+            candidate.unlink(missing_ok=True)
+        if not swapped:  # appended to after our rename: those lines stay, the late edit goes after them
+            current = _read(path) or ""
+            if not current.startswith(expected):
+                _lost(path, base + tail)
+            expected = current
+            continue
+        if again == expected:
+            return
+        if again is None or not again.startswith(expected):
+            _lost(path, again or "")
+        expected, tail = expected + tail, again[len(expected):]
+    _lost(path, base + tail)
 
 
 def _read_fd(fd: int) -> str:
@@ -189,16 +220,10 @@ def _read_fd(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def _restore(path: Path, text: str, mode: int) -> None:
-    candidate = _beside(path, text)
-    os.chmod(candidate, mode)
-    os.replace(candidate, path)
-
-
-def _lost(path: Path, text: str) -> None:
+def _lost(path: Path, text: str) -> NoReturn:
     """An edit that could not be merged: kept beside the file, and named in the error."""
     aside = path.with_name(f"{path.name}.edited-{os.getpid()}")
     aside.write_text(text, encoding="utf-8")
-    raise ConfigError(f"{path} was edited while the block was being appended and one edit could not be merged: "
-                      f"that version of the file is saved as {aside}; compare the two and run the import again",
-                      file=str(path))
+    raise ConfigError(f"the block was appended to {path}, but an edit made at the same moment could not be merged: "
+                      f"the file as that edit left it is saved as {aside}; compare the two (then run the import "
+                      "again if the block is missing)", file=str(path))

@@ -68,3 +68,27 @@ def test_imports_racing_an_editor_keep_every_edit_and_every_block_they_report(tm
     assert all(process.wait(timeout=300) == 0 for process in later.values())
     assert sorted(adapter.name for adapter in load_config(path=config).adapters) == sorted(names + list(later))
     assert not any(path.name.startswith(".plugins-") for path in tmp_path.iterdir())  # no candidate left behind
+
+
+def test_an_edit_landing_between_the_compare_and_the_rename_is_kept(tmp_path, monkeypatch):
+    """The narrowest race, made certain: an edit appended to the file right before the rename (after the
+    compare) goes into the replaced file; it is noticed and appended after the block."""
+    from fold_host.ops import opml_import
+    from fold_adapters.feeds.opml import FeedRef
+
+    config = tmp_path / "plugins.toml"
+    config.write_text('[store]\npath = "store"\n', encoding="utf-8")
+    real_replace, edits = os.replace, []
+
+    def replace_after_an_edit(source, target):
+        if str(target) == str(config) and len(edits) < 2:  # the first two renames each race an edit
+            edits.append(f"# late edit {len(edits)}\n")
+            with open(config, "a", encoding="utf-8") as file:
+                file.write(edits[-1])
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace_after_an_edit)
+    opml_import.append_checked(config, opml_import.adapter_block("news", [FeedRef(url="https://example.org/a.xml")]))
+    text = config.read_text(encoding="utf-8")
+    assert "# late edit 0\n" in text and "# late edit 1\n" in text and 'name = "news"' in text
+    assert [adapter.name for adapter in load_config(path=config).adapters] == ["news"]

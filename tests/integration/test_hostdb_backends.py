@@ -78,6 +78,23 @@ def test_a_flood_from_one_source_never_keeps_mail_out_of_the_windows(location):
         assert [o.id for o in db.window_events(1, parse_instant(LATER))] == ["agents:report/19"]
 
 
+def test_an_agents_recent_reports_are_counted_from_the_inbox(location):
+    """What ``[mcp] max_reports_per_hour`` counts: one sender's MCP observations of a source after an instant."""
+    def report(n: int, sender: str, minute: int, via: str = "mcp") -> Observation:
+        return Observation(id=f"agents:report/{n}", source="agents", channel="worklog", title="t", text="x",
+                           observed_at=f"2026-10-09T08:{minute:02d}:00+08:00", meta={"via": via},
+                           **{"from": sender})
+
+    with open_host_db(location) as db:
+        db.add_observations([report(1, "looper", 0), report(2, "codex", 10), report(3, "looper", 20),
+                             report(4, "looper", 30, via="file"), report(5, "looper", 40)])
+        since = parse_instant("2026-10-09T00:05:00+00:00")  # 08:05 in +08:00
+        assert db.recent_from(source="agents", sender="looper", via="mcp", since=since, limit=10) == [
+            "2026-10-09T08:40:00+08:00", "2026-10-09T08:20:00+08:00"]
+        assert len(db.recent_from(source="agents", sender="looper", via="mcp", since=since, limit=1)) == 1
+        assert db.recent_from(source="mail", sender="looper", via="mcp", since=since, limit=10) == []
+
+
 def test_a_poll_keeps_its_observations_and_cursor_together(location):
     with open_host_db(location) as db:
         assert db.record_poll("mail", Poll(observations=[observation(1)], cursor={"mark": 3}), now=NOW) == 1
