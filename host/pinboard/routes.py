@@ -33,7 +33,7 @@ SEEN_COOKIE = "fold_seen"
 FIRST_VISIT_RECORDS = 20  # no cookie yet: the changes page shows the latest records
 HISTORY_WINDOW = 2000  # events whose records the item page reads unless asked for the whole history
 YEAR = 365 * 24 * 3600
-# The changes page in words (issue 36): what happened to an item, and who did it.
+# The changes page in words: what happened to an item, and who did it.
 OP_WORDS = {"created": "added", "updated": "changed", "restored": "brought back", "withdrawn": "took down",
             "merged": "merged away", "annotation": "notes left", "acknowledged": "notes read"}
 ACTOR_WORDS = {"agent": "The editor", "user": "You", "host": "Fold"}

@@ -1,4 +1,4 @@
-"""Decision frames and the pages a person reads every day, on the Pinboard in a real Chromium (issues 32, 36).
+"""Decision frames and the pages a person reads every day, on the Pinboard in a real Chromium.
 
 A real file store and host.db in a temporary directory, the Pinboard in a
 thread (127.0.0.1, port 0), Debian's Chromium through Playwright. An answer
