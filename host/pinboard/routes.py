@@ -122,7 +122,8 @@ class Pages:
             source["cited"] = cited.get(source["ref"][len("event:"):]) if source["observation"] else None
         notice = extra.pop("notice", None) or _notice(request, data, self.t, pinboard.human_time())
         return self.page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
-                         frame=frame_page(frame) if frame else None, answer=answer,
+                         frame=frame_page(frame) if frame else None, answer=answer, op_words=OP_WORDS,
+                         actor_words=ACTOR_WORDS,
                          stale=extra.pop("stale", None),
                          history_since=since, budget=state.budget, details=frozenset(), card_href="/item/",
                          notice=notice, quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS,
