@@ -1,4 +1,4 @@
-"""Times as a person reads them: local (``[host] timezone``), in words, in ``[host] language`` (issue 36).
+"""Times as a person reads them: local (``[host] timezone``), in words, in ``[host] language``.
 
 ``HumanTime(language, zone, now)`` shows a stored instant the way people
 write it: ``today 09:00``, ``tomorrow 18:30``, ``Tue 8 Dec 09:00`` (the year

@@ -1,4 +1,4 @@
-"""Screenshots of the Pinboard's item page and changes page, in English and Chinese (issue 36).
+"""Screenshots of the Pinboard's item page and changes page, in English and Chinese.
 
     .venv/bin/python scripts/pinboard_screenshots.py                 # writes docs/screenshots/*.png
     .venv/bin/python scripts/pinboard_screenshots.py --out /tmp/shots

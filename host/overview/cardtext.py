@@ -114,14 +114,14 @@ def _lines(facts: tuple, fields: tuple, budget: int) -> tuple:
     lines = [("head", " · ".join(head))]
     if "title" in fields:
         lines.append(("title", title))
-    if decision is not None:  # what the user is asked comes before the summary (issue 32)
+    if decision is not None:  # what the user is asked comes before the summary
         lines.append(("question", decision[0]))
         if decision[1]:
             lines.append(("recommended", decision[1]))
     if "summary" in fields and summary:
         lines.append(("summary", summary))
     times = []
-    if kind == "done":  # a done item counts down to nothing (issue 36)
+    if kind == "done":  # a done item counts down to nothing
         until_due = until_stale = None
     if "due" in fields and until_due is not None:
         times.append(f"overdue {until_due[1:]}" if _negative(until_due) else f"due in {until_due}")

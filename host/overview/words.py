@@ -1,4 +1,4 @@
-"""The overview's words in ``[host] language`` (issue 36), and a card's lines said in them.
+"""The overview's words in ``[host] language``, and a card's lines said in them.
 
 ``CATALOG`` holds the Chinese of the overview page's labels (its header,
 legend, layer titles, details) and of the boxes' words the Pinboard shares;

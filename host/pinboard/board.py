@@ -127,7 +127,7 @@ def large_cards(overview: Overview) -> set[str]:
 
 
 def with_subjects(overview: Overview, subjects: Mapping[str, str]) -> Overview:
-    """Large cards gain their first source's subject as a last line, when it fits whole (issue 36).
+    """Large cards gain their first source's subject as a last line, when it fits whole.
 
     A card that takes a large part of the board has room for more than its
     title and summary: the subject of the message it came from says what it

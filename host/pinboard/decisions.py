@@ -1,4 +1,4 @@
-"""What the Pinboard shows of decision frames (contract §3.6, §12; issue 32). Pure functions.
+"""What the Pinboard shows of decision frames (contract §3.6, §12). Pure functions.
 
 * ``frame_page`` — a frame as the item page shows it: each option with its
   consequence, which one is recommended and which one the fallback takes,

@@ -33,7 +33,7 @@ SEEN_COOKIE = "fold_seen"
 FIRST_VISIT_RECORDS = 20  # no cookie yet: the changes page shows the latest records
 HISTORY_WINDOW = 2000  # events whose records the item page reads unless asked for the whole history
 YEAR = 365 * 24 * 3600
-# The changes page in words (issue 36): what happened to an item, and who did it.
+# The changes page in words: what happened to an item, and who did it.
 OP_WORDS = {"created": "added", "updated": "changed", "restored": "brought back", "withdrawn": "took down",
             "merged": "merged away", "annotation": "notes left", "acknowledged": "notes read"}
 ACTOR_WORDS = {"agent": "The editor", "user": "You", "host": "Fold"}
@@ -122,7 +122,8 @@ class Pages:
             source["cited"] = cited.get(source["ref"][len("event:"):]) if source["observation"] else None
         notice = extra.pop("notice", None) or _notice(request, data, self.t, pinboard.human_time())
         return self.page(request, "item.html.j2", status, item=data, history=history, mentions=mentions,
-                         frame=frame_page(frame) if frame else None, answer=answer,
+                         frame=frame_page(frame) if frame else None, answer=answer, op_words=OP_WORDS,
+                         actor_words=ACTOR_WORDS,
                          stale=extra.pop("stale", None),
                          history_since=since, budget=state.budget, details=frozenset(), card_href="/item/",
                          notice=notice, quick=inputs.QUICK_UNTIL, meanings=inputs.FEEDBACK_MEANINGS,

@@ -114,7 +114,7 @@ CATALOG = {"zh": {
     "choose when to be reminded": "选择什么时候提醒", "the reminder time is in the past": "提醒时间已经过去了",
     "the form is not UTF-8 text": "表单不是 UTF-8 文本",
 
-    # decision frames (issue 32)
+    # decision frames
     "Decisions": "待决定", "Waiting for your decision": "等你决定的事", "Nothing waits for your decision.": "没有等你决定的事。",
     "This question changed after you opened the page, so your answer was not saved.":
         "你打开页面之后这个问题变了，所以你的回答没有保存。",
@@ -138,7 +138,7 @@ CATALOG = {"zh": {
     "The time to decide by changed; it was: {old}": "决定期限变了；原来是：{old}",
     "What is known changed; it was: {old}": "已知情况变了；原来是：{old}",
     "The reasoning behind the question changed.": "问题背后的理由变了。", "(no subject)": "（无主题）",
-    # the forms, written for a person (issue 36)
+    # the forms, written for a person
     "Leave a note for the editor": "给编辑留言",
     "The editor reads your note the next time it looks at your sources and marks it as read. Up to 2,000 characters.":
         "编辑下次查看你的信息源时会读到这条留言，并标记为已读。最多 2,000 个字符。",
@@ -157,7 +157,7 @@ CATALOG = {"zh": {
     "changes the item itself.": "{what}。编辑下次查看你的信息源时会读到，并更新这个条目；看板从不自己改变条目。",
     "Noted: you have seen it": "已记下：你看到了", "Your decision is noted": "已记下你的决定",
     "Noted: you have done it": "已记下：你已经做了", "Your addition is noted": "已记下你的补充",
-    # the changes page in words (issue 36)
+    # the changes page in words
     "Between {first} and {last}:": "{first} 到 {last} 之间：", "At {at}:": "{at}：",
     "added": "新增了", "changed": "更新了", "brought back": "恢复了", "took down": "撤下了", "merged away": "合并掉了",
     "added: {count}": "新增 {count}", "changed: {count}": "更新 {count}", "brought back: {count}": "恢复 {count}",

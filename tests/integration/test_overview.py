@@ -344,7 +344,7 @@ def test_a_failure_before_rendering_leaves_an_explanation_and_no_png(tmp_path, c
 
 
 def test_labels_speak_the_host_language_and_a_done_item_counts_down_to_nothing(browser, tmp_path):
-    """Issue 36: `[host] language = "zh"` gives the overview Chinese labels and its time in words;
+    """`[host] language = "zh"` gives the overview Chinese labels and its time in words;
     a done item past its due time shows no countdown and no OVERDUE mark (a needs-you one still does)."""
     path = make_store(tmp_path / "store", [
         item("paid", "high", "done", title="电费已交", summary="已自动扣款", due_at="2026-10-10T00:00:00+08:00"),

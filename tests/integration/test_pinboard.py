@@ -549,6 +549,6 @@ def test_the_item_page_reads_the_records_of_the_last_events_unless_asked_for_all
     monkeypatch.setattr(pinboard_routes, "HISTORY_WINDOW", 1)
     recent = httpx.get(server.url + "item/visa").text
     assert f"(1 record after event {last - 1})" in recent and "?history=all#history" in recent
-    assert "最近的一条" in recent and "<strong>created</strong>" not in recent
+    assert "最近的一条" in recent and "<strong>added</strong>" not in recent
     whole = httpx.get(server.url + "item/visa?history=all").text
-    assert "after event" not in whole and "<strong>created</strong>" in whole
+    assert "after event" not in whole and "<strong>added</strong>" in whole

@@ -1,4 +1,4 @@
-"""Decision frames and the pages a person reads every day, on the Pinboard in a real Chromium (issues 32, 36).
+"""Decision frames and the pages a person reads every day, on the Pinboard in a real Chromium.
 
 A real file store and host.db in a temporary directory, the Pinboard in a
 thread (127.0.0.1, port 0), Debian's Chromium through Playwright. An answer
@@ -217,6 +217,13 @@ def test_the_item_page_names_its_messages_and_says_times_in_local_words(store, p
         reason = page.locator(".fields dt:text('reason') + dd").inner_text()
         assert reason == "reminded later(today 11:23)"  # 04:23:30+01:00 is 11:23 in Shanghai
         assert "2026-12" not in page.locator(".fields").inner_text()
+        # The history says who did what and when, in words; the batch id waits behind its toggle.
+        history = page.locator("#history li").first
+        assert history.locator(".when").inner_text() == "today 08:00 · The editor"
+        assert history.locator("strong").inner_text() == "added"
+        assert "b1" not in history.inner_text()
+        history.locator("details summary").click()
+        assert "b1" in history.locator("details").inner_text()
 
 
 def test_a_large_card_shows_its_whole_summary_and_its_first_subject(store, page):

@@ -1,4 +1,4 @@
-"""Times as a person reads them (issue 36) and what a changed decision frame says (issue 32): pure functions."""
+"""Times as a person reads them and what a changed decision frame says: pure functions."""
 
 from __future__ import annotations
 
