@@ -197,10 +197,14 @@ def test_error_messages_do_not_echo_a_huge_value(tmp_path):
     with world.http() as (url, _process):
         answers = _raw_session(url, {}, [(huge, {}), ("fold_state", {"kinds": [huge]}),
                                          ("fold_item", {"id": huge}), ("fold_annotate", {"item": huge, "text": "t"})])
+        unknown = httpx.post(url, json={"jsonrpc": "2.0", "id": 9, "method": huge}, headers={
+            **HEADERS, "Mcp-Session-Id": answers[0].headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
     for answer in answers[2:]:
         assert answer.status_code == 200 and answer.json()["result"]["isError"] is True
         assert len(answer.content) < 8_000, answer.content[:300]
         assert "characters, cut)" in answer.text
+    assert unknown.json()["error"]["message"] == "Method not found"  # the SDK's own error, which quotes it
+    assert len(unknown.content) < 8_000 and "characters, cut)" in unknown.text
 
 
 def test_the_host_policy_of_each_kind_of_bind():

@@ -203,7 +203,7 @@ MUTATIONS += (
              "problem = copy_problem(os.path.join(out_dir, HOST_DB))", "problem = None",
              ("tests/e2e/test_backup.py",)),
     Mutation("mcp-without-host-check", "host/mcp/http.py",
-             "return HostGuard(BearerGuard(app, bind.token), policy)", "return BearerGuard(app, bind.token)",
+             "return HostGuard(BearerGuard(EchoCap(app), bind.token), policy)", "return BearerGuard(EchoCap(app), bind.token)",
              ("tests/integration/test_mcp_http.py",)),
     Mutation("mcp-wrong-tokens-not-counted", "host/mcp/http.py",
              "                    self.throttle.wrong(address)", "                    pass",
