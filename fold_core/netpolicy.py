@@ -36,7 +36,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = ["CLASSES", "METADATA", "address_class", "allow_private_redirects", "configured_problem", "hop_problem",
-           "mask_credentials", "moves_inward", "private_redirects_allowed", "resolve", "url_class",
+           "literal_problem", "mask_credentials", "moves_inward", "private_redirects_allowed", "resolve", "url_class",
            "with_credentials_of", "without_credentials"]
 
 CLASSES = ("public", "private", "loopback", "link-local")  # outermost first
@@ -109,6 +109,16 @@ def url_class(url: str) -> str:
 
 def _article(kind: str) -> str:
     return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def literal_problem(url: str) -> str | None:
+    """``configured_problem`` for a URL whose host is an IP address, without resolving any name (settings, OPML)."""
+    try:
+        host = urlsplit(url).hostname
+        kind = address_class(host) if host else None
+    except ValueError:
+        return None
+    return configured_problem(url) if kind == "link-local" else None
 
 
 def configured_problem(url: str) -> str | None:

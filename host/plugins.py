@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fold_core import config as core_config
+from fold_core import netpolicy
 from fold_core import plugins as core_plugins
 from fold_host.settings import SECTIONS, HostConfig
 
@@ -40,8 +41,6 @@ RESERVED_NAMES: dict[str, str] = {
 def load_config(given: str | None = None, **options: Any) -> HostConfig:
     """``fold_core.config.load_config`` with the built-ins registered (unless ``builtins`` is given) and the
     host's sections (``fold_host.settings``), typed."""
-    from fold_core import netpolicy
-
     options.setdefault("builtins", BUILTIN_PLUGINS)
     options.setdefault("reserved", RESERVED_NAMES)
     config = HostConfig.of(core_config.load_config(given, sections=SECTIONS, **options))

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fold_core.netpolicy import literal_problem, mask_credentials
+
 __all__ = ["FeedRef", "MAX_BYTES", "OpmlError", "read_opml", "read_opml_file", "valid_feed_url", "write_opml"]
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -127,6 +129,8 @@ def _walk(parent, folders: tuple[str, ...], feeds: list[FeedRef], notes: list[st
                 return
             if not valid_feed_url(url):
                 notes.append(f"skipped {url[:100]!r}: only http(s) feed URLs are read")
+            elif literal_problem(url) is not None:
+                notes.append(f"skipped {mask_credentials(url)[:200]}: a link-local address, never fetched")
             elif url in seen:
                 notes.append(f"skipped a second outline for {url[:200]}")
             else:

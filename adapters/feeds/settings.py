@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fold_core.netpolicy import literal_problem
 from fold_core.settings import AdapterSettings, ConfigPath, Duration
 
 __all__ = ["FeedItem", "RssSettings", "parse_first_run"]
@@ -35,6 +36,11 @@ class FeedItem(BaseModel):
     def _from_url(cls, value: Any) -> Any:
         return {"url": value} if isinstance(value, str) else value
 
+    @field_validator("url")
+    @classmethod
+    def _where(cls, value: str) -> str:
+        return _fetchable(value)
+
 
 class RssSettings(AdapterSettings):
     url: str | None = Field(default=None, pattern=URL_PATTERN, max_length=4096)
@@ -46,6 +52,11 @@ class RssSettings(AdapterSettings):
     seen_limit: int | None = Field(default=None, ge=10, le=100_000)
     max_connections: int = Field(default=8, ge=1, le=64)
     max_per_host: int = Field(default=2, ge=1, le=16)
+
+    @field_validator("url")
+    @classmethod
+    def _where(cls, value: str | None) -> str | None:
+        return value if value is None else _fetchable(value)
 
     @field_validator("first_run")
     @classmethod
@@ -65,6 +76,14 @@ class RssSettings(AdapterSettings):
     def many(self) -> bool:
         """Whether the instance reads many feeds (``feeds`` or ``opml``), even if only one is listed."""
         return self.url is None
+
+
+def _fetchable(url: str) -> str:
+    """``url`` unless it names a link-local or metadata address (never fetched: ``fold_core.netpolicy``)."""
+    problem = literal_problem(url)
+    if problem is not None:
+        raise ValueError(problem)
+    return url
 
 
 def parse_first_run(value: str) -> tuple[str, Any]:

@@ -17,6 +17,9 @@
   looked at — a page re-pointing its own name at the bound address (DNS
   rebinding) is never answered. The SDK's own check (which only knows
   ``127.0.0.1``, ``localhost`` and ``::1``) is replaced by this one.
+* **Echo**: a JSON-RPC error the SDK answers itself (an unknown method, which
+  it quotes whole) has its message and data cut like the tools' errors
+  (``EchoCap``, ``fold_host.mcp.server.cap_errors``).
 
 The endpoint is ``/mcp``; a call is answered with a plain JSON response (no
 progress or log messages flow during one, so no SSE stream is needed). The
@@ -34,11 +37,12 @@ import os
 
 from fold_core.cli.common import explain
 from fold_core.errors import UsageError
+from fold_host.mcp.server import cap_errors
 from fold_host.settings import McpSection
 from fold_host.web.security import HostPolicy, LoginThrottle, client_address, is_loopback
 from fold_host.web.server import Bind, listen, serve_socket
 
-__all__ = ["ENDPOINT", "BearerGuard", "HostGuard", "http_app", "read_token", "resolve_bind", "serve"]
+__all__ = ["ENDPOINT", "BearerGuard", "EchoCap", "HostGuard", "http_app", "read_token", "resolve_bind", "serve"]
 
 ENDPOINT = "/mcp"
 INVALID_REQUEST = -32600  # JSON-RPC's code for a request the server will not take
@@ -99,6 +103,55 @@ def _header(scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
+
+
+class EchoCap:
+    """ASGI middleware: a large JSON-RPC *error* answer has its strings cut (``cap_errors``); others pass as sent.
+
+    Only an answer over ``LARGE`` bytes without a ``"result"`` near its start is read as JSON: a state
+    document (large, a result) is never parsed again.
+    """
+
+    LARGE = 16 * 1024
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: dict | None = None
+        chunks: list[bytes] = []
+
+        async def held(message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            if message["type"] != "http.response.body" or start is None:
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            body = self._capped(b"".join(chunks))
+            headers = [(k, v) for k, v in start.get("headers", ()) if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, held)
+
+    def _capped(self, body: bytes) -> bytes:
+        if len(body) <= self.LARGE or b'"result"' in body[:4096]:
+            return body
+        try:
+            answer = json.loads(body)
+        except ValueError:  # an SSE stream or plain text: not a JSON-RPC error
+            return body
+        if not isinstance(answer, dict) or not isinstance(answer.get("error"), dict):
+            return body
+        return json.dumps({**answer, "error": cap_errors(answer["error"])}, ensure_ascii=False).encode("utf-8")
 
 
 class HostGuard:
@@ -174,7 +227,7 @@ def http_app(server, bind: Bind, port: int | None = None):
                                      transport_security=TransportSecuritySettings(
                                          enable_dns_rebinding_protection=False))
     policy = HostPolicy(bind.host, bind.port if port is None else port)
-    return HostGuard(BearerGuard(app, bind.token), policy)
+    return HostGuard(BearerGuard(EchoCap(app), bind.token), policy)
 
 
 def serve(server, bind: Bind, announce) -> tuple[str, str | None]:

@@ -274,7 +274,11 @@ def _copy_back(backup_dir: str, names: list[str], store_dir: str) -> dict[str, s
     opened = {}
     try:
         for name in names:
-            opened[name] = open_regular(os.path.join(backup_dir, name))
+            try:
+                opened[name] = open_regular(os.path.join(backup_dir, name))
+            except FileNotFoundError:
+                raise StoreCorrupt(f"the manifest names {name}, which {backup_dir} does not hold: this backup is "
+                                   "damaged") from None
         return copy_files([Range(name, file.fileno(), os.fstat(file.fileno()).st_size, file.name)
                            for name, file in opened.items()], store_dir)
     finally:

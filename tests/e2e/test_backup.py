@@ -255,6 +255,11 @@ def test_special_files_in_a_backup_are_refused_without_waiting(tmp_path):
         code, document, err = foldctl(ws, "restore", str(hostile), "--store", str(target))  # a hang: timeout
         assert code == 2 and "events.jsonl" in err and "refused" in err, (what, err)
         assert _empty(target), what
+    missing = tmp_path / "missing"
+    shutil.copytree(tmp_path / "backup", missing)
+    (missing / "events.jsonl").unlink()
+    code, _, err = foldctl(ws, "restore", str(missing), "--store", str(tmp_path / "from-missing"))
+    assert code == 4 and "does not hold" in err and _empty(tmp_path / "from-missing")
     fifo_manifest = tmp_path / "fifo-manifest"
     shutil.copytree(tmp_path / "backup", fifo_manifest)
     (fifo_manifest / "manifest.json").unlink()

@@ -75,8 +75,10 @@ def test_a_redirect_to_a_metadata_address_is_refused_even_from_loopback(server):
     assert "link-local" in result.health.message and "never fetches" in result.health.message
 
 
-def test_a_configured_metadata_address_is_never_fetched():
-    result = poll("http://169.254.169.254/feed.xml")
+def test_a_configured_name_of_a_metadata_address_is_never_fetched(monkeypatch):
+    """An IP literal is refused with the settings (below); a name is checked when it is fetched."""
+    monkeypatch.setattr(netpolicy, "resolve", lambda host: ["169.254.169.254"] if host == "metadata.test" else [])
+    result = poll("http://metadata.test/feed.xml")
     assert result.health.status == "failed" and result.health.error_class == "config"
     assert "never fetches" in result.health.message
 
@@ -177,3 +179,20 @@ def test_a_feed_password_is_in_no_output_of_foldctl_and_not_in_host_db(server, t
     assert not any(secret in text for text in shown)
     stored = b"".join(p.read_bytes() for p in ws.store.glob("host.db*"))
     assert secret.encode() not in stored  # its health line keeps the URL masked: reader:***@
+
+
+def test_a_metadata_address_is_refused_in_the_settings_and_skipped_in_opml(tmp_path):
+    from pydantic import ValidationError
+
+    from fold_adapters.feeds.opml import read_opml
+
+    with pytest.raises(ValidationError, match="never fetches"):
+        RssSettings(url=METADATA)
+    with pytest.raises(ValidationError, match="never fetches"):
+        RssSettings(feeds=["https://example.org/feed.xml", "http://[fe80::1]/feed"])
+    opml = (b'<?xml version="1.0"?><opml version="2.0"><body>'
+            b'<outline text="ok" xmlUrl="https://example.org/feed.xml"/>'
+            b'<outline text="inside" xmlUrl="http://169.254.169.254/latest/meta-data/"/></body></opml>')
+    feeds, notes = read_opml(opml)
+    assert [feed.url for feed in feeds] == ["https://example.org/feed.xml"]
+    assert any("169.254.169.254" in note and "never fetched" in note for note in notes)

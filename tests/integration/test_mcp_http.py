@@ -197,7 +197,30 @@ def test_error_messages_do_not_echo_a_huge_value(tmp_path):
     with world.http() as (url, _process):
         answers = _raw_session(url, {}, [(huge, {}), ("fold_state", {"kinds": [huge]}),
                                          ("fold_item", {"id": huge}), ("fold_annotate", {"item": huge, "text": "t"})])
+        unknown = httpx.post(url, json={"jsonrpc": "2.0", "id": 9, "method": huge}, headers={
+            **HEADERS, "Mcp-Session-Id": answers[0].headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
     for answer in answers[2:]:
         assert answer.status_code == 200 and answer.json()["result"]["isError"] is True
         assert len(answer.content) < 8_000, answer.content[:300]
         assert "characters, cut)" in answer.text
+    assert unknown.json()["error"]["message"] == "Method not found"  # the SDK's own error, which quotes it
+    assert len(unknown.content) < 8_000 and "characters, cut)" in unknown.text
+
+
+def test_the_host_policy_of_each_kind_of_bind():
+    from fold_host.web.security import HostPolicy
+
+    loopback, other, wildcard = (HostPolicy("127.0.0.1", 8766), HostPolicy("127.0.0.2", 8766),
+                                 HostPolicy("0.0.0.0", 8766, machine_names=frozenset({"fold-box"})))
+    assert [loopback.host_allowed(h) for h in ("127.0.0.1:8766", "localhost:8766", "[::1]:8766", "127.0.0.2:8766",
+                                               "127.0.0.1:9", "evil.example:8766", None)] == \
+        [True, True, True, False, False, False, False]
+    assert [other.host_allowed(h) for h in ("127.0.0.2:8766", "localhost:8766", "127.0.0.1:8766")] == \
+        [True, False, False]
+    assert [wildcard.host_allowed(h) for h in ("192.168.1.20:8766", "[fe80::1]:8766", "fold-box:8766",
+                                               "localhost:8766", "attacker.example:8766", "fold-box:80")] == \
+        [True, True, True, True, False, False]
+    assert HostPolicy("127.0.0.1", 80).host_allowed("127.0.0.1")  # the default port may go unwritten
+    assert [other.origin_allowed(o) for o in (None, "http://127.0.0.2:8766", "https://127.0.0.2:8766",
+                                               "http://attacker.example:8766", "null")] == \
+        [True, True, False, False, False]

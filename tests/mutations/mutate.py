@@ -192,6 +192,28 @@ MUTATIONS += (
     Mutation("copy-step-restarts-at-zero", "host/ops/filecopy.py",
              "done = os.copy_file_range(job.source, target, count, offset)",
              "done = os.copy_file_range(job.source, target, count, offset % WRITE_BACK)", COPY_TESTS),
+    # [hardening-2] (hard-b)
+    Mutation("window-chosen-without-skip-locked", "host/hostdb/inbox.py",
+             'f"ORDER BY seq LIMIT ?{self._skip_locked}", (max_events,)', 'f"ORDER BY seq LIMIT ?", (max_events,)',
+             ("tests/integration/test_hosts_sharing.py",)),
+    Mutation("restore-skips-digests", "host/ops/backup.py",
+             "            if found[name] != expected:", "            if False and found[name] != expected:",
+             ("tests/e2e/test_backup.py",)),
+    Mutation("backup-skips-quick-check", "host/ops/backup.py",
+             "problem = copy_problem(os.path.join(out_dir, HOST_DB))", "problem = None",
+             ("tests/e2e/test_backup.py",)),
+    Mutation("mcp-without-host-check", "host/mcp/http.py",
+             "return HostGuard(BearerGuard(EchoCap(app), bind.token), policy)", "return BearerGuard(EchoCap(app), bind.token)",
+             ("tests/integration/test_mcp_http.py",)),
+    Mutation("mcp-wrong-tokens-not-counted", "host/mcp/http.py",
+             "                    self.throttle.wrong(address)", "                    pass",
+             ("tests/integration/test_mcp_http.py",)),
+    Mutation("feeds-follow-inward-redirects", "adapters/feeds/fetch.py",
+             "problem = netpolicy.hop_problem(current, target)", "problem = None",
+             ("tests/integration/test_feed_addresses.py",)),
+    Mutation("editor-answer-keeps-a-secret", "host/cycle/editor.py",
+             "errors = secret_problems(reply.output, secrets)", "errors = []",
+             ("tests/e2e/test_secret_echo.py",)),
 )
 
 
