@@ -365,8 +365,8 @@ class _Planner(Attention, Output):
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
             # a matter that is finished now never rises: it keeps its weight or goes to the result's, if lighter
-            finished = verdict.kind == "done" and verdict.explicit_kind and weight is not None
-            change.weight = lighter(weight, verdict.weight) if finished else verdict.weight
+            finished = verdict.kind == "done" and verdict.explicit_kind and isinstance(weight, str)
+            change.weight = lighter(str(weight), verdict.weight) if finished else verdict.weight
             change.judged = "critical" if verdict.pressing else change.weight
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
