@@ -279,3 +279,4 @@ def test_an_item_raised_inside_a_low_parent_raises_the_parent():
     assert declared["parcel"]["weight"] == "high"
     assert declared["fold-updates"]["weight"] == "high"  # the parcel is seen at high, not inside a low parent
     assert "parcel" in declared["fold-updates"]["reason"]
+    assert "显示器包裹运输中" in declared["fold-updates"]["summary"]  # the raised parent says which child it is for
