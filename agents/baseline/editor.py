@@ -325,7 +325,9 @@ class _Planner(Attention, Lifting):
         said = " ".join(str(part or "") for part in (view.get("title"), view.get("summary"), current and current.summary)
                         + tuple(s.get("quote") for s in view.get("sources") or ()))
         # A result with a number the item does not state yet (a benchmark's figure) is news, not a confirmation.
-        figures = verdict.kind != "needs-you" and news_in(own_words(str(event.get("text") or "")), said)
+        # … and so is an escalation naming something the item does not (a CVE the agent found).
+        own = own_words(str(event.get("text") or ""))
+        figures = verdict.kind != "needs-you" and news_in(own, said) or new_identifier(own[:1500], said) is not None
         if mode != "restore" and not (moved_on or stronger or new_due or figures):
             self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
             return

@@ -113,6 +113,9 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
         colon = "：" if lang == "zh" else ": "
         fact = f"{lead}{colon}{fact}" if len(lead) + len(fact) + 2 <= room or lead != facts.who else \
             f"{_LEAD[lang].get(kind, '')}{colon}{fact}"
+    if lead and fact.startswith(f"{lead}：" if lang == "zh" else f"{lead}: ") and step.casefold() in (
+            lead.casefold(), "yours to do"):
+        step = ""  # "待你处理：…；待你处理。" says it twice
     return title, _summary(fact, step, lang, 60)
 
 
