@@ -49,11 +49,12 @@ from fold_agents.baseline.attention import Attention
 from fold_agents.baseline.draft import clean_sources
 from fold_agents.baseline.facts import about, ageing_hours, read_facts
 from fold_agents.baseline.frames import Frames
+from fold_agents.baseline.escalation import escalation_id, new_identifier
+from fold_agents.baseline.layers import Lifting
 from fold_agents.baseline.learned import Learned
-from fold_agents.baseline.output import Output
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
 from fold_agents.baseline.match import Matter, advances, matter_of, news_in, resent, same_matter
-from fold_agents.baseline.plan import BUNDLE_IDS, BUNDLES, MAX_LEVEL, Change, bundle_id, fit_budget
+from fold_agents.baseline.plan import BUNDLE_IDS, fit_budget
 from fold_agents.baseline.purpose import Purpose
 from fold_agents.baseline.rules import heavier, lighter, line, thread_item_id, title_line
 from fold_agents.baseline.words import Words
@@ -65,8 +66,6 @@ __all__ = ["BaselineBackend", "propose_baseline"]
 # The user's purpose moves a message one step, up to high and down to low (never into or out of noise).
 _UP = {"trace": "low", "low": "normal", "normal": "high"}
 _DOWN = {"critical": "high", "high": "normal", "normal": "low"}
-# Identifiers an escalation names: a CVE, a ticket or an advisory (letters and digits, never a bare number).
-_NAMED = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b|\b[A-Z]{2,10}-\d{2,}\b")
 _REPLY_OR_FORWARD = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg|回复|转发|答复)\s*[:：])+", re.IGNORECASE)
 
 
@@ -92,7 +91,7 @@ def propose_baseline(document: Mapping[str, Any], lang: str = "zh", receipts: li
     return _Planner(document, Words(lang), receipts).answer()
 
 
-class _Planner(Frames, Attention, Output):
+class _Planner(Frames, Attention, Lifting):
     def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
         super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
@@ -118,7 +117,7 @@ class _Planner(Frames, Attention, Output):
                 self._message(event)
         self.annotate()
         self.review()
-        self._lift_parents()
+        self.lift_parents()
         held = frozenset(item for d in self.dispositions.values() if d["disposition"] == "used"
                          for item in d["related"] if item in self.known.active)
         fit = fit_budget(self.known, self.changes, self.now, self._bundle, held)
@@ -139,33 +138,6 @@ class _Planner(Frames, Attention, Output):
         ids = list(dict.fromkeys(e["id"] for e in self.events))
         return {"dispositions": [{"event": i, "disposition": "deferred", "why": why, "related": []} for i in ids],
                 "batch": {"declarations": [], "acknowledges": list(dict.fromkeys(a["id"] for a in self.pending))}}
-
-    # -- layers ---------------------------------------------------------------------------
-
-    def _lift_parents(self) -> None:
-        """An item is never more important than its parent's layer lets it be seen (an item in a low parent is
-        read as low): a planned weight above an ancestor's raises that ancestor to it, bundles included. The
-        kernel moves no item to another parent (``unsupported_move``), so raising the parent is the way."""
-        for change in list(self.changes.values()):
-            if change.weight is None or change.parent is None:
-                continue
-            for ancestor in self.known.ancestors(change.parent):
-                planned = self.changes.get(ancestor)
-                weight = planned.weight if planned is not None and planned.weight else \
-                    self.known.active[ancestor]["weight"]
-                if heavier(weight, change.weight) == weight:
-                    continue
-                holder = self._holder(ancestor)
-                holder.weight = change.weight
-                holder.reason = self.words("parent_raised", item=change.id, weight=change.weight)
-
-    def _holder(self, item_id: str) -> Change:
-        """The planned change of an active parent (a bundle keeps its naming)."""
-        for name in BUNDLES:
-            for level in range(1, MAX_LEVEL + 1):
-                if bundle_id(name, level) == item_id:
-                    return self._bundle(name, level)
-        return self.change(item_id, "patch")
 
     # -- matters ------------------------------------------------------------------------
 
@@ -333,9 +305,8 @@ class _Planner(Frames, Attention, Output):
         return False
 
     def _escalation(self, event: Mapping[str, Any], verdict, item_id: str | None) -> tuple[str, str] | None:
-        """(identifier, item id) when a request names an identifier (CVE-…, a ticket) that the item of its
-        thread or matter — a result or progress, not a request — does not state: an agent's escalation is a
-        matter of its own, not an update of the benchmark it was found during."""
+        """(identifier, item id) when a request names something its thread's or matter's item — a result or
+        progress, not a request — does not state (``baseline_escalation``): a matter of its own."""
         if verdict.kind != "needs-you" or item_id is None:
             return None
         view = self.known.active.get(item_id, {})
@@ -343,15 +314,11 @@ class _Planner(Frames, Attention, Output):
         kind = planned.kind if planned is not None and planned.kind else view.get("kind")
         if kind == "needs-you" or kind is None:
             return None
-        own = own_words(str(event.get("text") or ""))[:1500]
         said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary")]
                         + ([planned.title, planned.summary] if planned is not None else [])
-                        + [s.get("quote") for s in view.get("sources") or ()]).lower()
-        for found in _NAMED.finditer(own):
-            ident = found.group(0)
-            if ident.lower() not in said:
-                return ident, f"{thread_item_id(dict(event))}-{re.sub(r'[^a-z0-9]+', '-', ident.lower())}"[:64]
-        return None
+                        + [s.get("quote") for s in view.get("sources") or ()])
+        ident = new_identifier(own_words(str(event.get("text") or ""))[:1500], said)
+        return None if ident is None else (ident, escalation_id(thread_item_id(dict(event)), ident))
 
     def _new(self, event: Mapping[str, Any], verdict, item_id: str, ident: str | None = None) -> None:
         change = self.change(item_id, "new")
@@ -381,15 +348,17 @@ class _Planner(Frames, Attention, Output):
         said = " ".join(str(part or "") for part in (view.get("title"), view.get("summary"), current and current.summary)
                         + tuple(s.get("quote") for s in view.get("sources") or ()))
         # A result with a number the item does not state yet (a benchmark's figure) is news, not a confirmation.
-        figures = verdict.kind != "needs-you" and news_in(own_words(str(event.get("text") or "")), said)
+        # … and so is an escalation naming something the item does not (a CVE the agent found).
+        own = own_words(str(event.get("text") or ""))
+        figures = verdict.kind != "needs-you" and news_in(own, said) or new_identifier(own[:1500], said) is not None
         if mode != "restore" and not (moved_on or stronger or new_due or figures):
             self.dispose(event["id"], "used", self.words("confirms", item=item_id), [item_id])
             return
         change = self.change(item_id, mode)
         if moved_on or stronger or change.weight is None:
             # a matter that is finished now never rises: it keeps its weight or goes to the result's, if lighter
-            finished = verdict.kind == "done" and verdict.explicit_kind and weight is not None
-            change.weight = lighter(weight, verdict.weight) if finished and weight is not None else verdict.weight
+            finished = verdict.kind == "done" and verdict.explicit_kind and isinstance(weight, str)
+            change.weight = lighter(str(weight), verdict.weight) if finished else verdict.weight
             change.judged = "critical" if verdict.pressing else change.weight
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":

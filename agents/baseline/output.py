@@ -15,7 +15,7 @@ from typing import Any
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.draft import Draft, merge_sources
 from fold_agents.baseline.plan import BUNDLE_IDS, Change, bundle_id, rank_entries
-from fold_agents.baseline.rules import heavier
+from fold_agents.baseline.rules import WEIGHT_STEPS, heavier
 
 __all__ = ["Output"]
 
@@ -63,13 +63,28 @@ class Output(Draft):
             read = [parse_instant((self.changes[i].due_at if i in self.changes else
                                    self.known.active[i].get("due_at")) or "") for i in children]
             dues = [d for d in read if d is not None]
-            if name == "needs-you" and dues and self.moment is not None:
+            raised = self._raised_child(change, children)
+            if raised is not None:  # raised for a child: say which, so the parent's weight reads right
+                change.summary = self.words("bundle_raised_summary", limit=60, count=count, title=raised)
+            elif name == "needs-you" and dues and self.moment is not None:
                 change.summary = self.words("bundle_needs_you_summary", limit=60, count=count,
                                             due=self.words.when(min(dues), self.moment))
             else:
                 change.summary = self.words(f"bundle_{name.replace('-', '_')}" + (
                     "_plain" if name == "needs-you" else "_summary"), limit=60, count=count)
             change.reason = change.reason or self.words("bundle_reason")  # a parent raised for a child says so
+
+    def _raised_child(self, change: Change, children: list[str]) -> str | None:
+        """The title of the heaviest child when an updates bundle was raised above its own weight for it."""
+        if change.bundle != "updates" or change.weight in (None, "low", "trace") or not children:
+            return None
+        def weight(item: str) -> str:
+            planned = self.changes.get(item)
+            return planned.weighed() if planned is not None else self.known.active[item]["weight"]
+        top = min(children, key=lambda item: WEIGHT_STEPS.index(weight(item)))
+        planned = self.changes.get(top)
+        return str((planned.title if planned is not None and planned.title else None)
+                   or (self.known.active.get(top) or {}).get("title") or top)
 
     def _declarations(self, withdrawn: list[str]) -> list[dict]:
         self._listing = {c.parent for c in self.changes.values() if c.mode == "new" and c.parent in BUNDLE_IDS}

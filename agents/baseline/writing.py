@@ -113,6 +113,9 @@ def write(facts: Facts, rule: str, kind: str, due_at: str | None, now: datetime 
         colon = "：" if lang == "zh" else ": "
         fact = f"{lead}{colon}{fact}" if len(lead) + len(fact) + 2 <= room or lead != facts.who else \
             f"{_LEAD[lang].get(kind, '')}{colon}{fact}"
+    if lead and fact.startswith(f"{lead}：" if lang == "zh" else f"{lead}: ") and step.casefold() in (
+            lead.casefold(), "yours to do"):
+        step = ""  # "待你处理：…；待你处理。" says it twice
     return title, _summary(fact, step, lang, 60)
 
 
@@ -202,8 +205,8 @@ def _shortened(fact: str, room: int, lang: str) -> str:
     if len(fact) <= room:
         return fact
     cut = clause(fact, room, "，,；;")
-    if len(cut) >= room // 2:
-        return cut
+    if len(cut) >= room // 2 and fact[len(cut):len(cut) + 1] in ("，", ",", "；", ";"):
+        return cut  # a whole clause; a cut between words is marked with "…" below
     head = fact[:max(room, 8) - 1]
     if lang == "en" and " " in head[len(head) // 2:]:
         head = head[:head.rindex(" ")]  # not in the middle of a word
@@ -223,7 +226,7 @@ def _summary(fact: str, step: str, lang: str, limit: int) -> str:
             fact = fact[:1].upper() + fact[1:]
     room = limit - len(step) - len(joiner) - len(end)
     alone = _shortened(fact, limit - len(end), lang) if len(fact) > room and step in _GENERIC else ""
-    if alone and not alone.endswith("…") and len(alone) > len(_shortened(fact, room, lang)):
+    if alone and len(alone) > len(_shortened(fact, room, lang)) + 8:  # it keeps clearly more of the fact
         step, room = "", limit - len(end)  # "no action needed" gives way to the part of the fact it would cut
     fact = _shortened(fact, room, lang)
     if lang == "en" and step[:1].isupper() and step[1:2].islower():

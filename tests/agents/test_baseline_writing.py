@@ -279,3 +279,18 @@ def test_an_item_raised_inside_a_low_parent_raises_the_parent():
     assert declared["parcel"]["weight"] == "high"
     assert declared["fold-updates"]["weight"] == "high"  # the parcel is seen at high, not inside a low parent
     assert "parcel" in declared["fold-updates"]["reason"]
+    assert "显示器包裹运输中" in declared["fold-updates"]["summary"]  # the raised parent says which child it is for
+
+
+def test_an_escalation_naming_a_new_identifier_on_a_request_is_news_not_a_confirmation():
+    item = {"id": "upgrade", "title": "lattice 升级待你决定", "summary": "worker 升级方案需要你决定。", "weight": "high",
+            "share": 12, "share_override": False, "kind": "needs-you", "updated_at": "2026-10-08T20:00:00+08:00",
+            "sources": [], "children": None}
+    log = {"id": "w-1", "channel": "worklog", "source": "agent", "from": "coding-agent",
+           "at": "2026-10-09T07:20:00+08:00", "title": "lattice 升级待你决定",
+           "text": "升级上报：worker 依赖的 lattice 3.4.1 受 CVE-2026-41234 影响，需要你决定是否升级。"}
+    output = propose_baseline(_input([log], items=(item,)), "zh")
+    (patched,) = _declared(output)
+    assert patched["id"] == "upgrade" and "CVE-2026-41234" in patched["summary"]
+    assert "只确认" not in output["dispositions"][0]["why"]
+    assert patched["summary"].count("待你处理") <= 1

@@ -106,3 +106,21 @@ def test_brief_state_keeps_children_layers_and_leaves_the_document_alone():
     assert top["children"]["items"][0] == child  # kept whole: the window points at it
     assert shown["state"]["root"]["items"][1] == fillers[0]  # not trace: whole
     assert document["state"]["root"]["items"][0] is parent and "brief" not in parent
+
+
+def test_the_items_the_window_points_at_stay_whole():
+    from fold_host.cycle.bounded_view import whole_ids
+
+    def trace(item_id, **more):
+        return {"id": item_id, "title": item_id, "summary": "s", "weight": "trace", "kind": "fyi", "share": 1, **more}
+    items = [trace(f"t{n}") for n in range(BRIEF_ABOVE)] + [
+        trace("snoozed"), trace("acked"), trace("framed", kind="needs-you", decision={"question": "A or B?"})]
+    document = {"state": {"root": {"budget": 64, "used": 53, "free": 11, "items": items}},
+                "pending_annotations": [],
+                "events": [{"id": "r-1", "reminder": {"target": "snoozed"}},
+                           {"id": "f-1", "feedback": {"target": "acked", "meaning": "ack"}}]}
+    keep = whole_ids(document, None)
+    assert keep == {"snoozed", "acked"}
+    shown = {v["id"]: v for v in brief_state(document, keep)["state"]["root"]["items"]}
+    assert all("summary" in shown[i] for i in ("snoozed", "acked", "framed"))  # targets and a frame: whole
+    assert shown["t0"].get("brief") is True
