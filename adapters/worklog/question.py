@@ -36,10 +36,11 @@ from fold_adapters.text.clean import clean_text
 from fold_core.kernel.decision import check_decision
 from fold_core.observation import bound_text
 
-__all__ = ["CONTEXT_LIMIT", "QUESTION_ID", "QuestionProblem", "read_question"]
+__all__ = ["CONTEXT_LIMIT", "QUESTION_ID", "TASK_LIMIT", "QuestionProblem", "read_question"]
 
 QUESTION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 CONTEXT_LIMIT = 2000
+TASK_LIMIT = 300  # as a report line's task (its title)
 FRAME_KEYS = ("question", "options", "recommended", "basis", "fallback", "decide_by", "evidence", "gap")
 
 
@@ -76,6 +77,9 @@ def read_question(value: dict[str, Any]) -> tuple[str, str, dict]:
     meta: dict[str, Any] = {"type": "question", "question_id": question_id, "decision": frame}
     if context:
         meta["context"] = context
+    task = value.get("task")
+    if isinstance(task, str) and task.strip():  # what the agent works on: the item's name, as for a report line
+        meta["task"] = bound_text(clean_text(task), TASK_LIMIT)
     return frame["question"], _words(frame, context), meta
 
 

@@ -78,17 +78,18 @@ _WORDS = {
 
 
 def asked_question(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The agent's question an event carries, as ``{"id", "agent", "context"?, <frame keys>}``; else None.
+    """The agent's question an event carries, as ``{"id", "agent", "context"?, "task"?, <frame keys>}``; else None.
 
     A question observation (a work-log ``question`` line, MCP ``fold_ask``) has ``meta.type: "question"``,
-    ``meta.question_id``, ``meta.decision`` (the frame the adapter checked) and ``meta.context``."""
+    ``meta.question_id``, ``meta.decision`` (the frame the adapter checked), ``meta.context`` and ``meta.task``."""
     meta = event.get("meta")
     if not isinstance(meta, Mapping) or meta.get("type") != "question" or not isinstance(meta.get("decision"), Mapping):
         return None
     frame = meta["decision"]
     if "question" not in frame:
         return None
-    return {**frame, "id": meta.get("question_id"), "agent": event.get("from"), "context": meta.get("context")}
+    return {**frame, "id": meta.get("question_id"), "agent": event.get("from"), "context": meta.get("context"),
+            "task": meta.get("task")}
 
 
 def _verbatim(question: Mapping[str, Any], gap: str) -> dict:
@@ -129,7 +130,8 @@ class Frames(Draft):
         change.judged = change.weight
         change.kind = "needs-you"
         change.due_at = frame["decide_by"] if frame and due is not None else change.due_at
-        task = title_line(agent, 16)  # the observation's title is the question itself: the frame holds it
+        # The observation's title is the question itself (the frame holds it): the item is named for the task.
+        task = title_line(question.get("task") or agent, 16)
         change.title = line(self.said("title", task=task), 24)
         asked = line(self.said("asked", agent=agent, question=question.get("question")), 200)
         context = line(question.get("context"), 200)

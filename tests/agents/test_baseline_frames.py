@@ -68,6 +68,19 @@ def test_an_agents_question_becomes_a_needs_you_item_with_its_frame_verbatim():
                                                                       "summary": "周五 18:00 前无答复则先缓解"})
     assert frame["evidence"] == "partial" and "coding-agent" in frame["gap"]  # only the agent's word for it
     assert len(frame["digest"]) == 16
+    assert view["title"] == "coding-agent：待你决定"  # no task named: the asking agent names it
+
+
+def test_a_question_naming_its_task_names_the_item_for_it_before_and_after_the_answer():
+    store = memory_store()
+    event = question_event()
+    event["meta"]["task"] = "lattice-upgrade"
+    editor, item_id = raised(store, event)
+    assert item(store, item_id)["title"] == "lattice-upgrade：待你决定"
+    digest = item(store, item_id)["decision"]["digest"]
+    receipt, _, _ = editor.cycle(NOW, [feedback(1, item_id, option="migrate", digest=digest)], batch_id="b2")
+    assert receipt["ok"], receipt
+    assert item(store, item_id)["title"] == "lattice-upgrade：已决定"
 
 
 def test_the_askers_own_evidence_status_is_kept():
