@@ -39,17 +39,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
 from dataclasses import replace
 from typing import Any
 
 from fold_core.plugin_api import AgentBackend, AgentRequest, Reply
 from fold_core.timefmt import parse_instant
 from fold_agents.baseline.attention import Attention
+from fold_agents.baseline.composing import Composing
+from fold_agents.baseline.facts import read_facts
 from fold_agents.baseline.draft import clean_sources
-from fold_agents.baseline.facts import about, ageing_hours, read_facts
 from fold_agents.baseline.frames import Frames
-from fold_agents.baseline.escalation import escalation_id, new_identifier
+from fold_agents.baseline.escalation import new_identifier
 from fold_agents.baseline.layers import Lifting
 from fold_agents.baseline.learned import Learned
 from fold_agents.baseline.mail import judge, own_words, plain_claims, read_message
@@ -91,7 +91,7 @@ def propose_baseline(document: Mapping[str, Any], lang: str = "zh", receipts: li
     return _Planner(document, Words(lang), receipts).answer()
 
 
-class _Planner(Frames, Attention, Lifting):
+class _Planner(Frames, Attention, Composing, Lifting):
     def __init__(self, document: Mapping[str, Any], words: Words, receipts: Iterable[Any]) -> None:
         super().__init__(document, words, receipts)
         self.learned = Learned(self.user.get("learned"))
@@ -201,7 +201,7 @@ class _Planner(Frames, Attention, Lifting):
             related = (self.dispositions.get(event["id"]) or {}).get("related") or []
             if read.kind != "needs-you" and related and related[0] in self.changes:
                 # The message's own facts say it best ("to change: reply before 12 October"); the frame asks.
-                summary = self._written(event, read)[1]
+                summary = self.written(event, read)[1]
                 self.changes[related[0]].summary = summary or self.changes[related[0]].summary
 
     def _read(self, event: Mapping[str, Any], verdict) -> None:
@@ -215,7 +215,7 @@ class _Planner(Frames, Attention, Lifting):
             return
         by_thread = target is not None
         target = target or self._same_matter(event)
-        escalated = self._escalation(event, verdict, target[0] if target else None)
+        escalated = self.escalation(event, verdict, target[0] if target else None)
         if escalated is not None:  # a request naming something new (a CVE) inside a result's thread: its own item
             ident, item_id = escalated
             found = self.resolve(item_id, restore=True) or ((item_id, self.changes[item_id].mode)
@@ -304,34 +304,18 @@ class _Planner(Frames, Attention, Lifting):
             return True
         return False
 
-    def _escalation(self, event: Mapping[str, Any], verdict, item_id: str | None) -> tuple[str, str] | None:
-        """(identifier, item id) when a request names something its thread's or matter's item — a result or
-        progress, not a request — does not state (``baseline_escalation``): a matter of its own."""
-        if verdict.kind != "needs-you" or item_id is None:
-            return None
-        view = self.known.active.get(item_id, {})
-        planned = self.changes.get(item_id)
-        kind = planned.kind if planned is not None and planned.kind else view.get("kind")
-        if kind == "needs-you" or kind is None:
-            return None
-        said = " ".join(str(part or "") for part in [view.get("title"), view.get("summary")]
-                        + ([planned.title, planned.summary] if planned is not None else [])
-                        + [s.get("quote") for s in view.get("sources") or ()])
-        ident = new_identifier(own_words(str(event.get("text") or ""))[:1500], said)
-        return None if ident is None else (ident, escalation_id(thread_item_id(dict(event)), ident))
-
     def _new(self, event: Mapping[str, Any], verdict, item_id: str, ident: str | None = None) -> None:
         change = self.change(item_id, "new")
         change.weight, change.kind, change.due_at = verdict.weight, verdict.kind, verdict.due_at
         change.judged = "critical" if verdict.pressing else verdict.weight
-        change.title, change.summary = self._written(event, verdict, ident)
+        change.title, change.summary = self.written(event, verdict, ident)
         self._subjects[item_id] = title_line(event.get("title"), 24)
         change.title = change.title or line(event.get("from"), 24) or self.words("untitled")
         if verdict.kind in ("in-progress", "needs-you"):
             change.title = line(plain_claims(change.title), 24) or change.title
             change.summary = line(plain_claims(change.summary), 60) or None if change.summary else None
         change.reason = self._reason("new", verdict, event)
-        change.stale_after = self._ageing(event, change.kind)
+        change.stale_after = self.ageing(event, change.kind)
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
@@ -363,7 +347,7 @@ class _Planner(Frames, Attention, Lifting):
         change.kind = verdict.kind if (verdict.explicit_kind or change.kind is None) else change.kind
         if verdict.due_at is not None and verdict.kind == "needs-you":
             change.due_at = verdict.due_at
-        title, summary = self._written(event, replace(verdict, kind=change.kind or verdict.kind))
+        title, summary = self.written(event, replace(verdict, kind=change.kind or verdict.kind))
         if summary and change.kind in ("in-progress", "needs-you"):
             summary = line(plain_claims(summary), 60)
         if summary:
@@ -374,27 +358,11 @@ class _Planner(Frames, Attention, Lifting):
                 change.title = line(plain_claims(change.title), 24) or change.title
         key = "restore" if mode == "restore" else ("progressed" if moved_on else "update")
         change.reason = self._reason(key, verdict, event)
-        change.stale_after = self._ageing(event, change.kind) or change.stale_after
+        change.stale_after = self.ageing(event, change.kind) or change.stale_after
         if moved_on:
             change.lowered_reason = change.reason
         self.cite(change, event)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
-
-    def _written(self, event: Mapping[str, Any], verdict, ident: str | None = None) -> tuple[str, str | None]:
-        """Title and summary from the facts of the message (``baseline_facts``), in the source's language;
-        ``ident``: the identifier an escalation is about (its title, and the fact its ask is about)."""
-        facts = read_facts(event, own_words(str(event.get("text") or "")), self.moment)
-        if ident is not None:
-            facts = about(facts, ident, own_words(str(event.get("text") or "")))
-        title, summary = write(facts, verdict.rule, verdict.kind, verdict.due_at, self.moment)
-        return title, summary or None
-
-    def _ageing(self, event: Mapping[str, Any], kind: str | None) -> str | None:
-        """``stale_after`` for an in-progress status that ages (in transit: 48 h, running or in review: 24 h)."""
-        hours = ageing_hours(f"{event.get('title') or ''} {own_words(str(event.get('text') or ''))[:600]}")
-        if kind != "in-progress" or hours is None or self.moment is None:
-            return None
-        return (self.moment + timedelta(hours=hours)).isoformat()
 
     def _reason(self, key: str, verdict, event: Mapping[str, Any]) -> str:
         rule = self.words.rule(verdict.rule)
