@@ -208,6 +208,7 @@ class PushConsumer(Consumer):
         cutoff = instant(context.now) - timedelta(days=LEDGER_DAYS)
         state.ledger = [entry for entry in state.ledger if instant(entry["at"]) >= cutoff]
         save()
+        crash_at("push_queued")  # tests: a crash after the outbox was written, before any send
         if state.outbox:
             _Sender(self, state, save, context).flush()
 
