@@ -95,7 +95,10 @@ def _label(rule: str, entry: Mapping[str, Any], text: Mapping[str, str], timezon
 def single(entry: Mapping[str, Any], timezone: str, public_url: str | None = None) -> tuple[str, str]:
     """``(title, body)`` of one notification."""
     text = TEXT.get(entry.get("language") or "en", TEXT["en"])
-    labels = " · ".join(_label(rule, entry, text, timezone) for rule in entry["rules"])
+    rules = list(entry["rules"])
+    if "deadline" in rules and (entry.get("deadline") or {}).get("field") == "due_at" and "due" in rules:
+        rules.remove("due")  # "Due soon (…)" says it; the before → after line stays in the body
+    labels = " · ".join(_label(rule, entry, text, timezone) for rule in rules)
     if entry.get("source") is not None:
         return labels, _source_body(entry, text, timezone)
     title = labels + text["sep"] + (entry.get("title") or entry["item"])
