@@ -309,6 +309,8 @@ class ConsumerContext:
         ``{"seq", "id", "target", "meaning", "at", "via", "revision"?, "option"?, "digest"?}``;
         ``seq`` increases, so a consumer can remember the last one it has read (push: acknowledgements).
     :param public_url: ``[pinboard] public_url`` when set: item pages are at ``<public_url>/item/<id>``.
+    :param location: the store's location (a directory or URL), for the host's own consumers that read
+        the whole history (``report``); plugins should not need it.
     """
 
     state: StateView
@@ -320,6 +322,7 @@ class ConsumerContext:
     editor: Mapping[str, Any] | None = None
     feedback: Sequence[Mapping[str, Any]] = ()
     public_url: str | None = None
+    location: str | None = None
 
 
 #: How many of the latest feedback observations a consumer is shown.

@@ -133,7 +133,7 @@ def deliver_all(db: HostDB, location: str, instances: Sequence[Any], *, now: str
             context = ConsumerContext(state=view, now=now, timezone=timezone, memory=db.memory(instance.name),
                                       coverage=tuple(dict(entry) for entry in coverage), language=language,
                                       editor=dict(editor) if editor else None, feedback=feedback,
-                                      public_url=public_url)
+                                      public_url=public_url, location=location)
             runs.append(_Run(instance, row["event_seq"], row["failures"], context, store_dir))
         else:
             results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])

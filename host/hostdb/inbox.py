@@ -228,6 +228,10 @@ class InboxTables(TablePart):
             found.append(entry)
         return found
 
+    def poll_rows(self) -> list[dict]:
+        """Every kept poll (``source, at, status, message``), oldest first: the sources' health over a period."""
+        return self._rows("SELECT source, at, status, message FROM polls ORDER BY seq")
+
     def related_in_threads(self, threads: Iterable[str], limit: int) -> set[str]:
         """Item ids the latest ``limit`` settled observations of these threads were related to."""
         threads = tuple(threads)

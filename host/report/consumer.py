@@ -1,0 +1,119 @@
+"""The ``report`` consumer: one report per closed period, written once (contract §12, docs/consumers.md).
+
+``every = "weekly"`` (the ISO week, due on Monday at ``at``, local time) or
+``"daily"`` (due each day at ``at``). When a period's report is due the
+consumer writes ``DIR/<period>.md`` and a self-contained
+``DIR/<period>.html`` and appends one line to ``DIR/index.jsonl`` (period,
+identity, file names); a period that ended before the instance was first
+seen is not written. Written once: a file that is there is never
+rewritten, the index never holds a period twice; after a crash between the
+files, the next call writes what is missing from the same inputs (the
+content of a closed period does not change, so it is identical). It is
+the host's own type (it reads the whole history through the store's
+location and host.db) and asks for idle calls: a period closes by the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import field_validator
+
+from fold_core.files import append_file, check_regular_target, read_tail, replace_file
+from fold_core.hookspecs import hookimpl
+from fold_core.plugin_api import Consumer, ConsumerContext
+from fold_core.settings import ConfigPath, ConsumerSettings
+from fold_core.timefmt import instant
+from fold_host.hostdb import open_host_db
+from fold_host.report.build import build_report, gather
+from fold_host.report.period import closed_period
+from fold_host.report.render import render
+
+__all__ = ["ReportConsumer", "ReportSettings", "fold_consumer_types", "write_period"]
+
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+
+
+class ReportSettings(ConsumerSettings):
+    """``dir``: where the reports go; ``every``: weekly | daily; ``at``: the local time they are due."""
+
+    dir: ConfigPath
+    every: Literal["weekly", "daily"] = "weekly"
+    at: str = "08:00"
+
+    @field_validator("at")
+    @classmethod
+    def _at(cls, value: str) -> str:
+        if not _CLOCK.match(value):
+            raise ValueError(f'expected a local time "HH:MM" (24 h, e.g. "08:00"), found {value!r}')
+        return value
+
+
+def write_period(directory: str, report: Mapping[str, Any], written_at: str) -> list[str]:
+    """Write the report's missing files and index line; the names written (none when all were there)."""
+    os.makedirs(directory, exist_ok=True)
+    name = report["identity"]["period"]["name"]
+    written = []
+    for extension in ("md", "html"):
+        path = os.path.join(directory, f"{name}.{extension}")
+        if not check_regular_target(path):
+            replace_file(path, render(report, extension).encode("utf-8"))
+            written.append(os.path.basename(path))
+    index = os.path.join(directory, "index.jsonl")
+    listed = set()
+    if check_regular_target(index):
+        tail, _ = read_tail(index, 1 << 20)
+        for line in tail.decode("utf-8", "replace").splitlines():
+            try:
+                listed.add(json.loads(line).get("period"))
+            except (ValueError, AttributeError):
+                continue
+    if name not in listed:
+        identity = report["identity"]
+        line = {"period": name, "since": identity["period"]["since"], "until": identity["period"]["until"],
+                "first_event_seq": identity["first_event_seq"], "last_event_seq": identity["last_event_seq"],
+                "revision": identity["revision"], "digest": identity["digest"], "md": f"{name}.md",
+                "html": f"{name}.html", "written_at": written_at}
+        append_file(index, (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+        written.append("index.jsonl")
+    return written
+
+
+class ReportConsumer(Consumer):
+    """Writes each closed period's report once."""
+
+    type_name: ClassVar[str] = "report"
+    shares_records: ClassVar[bool] = True
+    Settings: ClassVar[type[ReportSettings]] = ReportSettings
+    settings: ReportSettings
+    idle_calls: ClassVar[bool] = True
+
+    def begin(self, context: ConsumerContext) -> None:
+        context.memory["from"] = context.now  # periods that ended before the instance existed are not written
+
+    def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
+        period = closed_period(self.settings.every, self.settings.at, context.now, context.timezone)
+        if period is None or context.location is None:
+            return
+        start = context.memory.get("from")
+        if isinstance(start, str) and period.until <= instant(start):
+            return
+        directory = str(self.settings.dir)
+        name = period.name or ""
+        if all(check_regular_target(os.path.join(directory, f"{name}.{ext}")) for ext in ("md", "html")) and \
+                context.memory.get("indexed") == name:
+            return
+        with open_host_db(context.location) as db:
+            inputs = gather(context.location, db)
+        report = build_report(inputs, period, timezone=context.timezone, language=context.language)
+        write_period(directory, report, context.now)
+        context.memory["indexed"] = name
+
+
+@hookimpl
+def fold_consumer_types() -> list[type[Consumer]]:
+    return [ReportConsumer]
