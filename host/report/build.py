@@ -71,15 +71,17 @@ def _hours(a: str, b: str) -> float:
     return round((instant(b) - instant(a)).total_seconds() / 3600, 2)
 
 
-def attention(inputs: Inputs, since: datetime, until: datetime) -> dict:
-    """The attention figures of ``[since, until)``."""
+def attention(inputs: Inputs, since: datetime, until: datetime, *, detail: bool = False) -> dict:
+    """The attention figures of ``[since, until)`` (``detail``: also ``by_kind_mode``, for /metrics)."""
     sent = [entry for entry in inputs.ledger if _in(entry["at"], since, until)]
     by_kind: dict[str, int] = {}
     by_mode: dict[str, int] = {}
+    by_kind_mode: dict[tuple[str, str], int] = {}
     for entry in sent:
         kind = (entry.get("rules") or ["?"])[0]
         by_kind[kind] = by_kind.get(kind, 0) + 1
         by_mode[entry["mode"]] = by_mode.get(entry["mode"], 0) + 1
+        by_kind_mode[kind, entry["mode"]] = by_kind_mode.get((kind, entry["mode"]), 0) + 1
     lowered = _lowerings(inputs.records)  # (item, at) of every lowered weight
     interrupts = [entry for entry in sent if entry["mode"] == "interrupt" and entry.get("item")]
     false = 0
@@ -99,7 +101,8 @@ def attention(inputs: Inputs, since: datetime, until: datetime) -> dict:
     return {"notifications": {"total": len(sent), "by_kind": dict(sorted(by_kind.items())),
                               "by_mode": dict(sorted(by_mode.items()))},
             "false_interrupts": false, "missed_escalations": len(missed),
-            "missed_items": sorted(missed), "decisions": _decision_figures(inputs, since, until)}
+            "missed_items": sorted(missed), "decisions": _decision_figures(inputs, since, until),
+            **({"by_kind_mode": by_kind_mode} if detail else {})}
 
 
 def _lowerings(records: list[dict]) -> list[tuple[str, str]]:

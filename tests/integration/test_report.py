@@ -201,3 +201,23 @@ def test_stats_match_the_hand_counted_figures(week):
                          "2026-12-06T23:59:00+08:00", "--format", "json")
     assert code == 0
     assert json.loads(text)["attention"] == HAND_COUNTED
+
+
+def test_metrics_count_the_same_figures(week):
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from fold_core.store.locate import open_store
+    from fold_host.ops.metrics import registry_for
+
+    store = open_store(str(week["store"]))
+    text = generate_latest(registry_for(str(week["store"]), store.state)).decode()
+    samples = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for family in text_string_to_metric_families(text) for sample in family.samples}
+    assert samples[("fold_notifications_total", (("kind", "created"), ("mode", "interrupt")))] == 4
+    assert samples[("fold_notifications_total", (("kind", "deadline"), ("mode", "interrupt")))] == 1
+    assert samples[("fold_false_interrupts_total", ())] == 2
+    assert samples[("fold_missed_escalations_total", ())] == 2
+    assert samples[("fold_decisions_total", (("status", "answered"),))] == 1
+    assert samples[("fold_decisions_total", (("status", "fell_back"),))] == 1
+    assert samples[("fold_decisions_total", (("status", "open"),))] == 0
