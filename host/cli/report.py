@@ -66,9 +66,8 @@ def run_report(args: argparse.Namespace) -> tuple[dict, int]:
         period = parse_period(args.period, zone)
     elif args.since:
         period = span(args.since, args.until)
-    else:
-        period = closed_period("weekly", "00:00", resolve_now(args.now), zone)
-        assert period is not None  # a Monday 00:00 always lies within the last 8 days
+    else:  # a Monday 00:00 always lies within the last 8 days
+        period = closed_period("weekly", "00:00", resolve_now(args.now), zone) or parse_period("1970-W01", zone)
     report = build_report(inputs, period, timezone=zone, language=config.host.reader_language)
     if args.format != "json":
         args.render_text = lambda document: render(document, args.format).rstrip("\n")

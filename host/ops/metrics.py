@@ -36,6 +36,7 @@ from fold_core.state import State
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import HostDB, host_db_exists, open_host_db
 from fold_host.hostdb.calls import COST_UNIT
+from fold_host.report.build import attention, gather
 
 __all__ = ["StoreCollector", "registry_for"]
 
@@ -88,8 +89,6 @@ class StoreCollector(Collector):
 
     def _figures(self, db: HostDB, event_seq: int) -> dict:
         """The all-time attention figures, computed again only when their inputs moved."""
-        from fold_host.report.build import attention, gather
-
         feedback = db.recent_feedback(1)
         ledgers = [len((db.memory(row["name"]).get("push") or {}).get("ledger") or ())
                    for row in db.consumer_rows()]

@@ -54,7 +54,7 @@ class Inputs:
 def gather(location: str, db: HostDB) -> Inputs:
     """Everything a report reads, from the store and host.db."""
     records = open_store(location).history(since=0).document["records"]
-    ledger = []
+    ledger: list[dict] = []
     for row in db.consumer_rows():
         push = db.memory(row["name"]).get("push")
         if isinstance(push, Mapping):

@@ -67,9 +67,9 @@ def write_period(directory: str, report: Mapping[str, Any], written_at: str) -> 
     listed = set()
     if check_regular_target(index):
         tail, _ = read_tail(index, 1 << 20)
-        for line in tail.decode("utf-8", "replace").splitlines():
+        for text in tail.decode("utf-8", "replace").splitlines():
             try:
-                listed.add(json.loads(line).get("period"))
+                listed.add(json.loads(text).get("period"))
             except (ValueError, AttributeError):
                 continue
     if name not in listed:
