@@ -171,3 +171,18 @@ def test_the_host_killed_around_the_deadline_sends_the_reminder_at_most_once_mor
     titles = [body["title"] for body in receiver.bodies]
     assert set(titles) == {"Due soon (2026-12-03 18:00): Tax return"}
     assert len(titles) == (2 if fault == "push_after_send" else 1)  # at most the one duplicate, never lost
+
+
+@pytest.mark.parametrize("fault, total", [("push_queued", 1), ("push_after_send", 2)])
+def test_a_source_alert_survives_the_host_killed_around_it(tmp_path, receiver, fault, total):
+    receiver.bodies.clear()
+    ws = workspace(tmp_path, receiver, alert_after='"1h"')
+    assert tick(ws, receiver, "2026-12-01T08:00:00+08:00")[0] == 0
+    (tmp_path / "mail.jsonl.fail").write_text("DNS failure", encoding="utf-8")
+    assert tick(ws, receiver, "2026-12-01T08:30:00+08:00")[0] == 0
+    code, err = tick(ws, receiver, "2026-12-01T09:30:00+08:00", FOLD_FAULT=fault)
+    assert code == 137, err
+    for now in ("2026-12-01T09:31:00+08:00", "2026-12-01T10:30:00+08:00"):
+        assert tick(ws, receiver, now)[0] == 0
+    titles = [body["title"] for body in receiver.bodies]
+    assert titles == ["Source failing: mail"] * total  # never lost; at most one duplicate after a kill mid-send
