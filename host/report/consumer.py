@@ -11,6 +11,9 @@ files, the next call writes what is missing from the same inputs (the
 content of a closed period does not change, so it is identical). It is
 the host's own type (it reads the whole history through the store's
 location and host.db) and asks for idle calls: a period closes by the clock.
+With ``urls_env`` each new report is also announced by one short push
+notification (Apprise) pointing to its HTML file (a crash right after the
+send may announce it once more).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from pydantic import field_validator
 from fold_core.files import append_file, check_regular_target, read_tail, replace_file
 from fold_core.hookspecs import hookimpl
 from fold_core.plugin_api import Consumer, ConsumerContext
-from fold_core.settings import ConfigPath, ConsumerSettings
+from fold_core.settings import ConfigPath, ConsumerSettings, EnvName, env_value
+from fold_consumers.push_send import send
 from fold_core.timefmt import instant
 from fold_host.hostdb import open_host_db
 from fold_host.report.build import build_report, gather
@@ -44,6 +48,7 @@ class ReportSettings(ConsumerSettings):
     dir: ConfigPath
     every: Literal["weekly", "daily"] = "weekly"
     at: str = "08:00"
+    urls_env: EnvName | None = None  # Apprise URLs: one short notification pointing to each new report
 
     @field_validator("at")
     @classmethod
@@ -112,6 +117,27 @@ class ReportConsumer(Consumer):
         report = build_report(inputs, period, timezone=context.timezone, language=context.language)
         write_period(directory, report, context.now)
         context.memory["indexed"] = name
+        if self.settings.urls_env is not None and context.memory.get("pushed") != name:
+            self._announce(report, os.path.join(directory, f"{name}.html"))
+            context.memory["pushed"] = name
+
+    def _announce(self, report: Mapping[str, Any], path: str) -> None:
+        """One short notification per target pointing to the report; a failure raises (retried, not rewritten)."""
+        figures = report["attention"]
+        name = report["identity"]["period"]["name"]
+        if report.get("language") == "zh":
+            title = f"Fold 报告 {name}"
+            body = (f"通知 {figures['notifications']['total']}，误打扰 {figures['false_interrupts']}，"
+                    f"漏提醒 {figures['missed_escalations']}，待决定 {figures['decisions']['open']}\n{path}")
+        else:
+            title = f"Fold report {name}"
+            body = (f"{figures['notifications']['total']} notifications, {figures['false_interrupts']} false "
+                    f"interrupts, {figures['missed_escalations']} missed escalations, "
+                    f"{figures['decisions']['open']} decisions open\n{path}")
+        for url in (env_value(self.settings.urls_env or "") or "").split():
+            error = send(url, title, body, 10.0)
+            if error is not None:
+                raise RuntimeError(f"the report's notification was not sent: {error}")
 
 
 @hookimpl

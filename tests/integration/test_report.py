@@ -53,7 +53,7 @@ def week(tmp_path_factory):
     # The instances start on Monday morning: the week before (W48) ended before them and is not written.
     db = open_host_db(store)
     push = instance("phone", "push", root, urls_env="FOLD_TEST_PUSH_URLS", min_weight="high", kinds=["needs-you"])
-    report = instance("weekly", "report", root, dir=str(root / "reports"))
+    report = instance("weekly", "report", root, dir=str(root / "reports"), urls_env="FOLD_TEST_PUSH_URLS")
     register_new(db, str(store), [push, report], now=at(0, 7))
 
     def deliver(now):
@@ -105,8 +105,12 @@ def week(tmp_path_factory):
     titles = [body["title"] for body in receiver.bodies]
     deliver("2026-12-07T07:59:00+08:00")
     assert not (root / "reports").exists()  # not due before Monday 08:00
+    receiver.bodies.clear()
     deliver("2026-12-07T08:00:00+08:00")
-    yield {"root": root, "store": store, "db": db, "titles": titles, "deliver": deliver}
+    announced = list(receiver.bodies)
+    deliver("2026-12-07T09:00:00+08:00")
+    assert len(receiver.bodies) == 1  # announced once
+    yield {"root": root, "store": store, "db": db, "titles": titles, "deliver": deliver, "announced": announced}
     db.close()
     receiver.stop()
     del os.environ["FOLD_TEST_PUSH_URLS"]
@@ -131,6 +135,13 @@ def test_the_week_was_pushed_as_scripted(week):
     assert sorted(week["titles"]) == sorted([
         "New: Payments down", "New: Party venue", f"New: {XSS}", "New: Lease renewal",
         "Decide by 2026-12-04 12:00: Lease renewal"])
+
+
+def test_the_new_report_is_announced_by_one_short_push(week):
+    assert [body["title"] for body in week["announced"]] == ["Fold report 2026-W49"]
+    message = week["announced"][0]["message"]
+    assert message.startswith("5 notifications, 2 false interrupts, 2 missed escalations, 0 decisions open")
+    assert message.endswith("reports/2026-W49.html")
 
 
 def test_the_report_is_written_once_with_its_identity_and_agrees_with_foldctl_report(week):
