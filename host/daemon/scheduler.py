@@ -58,7 +58,7 @@ from fold_core.bounded import backoff
 from fold_core.errors import FoldError
 from fold_core.store.location import is_url
 from fold_core.store.locate import describe
-from fold_host.cycle.pipeline import CycleReport, Host, run_window
+from fold_host.cycle.pipeline import CycleReport, Host, deliver_records, run_window
 from fold_host.cycle.reminders import unfired
 from fold_host.cycle.signal import FIRST_CYCLE_KEY, next_review_at
 from fold_host.cycle.windows import last_window
@@ -74,6 +74,8 @@ from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
 __all__ = ["Daemon"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
+# Seconds between deliveries without a window (push's deadlines, digests, reports); tests may shorten it.
+IDLE_DELIVERY_EVERY = float(os.environ.get("FOLD_IDLE_DELIVERY_EVERY") or 60.0)
 DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
@@ -95,6 +97,8 @@ class Daemon:
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
         self._deep_check_at: float = 0.0
+        self._idle_delivery_at: float = time.monotonic() + IDLE_DELIVERY_EVERY
+        self._deliver_only = False  # the next cycle job only delivers (no window is due)
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         # APScheduler loads with the daemon, not with this module: the host's presence is registered first.
         from apscheduler.schedulers.background import BackgroundScheduler
@@ -308,9 +312,22 @@ class Daemon:
                 idle = not self._cycle.running
             if idle:
                 self.request_cycle(f"{pending} pending observation(s)")
+        if self.host.consumers and time.monotonic() >= self._idle_delivery_at:
+            # Consumers act on the clock too (a deadline drawing near, a digest time, a closed report period):
+            # they are called between windows, one job at a time with the cycles so nothing is delivered twice.
+            self._idle_delivery_at = time.monotonic() + IDLE_DELIVERY_EVERY
+            if self.shared:
+                self.deliveries.request()
+            else:
+                with self._flags:
+                    busy = self._cycle.running
+                if not busy:
+                    self._deliver_only = True
+                    self._cycle.request()
 
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""
+        self._deliver_only = False
         self._cycle.request()
 
     def cycle(self) -> None:
@@ -318,6 +335,11 @@ class Daemon:
 
     def _cycle_once(self) -> bool | None:
         """One window: True when more is ready at once, None when none may follow on request (it failed)."""
+        if self._deliver_only:
+            self._deliver_only = False
+            with self.host.open_db() as db:
+                deliver_records(self.host, db, self.clock()[1])
+            return False
         report = self._window()
         with self.host.open_db() as db:
             # Observations pausing after failed windows wait for the watch to find them ready.

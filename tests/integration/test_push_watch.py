@@ -5,6 +5,7 @@ the outbox guarantees for both with the host process killed around the deadline.
 
 from __future__ import annotations
 
+import subprocess
 import types
 
 import pytest
@@ -186,3 +187,47 @@ def test_a_source_alert_survives_the_host_killed_around_it(tmp_path, receiver, f
         assert tick(ws, receiver, now)[0] == 0
     titles = [body["title"] for body in receiver.bodies]
     assert titles == ["Source failing: mail"] * total  # never lost; at most one duplicate after a kill mid-send
+
+
+def test_the_daemon_reminds_between_windows_and_not_again_after_a_sigkill(tmp_path, receiver):
+    """A real ``foldctl run``: a deadline within remind_before is pushed without any window, once, also
+    after the daemon is SIGKILLed and started again."""
+    import signal
+    import time
+    from datetime import datetime, timedelta, timezone
+
+    receiver.bodies.clear()
+    ws = workspace(tmp_path, receiver)
+    assert tick(ws, receiver, datetime.now(timezone.utc).isoformat(timespec="seconds"))[0] == 0
+    env = {"FOLD_TEST_PUSH_URLS": receiver.url, "FOLD_IDLE_DELIVERY_EVERY": "1"}
+
+    def wait_for(count, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and len(receiver.bodies) < count:
+            time.sleep(0.2)
+        return [body["title"] for body in receiver.bodies]
+
+    daemon = ws.spawn("run", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(3)  # the daemon is up; these commits come from another process: no window sees them
+        due = (datetime.now(timezone.utc) + timedelta(hours=2)).isoformat(timespec="seconds")
+        commit(ws.store, {"batch_id": "due", "declarations": [
+            {"id": "visa", "title": "Visa papers", "weight": "normal", "kind": "fyi", "due_at": due}]},
+            datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        commit(ws.store, {"batch_id": "due2", "declarations": [
+            {"id": "visa", "relation": "supersedes:visa", "weight": "normal", "kind": "needs-you"}]},
+            datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        titles = wait_for(1, 60)
+        assert len(titles) == 1 and titles[0].startswith("Needs you · Due soon"), titles
+        assert titles[0].endswith(": Visa papers")
+        time.sleep(3)  # several idle deliveries: nothing more
+    finally:
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(timeout=30)
+    again = ws.spawn("run", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(6)
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=60)
+    assert len(receiver.bodies) == 1
