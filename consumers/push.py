@@ -64,6 +64,7 @@ MEMORY_KEY = "push"
 LOG_KEEP = 50
 LEDGER_DAYS = 400
 VERSIONS_KEEP = 8
+FORGET_DAYS = 90  # a restore after this long is told as if new
 _QUIET = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$")
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 Weight = Literal["critical", "high", "normal", "low", "trace"]
@@ -207,6 +208,7 @@ class PushConsumer(Consumer):
             state.note(context.now, keys=gone, ok=None, dropped="no longer active")
         cutoff = instant(context.now) - timedelta(days=LEDGER_DAYS)
         state.ledger = [entry for entry in state.ledger if instant(entry["at"]) >= cutoff]
+        self._forget(state, context)
         save()
         crash_at("push_queued")  # tests: a crash after the outbox was written, before any send
         if state.outbox:
@@ -290,6 +292,17 @@ class PushConsumer(Consumer):
         if self.settings.digest_at is None or entry_classes(entry) & set(self.settings.interrupt_for):
             return "interrupt"
         return "digest"
+
+    @staticmethod
+    def _forget(state: _Memory, context: ConsumerContext) -> None:
+        """Items gone (withdrawn, merged) for ``FORGET_DAYS``: their versions and notified facts are dropped."""
+        cutoff = instant(context.now) - timedelta(days=FORGET_DAYS)
+        for item in [item for item, versions in state.versions.items() if item not in state.current
+                     and (not versions or not versions[-1][1] or instant(versions[-1][1]) < cutoff)]:
+            del state.versions[item]
+            state.known.pop(item, None)
+        for item in [item for item in state.known if item not in state.current and item not in state.versions]:
+            del state.known[item]
 
     def _acknowledged(self, state: _Memory, context: ConsumerContext) -> None:
         """An ack, snooze or answer silences the facts it saw: they are known, their pending entries dropped."""
