@@ -34,12 +34,18 @@ from fold_consumers.push_send import send
 from fold_core.timefmt import instant
 from fold_host.hostdb import open_host_db
 from fold_host.report.build import build_report, gather
-from fold_host.report.period import closed_period
+from fold_host.report.period import Period, closed_period, previous_period
 from fold_host.report.render import render
 
 __all__ = ["ReportConsumer", "ReportSettings", "fold_consumer_types", "write_period"]
 
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+CATCH_UP = 62  # at most this many missed periods are written at once (two months of days)
+
+
+def _later(indexed: Any, name: str | None) -> bool:
+    """Whether the period ``indexed`` (the last written) comes after ``name`` (same kind: names sort by time)."""
+    return isinstance(indexed, str) and name is not None and len(indexed) == len(name) and indexed > name
 
 
 class ReportSettings(ConsumerSettings):
@@ -101,25 +107,41 @@ class ReportConsumer(Consumer):
         context.memory["from"] = context.now  # periods that ended before the instance existed are not written
 
     def deliver(self, records: Sequence[Mapping[str, Any]], context: ConsumerContext) -> None:
-        period = closed_period(self.settings.every, self.settings.at, context.now, context.timezone)
-        if period is None or context.location is None:
+        if context.location is None:
             return
-        start = context.memory.get("from")
-        if isinstance(start, str) and period.until <= instant(start):
-            return
-        directory = str(self.settings.dir)
-        name = period.name or ""
-        if all(check_regular_target(os.path.join(directory, f"{name}.{ext}")) for ext in ("md", "html")) and \
-                context.memory.get("indexed") == name:
+        due = self._due(context)
+        if not due:
             return
         with open_host_db(context.location) as db:
             inputs = gather(context.location, db)
-        report = build_report(inputs, period, timezone=context.timezone, language=context.language)
-        write_period(directory, report, context.now)
-        context.memory["indexed"] = name
-        if self.settings.urls_env is not None and context.memory.get("pushed") != name:
-            self._announce(report, os.path.join(directory, f"{name}.html"))
-            context.memory["pushed"] = name
+        directory = str(self.settings.dir)
+        for period in due:  # oldest first: after a pause every period missed is written, each once
+            name = period.name or ""
+            report = build_report(inputs, period, timezone=context.timezone, language=context.language)
+            write_period(directory, report, context.now)
+            context.memory["indexed"] = name
+            if self.settings.urls_env is not None and context.memory.get("pushed") != name:
+                self._announce(report, os.path.join(directory, f"{name}.html"))
+                context.memory["pushed"] = name
+
+    def _due(self, context: ConsumerContext) -> list[Period]:
+        """The closed periods not written yet (at most ``CATCH_UP``), oldest first."""
+        latest = closed_period(self.settings.every, self.settings.at, context.now, context.timezone)
+        start = context.memory.get("from")
+        indexed = context.memory.get("indexed")
+        directory = str(self.settings.dir)
+        due: list[Period] = []
+        period = latest
+        while period is not None and len(due) < CATCH_UP:
+            if isinstance(start, str) and period.until <= instant(start):
+                break
+            written = all(check_regular_target(os.path.join(directory, f"{period.name}.{ext}"))
+                          for ext in ("md", "html"))
+            if written and (indexed == period.name or _later(indexed, period.name)):
+                break
+            due.append(period)
+            period = previous_period(period, context.timezone)
+        return due[::-1]
 
     def _announce(self, report: Mapping[str, Any], path: str) -> None:
         """One short notification per target pointing to the report; a failure raises (retried, not rewritten)."""

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from fold_core.errors import UsageError
 from fold_core.timefmt import instant
 
-__all__ = ["Period", "closed_period", "parse_period", "span"]
+__all__ = ["Period", "closed_period", "parse_period", "previous_period", "span"]
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -84,3 +84,13 @@ def closed_period(every: str, at: str, now: str, timezone: str) -> Period | None
             start = candidate - timedelta(days=7 if every == "weekly" else 1)
             return parse_period(_name(every, start), timezone)
     return None
+
+
+def previous_period(period: Period, timezone: str) -> Period | None:
+    """The named period just before ``period`` (None for an ad-hoc span)."""
+    if period.name is None:
+        return None
+    local = period.since.astimezone(ZoneInfo(timezone)).date()
+    if _WEEK.match(period.name):
+        return parse_period(_name("weekly", local - timedelta(days=7)), timezone)
+    return parse_period(_name("daily", local - timedelta(days=1)), timezone)

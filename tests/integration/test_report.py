@@ -54,10 +54,12 @@ def week(tmp_path_factory):
     db = open_host_db(store)
     push = instance("phone", "push", root, urls_env="FOLD_TEST_PUSH_URLS", min_weight="high", kinds=["needs-you"])
     report = instance("weekly", "report", root, dir=str(root / "reports"), urls_env="FOLD_TEST_PUSH_URLS")
-    register_new(db, str(store), [push, report], now=at(0, 7))
+    daily = instance("daily", "report", root, dir=str(root / "daily"), every="daily")
+    register_new(db, str(store), [push, report, daily], now=at(0, 7))
 
     def deliver(now):
-        results = deliver_all(db, str(store), [push, report], now=now, timezone=ZONE, language="en", coverage=())
+        results = deliver_all(db, str(store), [push, report, daily], now=now, timezone=ZONE, language="en",
+                              coverage=())
         assert all(result["status"] == "ok" for result in results), results
 
     def feedback(item, meaning, now, **extra):
@@ -183,6 +185,26 @@ def test_the_report_is_written_once_with_its_identity_and_agrees_with_foldctl_re
         assert needle in md, needle
         assert needle.replace(">", "&gt;") in page, needle
     assert XSS not in page and "&lt;script&gt;alert()&lt;/script&gt;" in page
+
+
+def test_daily_reports_catch_up_each_day_once(week):
+    daily = week["root"] / "daily"
+    index = [json.loads(line) for line in (daily / "index.jsonl").read_text().splitlines()]
+    days = ["2026-11-30"] + [f"2026-12-0{day}" for day in range(1, 7)]
+    assert [line["period"] for line in index][:7] == days  # each day once, in order
+    assert len({line["period"] for line in index}) == len(index)
+    written = {line["period"]: line["written_at"] for line in index}
+    assert written["2026-12-03"] == written["2026-12-04"] == at(5, 10)  # caught up together on Saturday
+    assert written["2026-11-30"] == at(1, 8)
+    created = []
+    for day in days:
+        code, text = foldctl(week["root"], "report", "--period", day, "--format", "json")
+        report = json.loads(text)
+        assert report["identity"]["digest"] == index[days.index(day)]["digest"]
+        created += [entry["item"] for entry in report["items"]["created"]]
+        code, md = foldctl(week["root"], "report", "--period", day, "--format", "md")
+        assert md == (daily / f"{day}.md").read_text(encoding="utf-8")
+    assert created == ["outage", "venue", "news", "lease", "tax", "memo"]
 
 
 def test_the_html_runs_no_script_and_asks_for_nothing_outside(week):
