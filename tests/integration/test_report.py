@@ -6,9 +6,11 @@ values counted by hand below."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -178,7 +180,9 @@ def test_the_report_is_written_once_with_its_identity_and_agrees_with_foldctl_re
     assert report["decisions"]["open"] == []
     assert report["sources"] == [{"source": "mail", "polls": 3, "failed": 1, "last_status": "ok",
                                   "last_error": "IMAP login failed"}]
-    # The three formats say the same things.
+    # The three formats say the same things: every Markdown line is an HTML list entry, in order.
+    assert [line[2:] for line in md.splitlines() if line.startswith("- ")] == [
+        html.unescape(entry) for entry in re.findall(r"<li>(.*?)</li>", page)]
     for needle in ["Hall or park? → park", "Renew or move? → renew", "Payments down", "Tax papers",
                    "mail: 3 polls, 1 failed", "False interrupts: 2", "Missed escalations: 2",
                    "Median time to answer: 27.0 h", line["digest"]]:
@@ -234,6 +238,11 @@ def test_stats_match_the_hand_counted_figures(week):
                          "2026-12-06T23:59:00+08:00", "--format", "json")
     assert code == 0
     assert json.loads(text)["attention"] == HAND_COUNTED
+    code, text = foldctl(week["root"], "stats", "--since", "2026-11-30T00:00:00+08:00", "--now",
+                         "2026-12-06T23:59:00+08:00", "--format", "text")
+    assert code == 0
+    assert "false interrupts: 2" in text and "missed escalations: 2 ['memo', 'tax']" in text
+    assert "decisions: 1 answered before the deadline, 0 late, 1 fallen back, 0 open" in text
 
 
 def test_metrics_count_the_same_figures(week):
