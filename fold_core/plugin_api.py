@@ -45,6 +45,7 @@ __all__ = [
     "AgentUnavailable",
     "Consumer",
     "ConsumerContext",
+    "FEEDBACK_WINDOW",
     "Correction",
     "EditorTools",
     "Reply",
@@ -304,6 +305,12 @@ class ConsumerContext:
     :param editor: None while the configured editor answers; else ``{"type", "windows",
         "since", "error", "fallback"}``: it could not be reached for ``windows`` windows in
         a row, and ``fallback`` names the editor standing in (``"baseline"``) or is None.
+    :param feedback: the user's latest feedback, oldest first (at most ``FEEDBACK_WINDOW`` entries):
+        ``{"seq", "id", "target", "meaning", "at", "via", "revision"?, "option"?, "digest"?}``;
+        ``seq`` increases, so a consumer can remember the last one it has read (push: acknowledgements).
+    :param public_url: ``[pinboard] public_url`` when set: item pages are at ``<public_url>/item/<id>``.
+    :param location: the store's location (a directory or URL), for the host's own consumers that read
+        the whole history (``report``); plugins should not need it.
     """
 
     state: StateView
@@ -313,6 +320,13 @@ class ConsumerContext:
     coverage: Sequence[Mapping[str, Any]] = ()
     language: str = "zh"
     editor: Mapping[str, Any] | None = None
+    feedback: Sequence[Mapping[str, Any]] = ()
+    public_url: str | None = None
+    location: str | None = None
+
+
+#: How many of the latest feedback observations a consumer is shown.
+FEEDBACK_WINDOW = 500
 
 
 class Consumer(ABC):

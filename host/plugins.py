@@ -24,6 +24,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "fold_consumers.briefing",
     "fold_consumers.changelog",
     "fold_consumers.push",
+    "fold_host.report.consumer",
     "fold_adapters.mail.imap",
     "fold_adapters.mail.mailbox",
     "fold_adapters.feeds.rss",

@@ -68,6 +68,16 @@ class PinboardSection(Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     token_env: EnvName | None = None
+    public_url: str | None = None  # where the Pinboard is reached from outside: push links to its item pages
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith(("https://", "http://")) or any(char.isspace() for char in value) or len(value) > 300:
+            raise ValueError(f"expected an http(s) URL without spaces like https://fold.example.org, found {value!r}")
+        return value.rstrip("/")
 
 
 class McpSection(Section):

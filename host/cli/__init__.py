@@ -10,12 +10,13 @@ argparse at registration, so ``foldctl state`` stays as light as
 from __future__ import annotations
 
 from fold_core import cli as core_cli
-from fold_host.cli import backup, brief, calls, commands, evaluate, mcp, migrate, overview, serve, skill, sources
+from fold_host.cli import (backup, brief, calls, commands, evaluate, mcp, migrate, overview, report, serve, skill,
+                           sources)
 
 __all__ = ["GROUPS", "build_parser", "main"]
 
 GROUPS = (*core_cli.CORE_GROUPS, overview, skill, brief, commands, calls, evaluate, serve, sources, mcp, backup,
-          migrate)
+          migrate, report)
 
 
 def build_parser():

@@ -53,7 +53,7 @@ from typing import Any
 from fold_core.bounded import Hung, Worker, backoff
 from fold_core.errors import StoreError
 from fold_core.kernel.view import state_document
-from fold_core.plugin_api import Consumer, ConsumerContext, StateView
+from fold_core.plugin_api import FEEDBACK_WINDOW, Consumer, ConsumerContext, StateView
 from fold_core.state import empty_state
 from fold_core.store.base import Store
 from fold_core.store.locate import open_store
@@ -93,7 +93,7 @@ def register_new(db: HostDB, location: str, instances: Sequence[Any], *, now: st
 
 def deliver_all(db: HostDB, location: str, instances: Sequence[Any], *, now: str, timezone: str, language: str,
                 coverage: Sequence[Mapping[str, Any]], editor: Mapping[str, Any] | None = None,
-                store: Store | None = None) -> list[dict]:
+                store: Store | None = None, public_url: str | None = None) -> list[dict]:
     """Hand every consumer the records after its cursor; one result per instance (see module doc).
 
     ``store``: an open ``Store`` of ``location`` to read through (a daemon's, kept between cycles);
@@ -114,6 +114,7 @@ def deliver_all(db: HostDB, location: str, instances: Sequence[Any], *, now: str
         rows = {row["name"]: row for row in db.consumer_rows()}
     current = document["event_seq"] if document is not None else 0
     view = StateView(document) if document is not None else None
+    feedback = tuple(db.recent_feedback(FEEDBACK_WINDOW))  # acknowledgements (push), read once per delivery
     runs: list[_Run] = []
     results: dict[str, dict] = {}
     for instance in instances:
@@ -131,7 +132,8 @@ def deliver_all(db: HostDB, location: str, instances: Sequence[Any], *, now: str
         elif view is not None:
             context = ConsumerContext(state=view, now=now, timezone=timezone, memory=db.memory(instance.name),
                                       coverage=tuple(dict(entry) for entry in coverage), language=language,
-                                      editor=dict(editor) if editor else None)
+                                      editor=dict(editor) if editor else None, feedback=feedback,
+                                      public_url=public_url, location=location)
             runs.append(_Run(instance, row["event_seq"], row["failures"], context, store_dir))
         else:
             results[instance.name] = _result(instance.name, "ok", 0, event_seq=row["event_seq"])
@@ -305,7 +307,8 @@ def _register(db: HostDB, instances: Sequence[Any], document: dict | None, now: 
         if getattr(instance.cls, "begin", Consumer.begin) is Consumer.begin:
             continue  # nothing to call: the default does nothing
         seen = document if document is not None and start == current else _empty_document(document, now)
-        context = ConsumerContext(state=StateView(seen), now=now, memory=db.memory(instance.name))
+        context = ConsumerContext(state=StateView(seen), now=now, memory=db.memory(instance.name),
+                                  feedback=tuple(db.recent_feedback(FEEDBACK_WINDOW)))
         consumer = None
         try:
             consumer = instance.build()

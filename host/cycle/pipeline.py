@@ -219,7 +219,8 @@ def deliver_records(host: Host, db: HostDB, now_text: str, store: Store | None =
     settings = host.config.host
     return deliver_all(db, host.location, host.consumers, now=now_text, timezone=settings.timezone,
                        language=settings.reader_language, coverage=host.coverage(db),
-                       editor=editor_status(db, host.config), store=store or host.store)
+                       editor=editor_status(db, host.config), store=store or host.store,
+                       public_url=host.config.pinboard.public_url)
 
 
 def pause_point(location: str, point: str) -> None:

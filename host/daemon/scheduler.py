@@ -67,25 +67,24 @@ from fold_core.bounded import backoff
 from fold_core.errors import FoldError
 from fold_core.store.location import is_url
 from fold_core.store.locate import describe, open_store
-from fold_host.cycle.pipeline import CycleReport, Host, run_window
+from fold_host.cycle.pipeline import CycleReport, Host, deliver_records, run_window
 from fold_host.cycle.feedback import FEEDBACK_SOURCE
 from fold_host.cycle.inputs import new_annotations
-from fold_host.cycle.questions import next_deadline
 from fold_host.cycle.reminders import unfired
-from fold_host.cycle.signal import FIRST_CYCLE_KEY, next_review_at
-from fold_host.cycle.windows import last_window
+from fold_host.daemon.date_jobs import DateJobs
 from fold_host.daemon.eventlog import EventLog
 from fold_host.daemon.health import HEARTBEAT_EVERY
 from fold_host.daemon.retention import LAST_PASS_KEY, retain
 from fold_host.daemon.shared_jobs import Coalesced, Deliveries
 from fold_host.daemon.systemd import notify, watchdog_seconds
 from fold_host.daemon.watch import Watcher
-from fold_host.hostdb import HostDB
 from fold_host.hostdb.failures import HostDBCorrupt, HostDBLost
 
 __all__ = ["Daemon"]
 
 WATCH_EVERY = 2.0  # seconds between looks at host.db for other processes' work
+# Seconds between deliveries without a window (push's deadlines, digests, reports); tests may shorten it.
+IDLE_DELIVERY_EVERY = float(os.environ.get("FOLD_IDLE_DELIVERY_EVERY") or 60.0)
 DEEP_CHECK_EVERY = 600.0  # seconds between SQLite quick_checks of host.db (its identity is checked at every open)
 AGENT_RETRY_FIRST, AGENT_RETRY_CAP = timedelta(seconds=30), timedelta(minutes=30)  # editor backoff after a failed window
 RETAIN_EVERY = 600.0  # seconds between looks at retention (the pass itself runs at most hourly)
@@ -103,16 +102,18 @@ class Daemon:
         self.shared = is_url(host.location)  # several hosts: deliveries in a job of their own
         self.deliveries = Deliveries(self, self._flags)
         self._busy = 0  # jobs running now
-        self._reminders: set[str] = set()
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
         self._deep_check_at: float = 0.0
+        self._idle_delivery_at: float = time.monotonic() + IDLE_DELIVERY_EVERY
+        self._deliver_only = False  # the next cycle job only delivers (no window is due)
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
         # APScheduler loads with the daemon, not with this module: the host's presence is registered first.
         from apscheduler.schedulers.background import BackgroundScheduler
 
         self.scheduler = BackgroundScheduler(timezone=self.zone, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        self.dates = DateJobs(self.scheduler, self._job, self.request_cycle, self.log)
         self._stopping = threading.Event()
         self._watchers: dict[str, tuple[Watcher, threading.Event]] = {}  # source -> (Watcher, its stop event)
         self._source_locks = {instance.name: threading.Lock() for instance, _ in host.adapters}
@@ -316,13 +317,19 @@ class Daemon:
             noted = len(new_annotations(self.host.store.state(), db))
             if self.shared and self.deliveries.behind(db):
                 self.deliveries.request()
-        for reminder in reminders:
-            if reminder["id"] not in self._reminders:
-                self._reminders.add(reminder["id"])
-                self.scheduler.add_job(self._job(self.request_cycle, f"reminder {reminder['id']}"), "date",
-                                       run_date=datetime.fromisoformat(reminder["due_at"]),
-                                       id=f"reminder:{reminder['id']}", replace_existing=True)
-                self.log("reminder", id=reminder["id"], target=reminder["target"], due_at=reminder["due_at"])
+        self.dates.remind(reminders)
+        if self.host.consumers and time.monotonic() >= self._idle_delivery_at:
+            # Consumers act on the clock too (a deadline drawing near, a digest time, a closed report period):
+            # they are called between windows, one job at a time with the cycles so nothing is delivered twice.
+            self._idle_delivery_at = time.monotonic() + IDLE_DELIVERY_EVERY
+            if self.shared:
+                self.deliveries.request()
+            else:
+                with self._flags:
+                    busy = self._cycle.running
+                if not busy:
+                    self._deliver_only = True
+                    self._cycle.request()
         if time.monotonic() < self._agent_retry_at:
             return  # the editor failed lately: its backoff holds the user's word too
         with self._flags:
@@ -332,22 +339,11 @@ class Daemon:
         if pending > said:  # more than the user's feedback: an agent's report or question, a retry
             self.request_cycle(f"{pending} pending observation(s)")
         elif said or noted:
-            self._word(said + noted)
-
-    def _word(self, count: int) -> None:
-        """The user said something: one cycle ``input_delay`` from the first word (later words join it)."""
-        from apscheduler.jobstores.base import ConflictingIdError
-
-        run_date = datetime.now(self.zone) + self.host.config.host.input_delay
-        try:
-            self.scheduler.add_job(self._job(self.request_cycle, "the user's word"), "date", run_date=run_date,
-                                   id="input")
-            self.log("input", waiting=count, cycle_at=run_date.replace(microsecond=0).isoformat())
-        except ConflictingIdError:
-            pass  # a cycle is already waiting: it takes this word too
+            self.dates.word(said + noted, datetime.now(self.zone) + self.host.config.host.input_delay)
 
     def request_cycle(self, why: str) -> None:
         """Ask for a cycle; requests made while one runs are coalesced into one more."""
+        self._deliver_only = False
         self._cycle.request()
 
     def cycle(self) -> None:
@@ -355,6 +351,11 @@ class Daemon:
 
     def _cycle_once(self) -> bool | None:
         """One window: True when more is ready at once, None when none may follow on request (it failed)."""
+        if self._deliver_only:
+            self._deliver_only = False
+            with self.host.open_db() as db:
+                deliver_records(self.host, db, self.clock()[1])
+            return False
         report = self._window()
         with self.host.open_db() as db:
             # Observations pausing after failed windows wait for the watch to find them ready.
@@ -367,8 +368,8 @@ class Daemon:
         try:
             with self.host.open_db() as db:
                 report = run_window(self.host, db, now, now_text, deliver=not self.shared)
-                self._schedule_review(db)
-            self._schedule_deadline(now, now_text)
+                self.dates.review(db, self.host.config.host.review_every)
+            self.dates.deadline(self.host.store, now, now_text)
         except (HostDBLost, HostDBCorrupt):
             raise  # not the editor's failure: the job stops the daemon's cycles
         except FoldError as error:
@@ -396,19 +397,3 @@ class Daemon:
         self._agent_retry_at = time.monotonic() + wait
         self.log("backoff", editor_failures=self._agent_failures, retry_in=f"{wait:g}s")
 
-    def _schedule_deadline(self, now: datetime, now_text: str) -> None:
-        """A cycle just after the soonest ``decide_by`` still ahead (its fallback is recorded then)."""
-        due = next_deadline(self.host.store, now, now_text)
-        if due is None:
-            return
-        # a second late: the cycle's clock (whole seconds) must have reached decide_by
-        self.scheduler.add_job(self._job(self.request_cycle, "decide_by"), "date", run_date=due + timedelta(seconds=1),
-                               id="deadline", replace_existing=True)
-
-    def _schedule_review(self, db: HostDB) -> None:
-        anchor = db.meta(FIRST_CYCLE_KEY)
-        if anchor is None:
-            return
-        due = next_review_at(last_window(db), anchor, self.host.config.host.review_every)
-        self.scheduler.add_job(self._job(self.request_cycle, "review"), "date", run_date=due, id="review",
-                               replace_existing=True)

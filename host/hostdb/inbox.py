@@ -248,6 +248,24 @@ class InboxTables(TablePart):
                                        tuple(ids)).fetchall()
         return [Observation.from_json(row[0]) for row in rows]
 
+    def recent_feedback(self, limit: int) -> list[dict]:
+        """The latest ``limit`` feedback observations, oldest first, as consumers see them (``ConsumerContext``)."""
+        rows = self.connection.execute("SELECT seq, body FROM observations WHERE channel = 'feedback' "
+                                       "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
+        found = []
+        for seq, body in reversed(rows):
+            observation = json.loads(body)
+            feedback = observation.get("feedback") or {}
+            entry = {"seq": seq, "id": observation.get("id"), "at": observation.get("at")}
+            entry.update({key: feedback[key] for key in ("target", "meaning", "via", "revision", "option", "digest",
+                                                           "until") if key in feedback})
+            found.append(entry)
+        return found
+
+    def poll_rows(self) -> list[dict]:
+        """Every kept poll (``source, at, status, message``), oldest first: the sources' health over a period."""
+        return self._rows("SELECT source, at, status, message FROM polls ORDER BY seq")
+
     def related_in_threads(self, threads: Iterable[str], limit: int) -> set[str]:
         """Item ids the latest ``limit`` settled observations of these threads were related to."""
         threads = tuple(threads)

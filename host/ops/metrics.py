@@ -16,13 +16,18 @@ revision). Gauges: ``fold_observations{status}``, ``fold_store_event_seq``,
 ``fold_source_last_success_timestamp_seconds{source}``,
 ``fold_source_failures{source}`` (failed polls in a row),
 ``fold_consumer_lag_events{consumer}``,
-``fold_daemon_heartbeat_timestamp_seconds``.
+``fold_daemon_heartbeat_timestamp_seconds``. The attention figures
+(``fold_host.report.build.attention``, all time): ``fold_notifications_total{kind,mode}``,
+``fold_false_interrupts_total``, ``fold_missed_escalations_total``,
+``fold_decisions_total{status}`` (``answered``, ``late``, ``fell_back``, ``open``); they read the
+store's history, so they are computed again only when the store, the feedback or a push ledger moved.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import datetime, timezone
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
@@ -31,11 +36,13 @@ from fold_core.state import State
 from fold_core.timefmt import parse_instant
 from fold_host.hostdb import HostDB, host_db_exists, open_host_db
 from fold_host.hostdb.calls import COST_UNIT
+from fold_host.report.build import attention, gather
 
 __all__ = ["StoreCollector", "registry_for"]
 
 STATUSES = ("pending", "processed", "deferred", "expired")
 REJECTED = {("rejected",), ("invalid",)}  # call outcomes of an answer that was refused
+EVER = (datetime(1, 1, 2, tzinfo=timezone.utc), datetime(9999, 12, 30, tzinfo=timezone.utc))
 
 
 class StoreCollector(Collector):
@@ -45,6 +52,7 @@ class StoreCollector(Collector):
         self.store_dir, self.read_state = store_dir, read_state
         self._db: HostDB | None = None
         self._lock = threading.Lock()
+        self._attention: tuple[tuple, dict] | None = None
 
     def collect(self):
         state = self.read_state()
@@ -60,7 +68,9 @@ class StoreCollector(Collector):
             sources = db.source_rows()
             consumers = db.consumer_rows()
             daemon = db.daemon_record()
+            figures = self._figures(db, state.event_seq)
         yield from _counted(counters)
+        yield from _attention(figures)
         observations = GaugeMetricFamily("fold_observations", "Observations in the inbox by status.",
                                          labels=["status"])
         for status in STATUSES:
@@ -76,6 +86,16 @@ class StoreCollector(Collector):
         if beat is not None:
             yield _gauge("fold_daemon_heartbeat_timestamp_seconds", "When the daemon last showed it was alive.",
                          beat.timestamp())
+
+    def _figures(self, db: HostDB, event_seq: int) -> dict:
+        """The all-time attention figures, computed again only when their inputs moved."""
+        feedback = db.recent_feedback(1)
+        ledgers = [len((db.memory(row["name"]).get("push") or {}).get("ledger") or ())
+                   for row in db.consumer_rows()]
+        key = (event_seq, feedback[-1]["seq"] if feedback else 0, tuple(ledgers))
+        if self._attention is None or self._attention[0] != key:
+            self._attention = (key, attention(gather(self.store_dir, db), EVER[0], EVER[1], detail=True))
+        return self._attention[1]
 
     def _open(self) -> HostDB | None:
         if self._db is None and host_db_exists(self.store_dir):
@@ -117,6 +137,26 @@ def _counted(counters: dict):
     rejected = sum(value for values, value in counters.get("agent_calls", ()) if values[-1:] in REJECTED)
     yield _counter("fold_rejections_total", "Editor answers rejected (no usable JSON, the host's checks, the kernel).",
                    rejected)
+
+
+def _attention(figures: dict):
+    sent = CounterMetricFamily("fold_notifications", "Push notifications sent, by kind (the first rule: created, "
+                               "raised, due, decision, deadline, source_failing, …) and mode (interrupt, digest, "
+                               "held).", labels=["kind", "mode"])
+    for (kind, mode), value in sorted(figures.get("by_kind_mode", {}).items()):
+        sent.add_metric([kind, mode], value)
+    yield sent
+    yield _counter("fold_false_interrupts", "Interrupts the user snoozed or acknowledged without acting within 24 h, "
+                   "or whose weight the editor lowered within 24 h.", figures["false_interrupts"])
+    yield _counter("fold_missed_escalations", "Items the user acted on, decided or annotated while no interrupt "
+                   "had gone out for them.", figures["missed_escalations"])
+    decisions = CounterMetricFamily("fold_decisions", "Decisions by outcome (answered before decide_by, late, "
+                                    "fell_back, still open).", labels=["status"])
+    counted = figures["decisions"]
+    for status, key in (("answered", "answered_before_deadline"), ("late", "answered_late"),
+                        ("fell_back", "fell_back"), ("open", "open")):
+        decisions.add_metric([status], counted[key])
+    yield decisions
 
 
 def _sources(rows: dict):

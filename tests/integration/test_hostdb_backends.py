@@ -321,3 +321,24 @@ def test_both_schemas_and_the_move_know_every_table_and_column(tmp_path, postgre
         assert columns <= on_postgres.get(table, set()), f"{table}: {columns - on_postgres.get(table, set())}"
         assert set(HOST_TABLES[table][0]) == columns, table
     assert set(HOST_TABLES) == set(on_sqlite)
+
+
+def test_feedback_and_polls_as_consumers_and_reports_read_them(location):
+    """``recent_feedback`` (push's acknowledgements) and ``poll_rows`` (a report's source health)."""
+    def feedback(n: int, meaning: str) -> Observation:
+        return Observation(id=f"feedback:{n}", source="feedback", channel="feedback", sender="user", at=NOW,
+                           observed_at=NOW, title=f"{meaning}: visa", text="",
+                           feedback={"target": "visa", "action": meaning, "meaning": meaning, "via": "cli",
+                                     **({"option": "renew", "revision": 3} if meaning == "decide" else {})})
+
+    with open_host_db(location) as db:
+        db.add_observations([observation(1), feedback(1, "ack"), feedback(2, "decide"), feedback(3, "snooze")])
+        found = db.recent_feedback(2)
+        assert [(entry["id"], entry["meaning"]) for entry in found] == [("feedback:2", "decide"),
+                                                                         ("feedback:3", "snooze")]
+        assert found[0]["seq"] < found[1]["seq"] and (found[0]["option"], found[0]["revision"]) == ("renew", 3)
+        assert found[0]["target"] == "visa" and found[0]["at"] == NOW
+        db.record_poll("mail", Poll(health=Health.ok()), now=NOW)
+        db.record_poll("mail", Poll(health=Health.failed("network", "down")), now=LATER)
+        assert [(row["source"], row["at"], row["status"], row["message"]) for row in db.poll_rows()] == [
+            ("mail", NOW, "ok", None), ("mail", LATER, "failed", "down")]

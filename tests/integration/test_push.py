@@ -82,12 +82,15 @@ def test_thresholds_and_material_changes_only(env):
     commit(env.store, {"batch_id": "b2", "declarations": [
         patch("reading", "high", "fyi"),  # raised into the threshold
         patch("pr", "normal", "in-progress", reason="CI passed, less urgent"),  # lowered: silent
-        patch("visa", "critical", "fyi", summary="代理说 13 日也可以。"),  # summary only: silent
+        patch("visa", "critical", "fyi", summary="代理说 13 日也可以。"),  # a critical item's facts: notified
         patch("bill", "normal", "needs-you", due_at="2026-10-14T12:00:00+08:00")]}, T0)  # due changed
     commit(env.store, {"batch_id": "b3", "declarations": [patch("visa", "critical", "fyi")]}, T0)  # checked
     run(env, push)
     assert sorted(env.receiver.titles()) == ["Due 2026-10-14 12:00: Card bill due the 15th",
-                                             "Raised to high: Reading list"]
+                                             "Raised to high: Reading list", "内容更新：签证材料缺银行流水"]
+    visa = next(b for b in env.receiver.bodies if "签证" in b["title"])["message"]
+    assert "摘要：12 日 18 点前送到。 → 代理说 13 日也可以。" in visa
+    assert "未变：权重 critical · 类型 fyi · 截止 2026-10-12 18:00" in visa
     env.receiver.bodies.clear()
     commit(env.store, {"batch_id": "b4", "declarations": [
         {"id": "bill", "relation": "withdraw", "reason": "paid"},  # withdrawn: silent
@@ -101,7 +104,13 @@ def test_thresholds_and_material_changes_only(env):
     assert env.receiver.titles() == []  # "flash" was created, then merged away before it was sent: silent
     commit(env.store, {"batch_id": "b5", "declarations": [patch("bill", "normal", "needs-you")]}, T0)  # restored
     run(env, push)
+    assert env.receiver.titles() == []  # restored to the facts notified before: silent
+    commit(env.store, {"batch_id": "b6", "declarations": [{"id": "bill", "relation": "withdraw", "reason": "x"}]}, T0)
+    commit(env.store, {"batch_id": "b7", "declarations": [
+        patch("bill", "normal", "needs-you", due_at="2026-10-20T12:00:00+08:00")]}, T0)  # restored, other facts
+    run(env, push)
     assert env.receiver.titles() == ["Back: Card bill due the 15th"]
+    assert "due: 2026-10-14 12:00 → 2026-10-20 12:00" in env.receiver.bodies[0]["message"]
 
 
 def test_no_duplicates_after_a_clean_restart_or_a_redelivery(env):
