@@ -39,22 +39,20 @@ Every send is noted in ``ledger`` (kept 400 days) for the attention figures.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Callable, ClassVar, Literal
-
-from pydantic import Field, field_validator
+from typing import Any, Callable, ClassVar
 
 from fold_core.hookspecs import hookimpl
 from fold_core.plugin_api import Consumer, ConsumerContext
-from fold_core.settings import ConsumerSettings, Duration, EnvName, env_value
+from fold_core.settings import env_value
 from fold_core.store.faults import crash_at
 from fold_core.timefmt import instant
 
 from fold_consumers.items import record_changes, text_language, walk_items, weight_rank
 from fold_consumers.push_delta import ITEM_RULES, changes, filter_known, material_facts, rules_of, unchanged
 from fold_consumers.push_send import send
+from fold_consumers.push_settings import PushSettings
 from fold_consumers.push_text import digest, single
 from fold_consumers.push_watch import Watch, in_quiet_hours, last_slot, quiet_end
 
@@ -65,54 +63,11 @@ LOG_KEEP = 50
 LEDGER_DAYS = 400
 VERSIONS_KEEP = 8
 FORGET_DAYS = 90  # a restore after this long is told as if new
-_QUIET = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$")
-_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
-Weight = Literal["critical", "high", "normal", "low", "trace"]
-Kind = Literal["needs-you", "done", "in-progress", "fyi"]
-Interrupt = Literal["decision", "critical", "deadline", "source"]
 ACK_MEANINGS = ("ack", "snooze", "decide")
-INTERRUPTS: tuple[Interrupt, ...] = ("decision", "critical", "deadline", "source")
 
 
 class PushFailed(Exception):
     """Some notifications could not be sent; they stay in the outbox."""
-
-
-class PushSettings(ConsumerSettings):
-    """``urls_env`` names the variable with the Apprise URLs (whitespace-separated)."""
-
-    urls_env: EnvName
-    min_weight: Weight | None = "high"
-    kinds: list[Kind] = Field(default_factory=list)
-    quiet_hours: str | None = None
-    timeout: float = Field(default=10.0, gt=0, le=120)
-    facts_from: Weight = "critical"
-    remind_before: Duration = Field(default=timedelta(hours=24))
-    alert_after: Duration = Field(default=timedelta(hours=6))
-    digest_at: list[str] | None = None
-    interrupt_for: list[Interrupt] = Field(default_factory=lambda: list(INTERRUPTS))
-
-    @field_validator("quiet_hours")
-    @classmethod
-    def _quiet(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        match = _QUIET.match(value)
-        if match is None or match.group(1, 2) == match.group(3, 4):
-            raise ValueError(f'expected "HH:MM-HH:MM" (24 h, start ≠ end, e.g. "22:00-07:30"), found {value!r}')
-        return value
-
-    @field_validator("digest_at")
-    @classmethod
-    def _digest_at(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return None
-        if not value:
-            raise ValueError('expected one or more local times like ["08:00", "18:00"], found []')
-        for text in value:
-            if not _CLOCK.match(text):
-                raise ValueError(f'expected local times "HH:MM" (24 h, e.g. "08:00"), found {text!r}')
-        return sorted(set(value))
 
 
 def entry_classes(entry: Mapping[str, Any]) -> set[str]:
