@@ -28,7 +28,7 @@ TEXT: dict[str, dict[str, str]] = {
            "source_recovered": "Source back: {source}", "sep": ": ",
            "weight": "weight", "kind_f": "kind", "due_at": "due", "question": "question", "options": "options",
            "decide_by": "decide by", "title": "title", "summary": "summary", "none": "none",
-           "unchanged": "Unchanged: {facts}", "open": "decision open", "q": "Question: {text}",
+           "unchanged": "Unchanged: {facts}", "now": "Now: {facts}", "open": "decision open", "q": "Question: {text}",
            "opts": "Options: {text}", "rec": "Recommended: {text}", "fallback": "If nobody answers: {text}",
            "by": "Decide by: {when}", "link": "Open: {url}",
            "id": "id: {item} (event {event_seq}, revision {revision})",
@@ -44,7 +44,7 @@ TEXT: dict[str, dict[str, str]] = {
            "source_recovered": "来源恢复：{source}", "sep": "：",
            "weight": "权重", "kind_f": "类型", "due_at": "截止", "question": "问题", "options": "选项",
            "decide_by": "决定期限", "title": "标题", "summary": "摘要", "none": "无",
-           "unchanged": "未变：{facts}", "open": "决定待答", "q": "问题：{text}", "opts": "选项：{text}",
+           "unchanged": "未变：{facts}", "now": "现为：{facts}", "open": "决定待答", "q": "问题：{text}", "opts": "选项：{text}",
            "rec": "建议：{text}", "fallback": "无人答复时：{text}", "by": "决定期限：{when}", "link": "查看：{url}",
            "id": "编号：{item}（事件 {event_seq}，修订 {revision}）",
            "source_failing_body": "自 {since} 起没有成功拉取：{error}",
@@ -121,8 +121,8 @@ def single(entry: Mapping[str, Any], timezone: str, public_url: str | None = Non
         facts.append(f"{text['due_at']} {local_time(kept['due_at'], timezone)}")
     if "decision" in kept:
         facts.append(text["open"])
-    if facts:
-        lines.append(text["unchanged"].format(facts=" · ".join(facts)))
+    if facts:  # a new item has no "before": its facts are what it is now
+        lines.append(text["now" if "created" in entry.get("rules", ()) else "unchanged"].format(facts=" · ".join(facts)))
     if public_url:
         lines.append(text["link"].format(url=f"{public_url.rstrip('/')}/item/{entry['item']}"))
     lines.append(text["id"].format(item=entry["item"], event_seq=entry.get("event_seq"),

@@ -17,8 +17,9 @@ own words support, or None when they ask for no choice:
   (its consequence the reply sentence itself) and ``let-pass``;
 * ``decide_by`` is the date the message sets for the answer;
 * the **fallback** is only what the message says happens without an answer:
-  the clause after "否则" / "otherwise", or its "no action is needed …"
-  sentence (then the fallback is ``let-pass``). Nothing is invented: when
+  the clause after "否则" / "otherwise" / "if we hear nothing", or its "no action is needed …"
+  sentence; in a reply-or-let-pass frame that is the fallback's option, ``let-pass`` (not replying is
+  letting it pass). Nothing is invented: when
   the message says nothing of it there is no fallback, the evidence is
   ``partial`` and the gap says what is unclear.
 
@@ -47,7 +48,10 @@ _LEAD = re.compile(r"^[^：:]{0,16}[：:]\s*")  # "两个航班：" / "Two optio
 _CODE = re.compile(r"\b([A-Za-z]{1,3}\s?\d{2,5})\b")
 _OTHERWISE = re.compile(r"(?:否则|不然的话|不然|逾期未回复|如未回复|若未回复|未回复的?话?|不回复的话|如不回复|若不回复"
                         r"|\botherwise\b|\bif (?:we|you) (?:do not|don't) (?:hear|reply|respond)[^,，]*[,，]?"
-                        r"|\bif no (?:reply|answer|response)[^,，]*[,，]?|\bwithout a reply[,，]?)\s*[，,:：]?\s*",
+                        r"|\bif no (?:reply|answer|response)[^,，]*[,，]?|\bwithout (?:a |an |any )?(?:reply|answer|response)[,，]?"
+                        r"|\bif (?:we|you) hear nothing[^,，]*[,，]?|\bif (?:we|you) (?:do not|don't|did not|didn't) hear"
+                        r" (?:from you|back)[^,，]*[,，]?|\bif there is no (?:reply|answer|response)[^,，]*[,，]?"
+                        r"|如(?:果)?(?:没有|未)收到(?:你的|您的)?(?:回复|答复)[，,]?|如无(?:回复|答复)[，,]?)\s*[，,:：]?\s*",
                         re.IGNORECASE)
 _NO_ACTION = re.compile(r"无需(?:任何)?操作|无需处理|无需回复|不需要(?:任何)?操作|不用回复|不必回复|不回复即视为|no action is (?:needed|required)"
                         r"|no action needed|no need to (?:reply|do anything)|you don't need to do anything", re.IGNORECASE)
@@ -170,13 +174,12 @@ def mail_frame(title: str, sender: str, text: str, anchor: datetime | None, lang
         gap = "gap_fallback" if "fallback" not in frame else None
     elif by is not None and any(_REPLY.search(s) for _, s in _sentences(text)):
         reply = next(s for _, s in _sentences(text) if _REPLY.search(s))
-        options = [{"id": "reply", "label": words["reply"], "consequence": line(reply, 160)},
+        options = [{"id": "reply", "label": words["reply"], "consequence": line(reply.strip(" ;；,，"), 160)},
                    {"id": "let-pass", "label": words["let-pass"]}]
-        if clause is not None and benign:
+        if clause is not None:  # what happens without a reply is what letting it pass means
             options[1]["consequence"] = line(clause, 160)
-            frame = {"fallback": {"option": "let-pass", "summary": line(clause, 160)}}
-        elif clause is not None:
-            frame = {"fallback": {"summary": line(words["fallback"].format(clause=clause), 160)}}
+            said = clause if benign else words["fallback"].format(clause=clause)
+            frame = {"fallback": {"option": "let-pass", "summary": line(said, 160)}}
         else:
             frame = {}
         question = words["question_reply"].format(by=_when(by.at, lang), sender=_sender_name(sender))

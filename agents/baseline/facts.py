@@ -89,7 +89,8 @@ _STATES = (
     (r"已退回|被退回|驳回|未通过|rejected|returned|declined", "被退回", "rejected"),
     (r"构建失败|测试失败|build failed|tests? failed|failing|\bfailed\b|失败", "失败", "failed"),
     (r"已取消|取消了|cancell?ed", "已取消", "cancelled"),
-    (r"改期|延期|推迟|改到|调整到|rescheduled|postponed|moved (?:\w+ ){0,3}to|changed to|delayed", "改期", "rescheduled"),
+    (r"改期|延期|推迟|改到|调整到|时刻变更|rescheduled|postponed|moved (?:\w+ ){0,3}to|changed to|delayed"
+     r"|now (?:departs|leaves|starts|begins) at|schedule change", "改期", "rescheduled"),
     (r"已合并|合并到|\bmerged\b", "已合并", "merged"),
     (r"已批准|审批通过|已通过(?![^，。；\n]{0,6}(?:发送|发给|提交|转交))|(?<!via )\bapproved\b", "已批准", "approved"),
     (r"构建通过|测试通过|全部通过|\bpassed\b|\bsucceeded\b|\bgreen\b", "通过", "passed"),

@@ -127,6 +127,22 @@ def test_an_airline_mail_asking_for_a_reply_by_a_date_gets_a_frame_en_and_zh():
         assert frame["evidence"] == "complete"
 
 
+def test_what_a_reply_mail_says_happens_without_a_reply_is_letting_it_pass_en_and_zh():
+    cases = (("en", "Your flight LH 1234 on 20 October now departs at 07:05 instead of 09:40. Please reply before "
+                    "12 October to accept or to choose a refund; if we hear nothing, the new time is accepted.",
+              "the new time is accepted"),
+             ("zh", "您10月20日的LH1234航班改为07:05起飞。请于10月12日前回复确认或申请退款；如未收到您的回复，"
+                    "将视为接受新时间。", "将视为接受新时间"))
+    for lang, text, said in cases:
+        store = memory_store()
+        _, item_id = raised(store, mail(5, "Schedule change LH 1234", text, "Lufthansa <noreply@lh.example>"), lang)
+        frame = item(store, item_id)["decision"]
+        assert [o["id"] for o in frame["options"]] == ["reply", "let-pass"], (lang, frame)
+        assert frame["fallback"]["option"] == "let-pass" and said in frame["fallback"]["summary"], (lang, frame)
+        assert frame["options"][1]["consequence"].startswith(said) and frame["evidence"] == "complete"
+        assert not frame["options"][0]["consequence"].endswith((";", "；"))
+
+
 def test_a_mail_offering_choices_keeps_its_own_options_and_stated_consequence():
     store = memory_store()
     event = mail(2, "机票方案请今天确认", "两个航班：LH729 10月20日 13:05 浦东起飞，或 MU219 同日 00:45。"

@@ -86,6 +86,8 @@ def test_new_eligible_item_notifies_and_an_ineligible_one_is_silent(env):
     sent = run(env, push)
     assert [body["title"] for body in sent] == ["New: Deploy window moved"]
     assert "Now Thursday 14:00." in sent[0]["message"] and "id: deploy" in sent[0]["message"]
+    # a new item has nothing unchanged: its facts are said as they are now
+    assert "Now: weight high · kind fyi" in sent[0]["message"] and "Unchanged" not in sent[0]["message"]
 
 
 def test_kind_to_needs_you_notifies_with_before_and_after(env):
