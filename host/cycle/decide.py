@@ -86,7 +86,9 @@ def save_decision(store_dir: str, item: str, option: str, digest: str | None, no
         asker = asked_by(db, (answer.document.get("item") or {}).get("sources"))
     if asker is not None:
         extra["asked_by"] = asker
-    document, code = save_feedback(store_dir, item, "decide", None, None, now, via=via, extra=extra)
+    label = next(o["label"] for o in frame["options"] if o["id"] == option)
+    text = f"decided: {label}" + (f" — {note}" if note else "")  # English: the observation is data
+    document, code = save_feedback(store_dir, item, "decide", None, None, now, via=via, extra=extra, text=text)
     if code != 0:
         return document, code
     return {"ok": True, "observation": document["observation"], "item": item, "option": option,

@@ -88,6 +88,18 @@ def mcp_calls(ws: Workspace, now: str, *calls: tuple[str, dict]) -> list[tuple[d
         return pool.submit(mcp_session_calls, ws, now, *calls).result()
 
 
+def inbox_text(ws: Workspace, observation_id: str) -> str:
+    code, out, err = ws.call("inbox", "show", observation_id, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)["observation"]["text"]
+
+
+def answer_ids(ws: Workspace, meaning: str) -> list[str]:
+    with open_host_db(str(ws.store)) as db:
+        kept = db.observations_by_id([row["id"] for row in db.observations(source="feedback", limit=1000)])
+    return [o.id for o in kept if (o.feedback or {}).get("meaning") == meaning]
+
+
 def serve(ws: Workspace, clock: datetime):
     app = create_app(str(ws.store), timezone=ZONE, language="en", clock=lambda: clock, board_cache=0)
     return ServerThread(app, Bind("127.0.0.1", 0, None))
@@ -131,6 +143,11 @@ def test_work_log_question_raised_by_the_baseline_answered_by_one_click_heard_ba
         assert page.locator("#decision button").all_inner_texts() == ["先临时缓解", "本周迁移"]
         page.click("#decision li[data-option=migrate] button")  # the one click
         assert "You chose “本周迁移”" in page.locator("#notice").inner_text()
+        # The answer reads as one: on its observation page and in `foldctl inbox show`.
+        (answer_id,) = answer_ids(ws, "decide")
+        page.goto(server.url + f"observation/{answer_id}")
+        assert "decided: 本周迁移" in page.locator("main").inner_text()
+    assert inbox_text(ws, answer_id) == "decided: 本周迁移"
     assert answer_lines(ws) == []  # the next cycle routes it, not the click
 
     for now in ("2026-12-08T10:01:00+08:00", "2026-12-08T10:05:00+08:00", "2026-12-12T09:00:00+08:00"):
@@ -163,6 +180,7 @@ def test_mcp_question_raised_by_the_baseline_answered_from_the_cli_then_over_mcp
     code, out, err = ws.call("decide", "--item", item_id, "--option", "mitigate", "--digest", digest,
                              "--note", "先止血", "--now", "2026-12-08T10:00:00+08:00", "--format", "json")
     assert code == 0, err
+    assert inbox_text(ws, json.loads(out)["observation"]["id"]) == "decided: 先临时缓解 — 先止血"
     ws.tick("2026-12-08T10:01:00+08:00")
     ((heard, _),) = mcp_calls(ws, "2026-12-08T10:02:00+08:00", ("fold_answers", {"agent": "claude"}))
     assert [(a["question_id"], a["status"], a["option"], a["note"], a["item"]) for a in heard["answers"]] == \
@@ -203,6 +221,7 @@ def test_mcp_change_of_mind_before_the_cycle_and_a_stale_digest_over_mcp(tmp_pat
         ("fold_answers", {"question_id": "auth-7"}))
     assert stale_error and stale["errors"][0]["code"] == "stale_decision" and stale["errors"][0]["current"] == digest
     assert not changed_error and changed["ok"], changed
+    assert inbox_text(ws, changed["observation"]["id"]) == "decided: 本周迁移 — 还是迁移"
     assert feedback_count(ws) == before + 1  # the stale answer stored nothing
     # One entry: the latest answer stands.
     assert [(a["status"], a["option"], a["note"]) for a in heard["answers"]] == [("answered", "migrate", "还是迁移")]
@@ -254,6 +273,7 @@ def test_a_passed_decide_by_falls_back_once_with_the_baseline(tmp_path):
         kept = db.observations_by_id([row["id"] for row in db.observations(source="feedback", limit=1000)])
     fallbacks = [o for o in kept if (o.feedback or {}).get("meaning") == "fallback"]
     assert len(fallbacks) == 1 and fallbacks[0].feedback["option"] == "mitigate"
+    assert inbox_text(ws, fallbacks[0].id) == f"fallback after 2026-12-08T12:00:00+08:00: {FALLBACK['summary']}"
     (fell,) = decisions(ws, "2026-12-08T13:00:00+08:00", "--status", "fell_back")
     assert fell["item"] == item_id and fell["answer"]["via"] == "host"
     moved = item(ws, item_id, "2026-12-08T13:00:00+08:00")
