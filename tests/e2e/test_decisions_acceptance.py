@@ -8,15 +8,20 @@ item with the frame verbatim; the user answers with one click on the
 Pinboard in Debian's Chromium (one browser for the module), with ``foldctl
 decide`` or with ``fold_decide``; the next cycles route the answer back (the
 answers file, ``fold_answers``) exactly once, and the baseline moves the
-item on. A stale digest stores nothing; a passed ``decide_by`` falls back
-once.
+item on. A stale digest stores nothing (CLI, Pinboard, MCP); a passed
+``decide_by`` falls back once (``tick --now``, and real ``foldctl run``
+daemons SIGKILLed and restarted around the deadline on the real clock).
+The answers and the fallback read as text (``foldctl inbox show``, the
+Pinboard's observation page).
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -100,6 +105,17 @@ def answer_ids(ws: Workspace, meaning: str) -> list[str]:
     return [o.id for o in kept if (o.feedback or {}).get("meaning") == meaning]
 
 
+def wait_for(condition, timeout: float = 90.0, every: float = 0.2):
+    """Wait for a condition (never a fixed sleep asserted on)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
 def serve(ws: Workspace, clock: datetime):
     app = create_app(str(ws.store), timezone=ZONE, language="en", clock=lambda: clock, board_cache=0)
     return ServerThread(app, Bind("127.0.0.1", 0, None))
@@ -177,6 +193,11 @@ def test_mcp_question_raised_by_the_baseline_answered_from_the_cli_then_over_mcp
     assert listed["asked_by"] == {"source": "agents", "question_id": "auth-7"}
     item_id, digest = listed["item"], listed["digest"]
 
+    before = feedback_count(ws)
+    code, out, err = ws.call("decide", "--item", item_id, "--option", "migrate", "--digest", "0123456789abcdef",
+                             "--now", "2026-12-08T09:59:00+08:00", "--format", "json")
+    assert code == 1 and json.loads(out)["errors"][0]["code"] == "stale_decision"
+    assert feedback_count(ws) == before  # a stale digest from the command line stores nothing
     code, out, err = ws.call("decide", "--item", item_id, "--option", "mitigate", "--digest", digest,
                              "--note", "先止血", "--now", "2026-12-08T10:00:00+08:00", "--format", "json")
     assert code == 0, err
@@ -279,3 +300,47 @@ def test_a_passed_decide_by_falls_back_once_with_the_baseline(tmp_path):
     moved = item(ws, item_id, "2026-12-08T13:00:00+08:00")
     assert moved.get("decision") is None and moved["kind"] == "in-progress"
     assert FALLBACK["summary"] in moved["summary"]
+
+
+def test_a_deadline_passing_while_the_baseline_daemon_is_dead_falls_back_once_after_the_restart(tmp_path):
+    """Real ``foldctl run`` processes on the real clock, the baseline editing: SIGKILL before the deadline,
+    restart after it, SIGKILL again once it fell back, a third daemon records nothing more."""
+    (tmp_path / "logs").mkdir(parents=True)
+    ws = Workspace(tmp_path, sources=(), agent="", host='review_every = "1d"\ninput_delay = "1s"\n', extra='''
+        [[adapters]]
+        name = "agent-log"
+        type = "worklog"
+        every = "1s"
+        path = "logs"
+        answers = "answers.jsonl"
+        ''')
+    ws.tick(datetime.now(timezone.utc).isoformat(timespec="seconds"))  # the store exists
+    decide_by = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=20)  # room to kill first
+    ask_in_log(ws, id="q-9", at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               decide_by=decide_by.isoformat())
+
+    def listed() -> list[dict]:
+        return decisions(ws, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def daemon(name: str, until, stop: int) -> None:
+        with open(ws.root / name, "wb") as log:
+            run = ws.spawn("run", stderr=log)
+            try:
+                wait_for(until)
+            finally:
+                run.send_signal(stop)
+                run.wait(timeout=30)
+
+    daemon("run1.log", lambda: listed(), signal.SIGKILL)
+    (open_one,) = listed()
+    assert open_one["status"] == "open" and answer_lines(ws) == []
+    wait_for(lambda: datetime.now(timezone.utc) > decide_by + timedelta(seconds=1))
+    daemon("run2.log", lambda: len(answer_lines(ws)) == 1, signal.SIGKILL)
+    daemon("run3.log", lambda: b" cycle " in (ws.root / "run3.log").read_bytes(), signal.SIGTERM)
+    assert len(answer_ids(ws, "fallback")) == 1
+    (line,) = answer_lines(ws)
+    assert (line["question_id"], line["status"], line["option"], line["item"]) == \
+        ("q-9", "fell_back", "mitigate", open_one["item"])
+    assert b"Traceback" not in b"".join((ws.root / f"run{n}.log").read_bytes() for n in (1, 2, 3))
+    moved = item(ws, open_one["item"], datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    assert moved.get("decision") is None and FALLBACK["summary"] in moved["summary"]
