@@ -11,7 +11,9 @@ host cycle, editor, kernel, store, consumers — over bundled sample channels:
   fallback, deadline),
 * one user annotation and one snooze (feedback → a reminder that fires in a
   later cycle), and the user's answer to the agent's question
-  (``foldctl decide``), after which the editor moves the item on.
+  (``foldctl decide``), after which the editor moves the item on and the
+  host routes the answer back to the agent: the work-log instance's
+  ``answers`` file gains one JSON line, which the demo prints.
 
 Every step goes through the same ``foldctl`` commands a user would type, so
 the demo shows exactly what running Fold looks like. The editor is the
@@ -56,6 +58,7 @@ class Demo:
         self.config = out / "plugins.toml"
         self.env = {**os.environ, "FOLD_CONFIG": str(self.config)}
         self.env.pop("FOLD_STORE", None)
+        self.answers = out / "channels" / "answers.jsonl"  # [[adapters]] "agent-log"'s answers file
 
     # -- output --------------------------------------------------------------
 
@@ -156,10 +159,14 @@ class Demo:
 
             self.step(5, total, f"cycle 2 at {CYCLES[1][0]} — {CYCLES[1][1]}")
             self.cycle(CYCLES[1][0])
+            routed = False
             if answered:
                 self.show_moved_on(answered, CYCLES[1][0])
+                routed = self.show_routed_back()
             self.step(6, total, f"cycle 3 at {CYCLES[2][0]} — {CYCLES[2][1]}")
             self.cycle(CYCLES[2][0])
+            if answered and not routed and not self.show_routed_back():
+                self.say(f"  (no answer line in {self.answers} yet)")
 
         self.step(7, total, "the briefing (also written to briefing.md by the briefing consumer)")
         briefing = self.foldctl_text("brief", "--format", "md", "--now", CYCLES[-1][0])
@@ -215,6 +222,17 @@ class Demo:
         self.say(f"  answered {answer['option']!r} with `foldctl decide` (bound to frame {answer['digest']}); "
                  "the editor moves the item on at the next cycle")
         return str(asked["item"])
+
+    def show_routed_back(self) -> bool:
+        """Print the answer lines the host appended to the work-log instance's ``answers`` file (what the
+        agent reads); False while there are none."""
+        lines = self.answers.read_text(encoding="utf-8").splitlines() if self.answers.exists() else []
+        if not lines:
+            return False
+        self.say(f"  routed back to the agent: {self.answers.relative_to(self.out)} has")
+        for text in lines:
+            self.say(f"    {text}")
+        return True
 
     def show_moved_on(self, item: str, now: str) -> None:
         shown = self.foldctl("state", "--item", item, "--now", now, check=False).get("item") or {}
@@ -308,6 +326,7 @@ name = "agent-log"
 type = "worklog"
 every = "1m"
 path = "channels/worklog"
+answers = "channels/answers.jsonl"  # the user's answers to the agent's questions, one JSON line each
 
 [[consumers]]
 name = "briefing"

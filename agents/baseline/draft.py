@@ -60,6 +60,9 @@ class Draft:
                 if code == "annotation_not_found":
                     self.pending = [a for a in self.pending if a["id"] != error.get("annotation")]
         self.changes: dict[str, Change] = {}
+        # item -> the frame an answer in this window cleared: a later answer to it in the same window (a change
+        # of mind before the cycle ran) still finds it, and the latest answer stands
+        self.settled: dict[str, Mapping[str, Any]] = {}
         self.dispositions: dict[str, dict] = {}
         signal = document.get("signal")
         coverage = signal.get("coverage") if isinstance(signal, Mapping) else None

@@ -26,7 +26,8 @@ once answered.
   the kind becomes ``in-progress`` (``done`` when the choice was to let it
   pass), one step lighter, and a due date that was the frame's
   ``decide_by`` is cleared (that deadline is met). An answer to an earlier frame (another digest)
-  leaves the current frame open.
+  leaves the current frame open. Two answers to one frame in one window (a change of mind before the cycle
+  ran): the latest stands, the summary states it.
 """
 
 from __future__ import annotations
@@ -212,6 +213,9 @@ class Frames(Draft):
         change = self.changes.get(item_id)
         view = self.known.active[item_id]
         frame = change.decision if change is not None and change.frame_set else view.get("decision")
+        again = frame is None and item_id in self.settled  # a change of mind within this window
+        if again:
+            frame = self.settled[item_id]
         if not isinstance(frame, Mapping):
             if meaning == "decide":
                 return False
@@ -242,7 +246,9 @@ class Frames(Draft):
             change.reason = self.said("fell_back_reason", option=option or "-")
         change.summary = line(said, 60)
         change.kind = "done" if option == "let-pass" else "in-progress"
-        change.weight = lighter_by_one(change.weighed(), "low")
+        if not again:  # one step lighter for the decision, not for each answer to it
+            change.weight = lighter_by_one(change.weighed(), "low")
+        self.settled[item_id] = frame
         change.lowered_reason = change.reason
         change.decision, change.frame_set = None, True
         decide_by, due = parse_instant(frame.get("decide_by")), parse_instant(change.due_at)

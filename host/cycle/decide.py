@@ -86,7 +86,9 @@ def save_decision(store_dir: str, item: str, option: str, digest: str | None, no
         asker = asked_by(db, (answer.document.get("item") or {}).get("sources"))
     if asker is not None:
         extra["asked_by"] = asker
-    document, code = save_feedback(store_dir, item, "decide", None, None, now, via=via, extra=extra)
+    label = next(o["label"] for o in frame["options"] if o["id"] == option)
+    text = f"decided: {label}" + (f" — {note}" if note else "")  # English: the observation is data
+    document, code = save_feedback(store_dir, item, "decide", None, None, now, via=via, extra=extra, text=text)
     if code != 0:
         return document, code
     return {"ok": True, "observation": document["observation"], "item": item, "option": option,
@@ -126,6 +128,7 @@ def list_decisions(store_dir: str, now: str, status: str | None = None,
                            "digest": frame["digest"], "evidence": frame["evidence"],
                            "status": _status(event, frame["digest"]), "answer": _answer(event, frame["digest"]),
                            "asked_by": asked_by(db, entry.get("sources"))})
+        listed.extend(_moved_on(store, db, state, answers, {d["item"] for d in listed}, source))
         listed.extend(_closed(store, db, state, answers, source))
     if status is not None:
         listed = [d for d in listed if d["status"] == status]
@@ -138,6 +141,41 @@ def _from(entry: dict, source: str) -> bool:
     """Whether one of the item's sources names ``source`` (an instance name)."""
     text = json.dumps(entry.get("sources") or [], ensure_ascii=False)
     return f'"event:{source}:' in text or f'"{source}"' in text
+
+
+def _active_ids(items: list[dict]) -> set[str]:
+    found: set[str] = set()
+    for entry in items:
+        found.add(entry["id"])
+        found |= _active_ids(((entry.get("children") or {}).get("items")) or [])
+    return found
+
+
+def _moved_on(store, db, state: dict, answers: dict[str, dict], listed: set[str], source: str | None) -> list[dict]:
+    """Active items whose editor cleared the frame after it was answered or fell back (the skill's "move the
+    item on"): the decision is still listed, as the answer or fallback that settled its last frame, so the
+    user reads what was decided after the next cycle too."""
+    moved = []
+    active = _active_ids(state["root"]["items"])
+    for item, event in answers.items():
+        if item in listed or item not in active:
+            continue
+        records = store.history(item=item).document["records"]
+        frames = [c["item"] for r in records for c in r.get("changes") or ()
+                  if c["item"]["id"] == item and c["item"].get("decision")]
+        if not frames or (source is not None and not _from(frames[-1], source)):
+            continue
+        post = frames[-1]
+        frame = post["decision"]
+        digest = frame_digest(frame)
+        if event["digest"] != digest:
+            continue  # an answer to an earlier frame, and the later one cleared unanswered: nothing settled
+        moved.append({"item": item, "title": post.get("title"), "question": frame["question"],
+                      "options": frame["options"], "recommended": frame.get("recommended"),
+                      "fallback": frame.get("fallback"), "decide_by": frame.get("decide_by"), "digest": digest,
+                      "evidence": frame["evidence"], "status": _status(event, digest),
+                      "answer": _answer(event, digest), "asked_by": asked_by(db, post.get("sources"))})
+    return moved
 
 
 def _closed(store, db, state: dict, answers: dict[str, dict], source: str | None) -> list[dict]:

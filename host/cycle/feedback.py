@@ -42,13 +42,15 @@ class UnreadableUntil(UsageError):
 
 def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, until: str | None, now: str,
                   *, via: str = "cli", action: str | None = None, extra: dict | None = None,
-                  timezone_name: str = "UTC") -> tuple[dict, int]:
+                  timezone_name: str = "UTC", text: str | None = None) -> tuple[dict, int]:
     """Keep one feedback observation (and the reminder of a snooze); ``(document, exit code)``.
 
     :param via: how it came: ``cli``, ``button`` (Pinboard), ``reply`` or ``mcp`` (``foldctl mcp``).
     :param action: the concrete action the user took (default: the meaning).
     :param extra: more fields of the feedback (an answer's ``option``, ``digest``, ``revision``, ``note``).
     :param timezone_name: the IANA zone a phrase in ``until`` is read in (``[host] timezone``).
+    :param text: the observation's readable text when there is no ``value`` (an answer: "decided: …"); not
+        part of its id, which stays derived from the feedback and ``now``.
     """
     _check(meaning, value, until, now)
     given = until
@@ -71,7 +73,7 @@ def save_feedback(store_dir: str, item: str, meaning: str, value: str | None, un
     native = f"{stamp}-{key}"
     observation = Observation(id=f"{FEEDBACK_SOURCE}:{native}", source=FEEDBACK_SOURCE, channel="feedback",
                               sender="user", at=now, observed_at=now, title=f"{meaning}: {item}",
-                              text=value or "", feedback=feedback)
+                              text=value or text or "", feedback=feedback)
     reminder = None
     if meaning == "snooze":
         reminder = {"id": native, "target": item, "feedback": observation.id, "due_at": until, "requested_at": now}

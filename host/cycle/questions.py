@@ -110,7 +110,7 @@ def fallback_observation(entry: dict, asker: dict | None, now_text: str) -> Obse
     return Observation(id=f"{FEEDBACK_SOURCE}:fallback-{entry['id']}-{frame['digest']}", source=FEEDBACK_SOURCE,
                        channel="feedback", sender="fold", at=now_text, observed_at=now_text,
                        title=f"fallback: {entry['id']}",
-                       text=f"No answer by {frame['decide_by']}: {fallback['summary']}", feedback=feedback)
+                       text=f"fallback after {frame['decide_by']}: {fallback['summary']}", feedback=feedback)
 
 
 def fire_fallbacks(store, db: HostDB, now: datetime, now_text: str) -> int:

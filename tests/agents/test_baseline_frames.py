@@ -186,6 +186,19 @@ def test_an_answer_moves_the_item_on_and_clears_the_frame():
     assert view["due_at"] is None  # the due date was the answer's deadline: met
 
 
+def test_a_change_of_mind_in_the_same_window_moves_the_item_on_with_the_latest_answer():
+    store = memory_store()
+    editor, item_id = raised(store, question_event())
+    digest = item(store, item_id)["decision"]["digest"]
+    first = feedback(1, item_id, option="mitigate", digest=digest)
+    then = feedback(2, item_id, option="migrate", digest=digest)
+    receipt, _, _ = editor.cycle("2026-10-09T13:00:00+08:00", [first, then], batch_id="b2")
+    assert receipt["ok"], receipt
+    view = item(store, item_id, "2026-10-09T13:00:00+08:00")
+    assert view["decision"] is None and "本周迁移" in view["summary"] and "先临时缓解" not in view["summary"]
+    assert view["weight"] == "high"  # one step lighter for the decision, not one per answer
+
+
 def test_a_mail_decision_says_the_other_side_is_not_told_yet_and_letting_it_pass_finishes_it():
     for option, kind, words in (("reply", "in-progress", "尚未通知对方"), ("let-pass", "done", "不回复")):
         store = memory_store()

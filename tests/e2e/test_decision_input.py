@@ -64,7 +64,9 @@ def test_the_editor_sees_the_frame_and_the_answer_and_the_baseline_moves_the_ite
     assert moved["decision"] is None and moved["kind"] == "in-progress"
     assert "本周迁移" in moved["summary"] and "待智能体执行" in moved["summary"]
     code, listed, _ = ws.run("decisions", "--now", "2026-12-08T10:05:00+08:00")
-    assert [d["status"] for d in listed["decisions"] if d["item"] == "auth"] in ([], ["closed"])
+    # moved on, still listed with the answer that settled it: nothing open is asked of the user any more
+    assert [(d["status"], d["answer"]["option"]) for d in listed["decisions"] if d["item"] == "auth"] == \
+        [("answered", "migrate")]
 
 
 def test_an_answer_to_a_frame_that_changed_is_shown_as_not_current(tmp_path):

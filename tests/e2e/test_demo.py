@@ -55,7 +55,15 @@ def test_the_main_job_leaves_briefing_picture_change_log_and_a_readable_store(tm
     decided = subprocess.run([sys.executable, "-m", "fold_host", "--config", str(out / "plugins.toml"), "decisions",
                               "--source", "agent-log"], capture_output=True, text=True, cwd=tmp_path, env=env)
     listed = json.loads(decided.stdout)["decisions"]
-    assert [d["status"] for d in listed] == [], listed  # answered, cleared: nothing is asked of the user any more
+    # answered and moved on: listed as answered (the answer stands), nothing open is asked of the user any more
+    assert [(d["status"], d["answer"]["option"], d["asked_by"]) for d in listed] == \
+        [("answered", "mitigate", {"source": "agent-log", "question_id": "q-lattice-1"})], listed
+    # The answer was routed back to the agent: one line in the work-log instance's answers file, printed.
+    (line,) = (out / "channels" / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    routed = json.loads(line)
+    assert (routed["question_id"], routed["status"], routed["option"], routed["note"]) == \
+        ("q-lattice-1", "answered", "mitigate", "先止血，下周再排迁移")
+    assert "routed back to the agent: channels/answers.jsonl has" in log and line in log
 
     def walk(layer):
         for item in (layer or {}).get("items", []):
