@@ -120,6 +120,8 @@ def _question(value: dict) -> Record:
     at = value.get("at")
     if not (isinstance(at, str) and parse_instant(at)):
         at, meta["at_unknown"] = None, True
+    if isinstance(value.get("status"), str):  # "blocked": the agent's own word, as on a report line
+        meta["status"] = cut_line(value["status"], 64)
     return Record(text=text, agent=cut_line(value["agent"], 200), at=at, task=cut_line(title, TITLE_CHARS),
                   meta=meta, question=meta["question_id"])
 

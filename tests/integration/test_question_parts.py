@@ -26,7 +26,7 @@ def question(**fields) -> str:
 
 
 def test_a_question_line_carries_its_frame_and_a_bad_one_is_refused_with_a_why(tmp_path):
-    append(tmp_path / "codex.jsonl", question(task="login-outage"))
+    append(tmp_path / "codex.jsonl", question(task="login-outage", status="blocked"))
     append(tmp_path / "codex.jsonl", question(id="q-18", fallback={"option": "wait", "summary": "s"}))
     append(tmp_path / "codex.jsonl", question(id="q-19", options=[OPTIONS[0]]))
     append(tmp_path / "codex.jsonl", question(id="q 20"))
@@ -41,6 +41,7 @@ def test_a_question_line_carries_its_frame_and_a_bad_one_is_refused_with_a_why(t
                      "fallback": {"option": "mitigate", "summary": "周五前无答复则先缓解"},
                      "decide_by": "2026-12-11T18:00:00+08:00", "evidence": "complete"}
     assert first.meta["context"] == "登录故障\n影响所有用户" and first.meta["task"] == "login-outage"
+    assert first.meta["status"] == "blocked"
     assert "- migrate: 本周迁移" in first.text and "Without an answer: 周五前无答复则先缓解" in first.text
     assert after.text == "still read"
     notes = "\n".join(result.health.notes)
