@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -107,3 +110,34 @@ class Receiver:
 
     def titles(self) -> list[str]:
         return [body["title"] for body in self.bodies]
+
+
+SEED = [{"id": "seed", "title": "Existing item", "weight": "normal", "kind": "fyi"}]
+
+
+@contextmanager
+def push_world(tmp_path, receiver: "Receiver", monkeypatch, seeded_at: str,
+               seed: list[dict] | None = None) -> Iterator[types.SimpleNamespace]:
+    """A store with its first batch (``seed``, else one ``fyi`` item) committed at ``seeded_at``, its host.db
+    open, and ``FOLD_TEST_PUSH_URLS`` naming the receiver (emptied first): what every push test starts from."""
+    from fold_host.hostdb import open_host_db
+
+    receiver.bodies.clear()
+    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
+    store_dir = tmp_path / "store"
+    commit(store_dir, {"batch_id": "seed", "declarations": SEED if seed is None else seed}, seeded_at)
+    db = open_host_db(store_dir)
+    try:
+        yield types.SimpleNamespace(store=store_dir, db=db, tmp=tmp_path, receiver=receiver)
+    finally:
+        db.close()
+
+
+@contextmanager
+def receiving() -> Iterator["Receiver"]:
+    """A Receiver for a module's tests, stopped after them."""
+    server = Receiver()
+    try:
+        yield server
+    finally:
+        server.stop()

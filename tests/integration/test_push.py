@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from fold_host.cycle.delivery import deliver_all, register_new
 from fold_consumers.push import in_quiet_hours
 from fold_host.hostdb import open_host_db
 
-from consumer_support import Receiver, commit, instance
+from consumer_support import commit, instance, push_world, receiving
 
 T0 = "2026-10-09T10:00:00+08:00"
 REPO = Path(__file__).resolve().parents[2]
@@ -26,21 +25,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with receiving() as server:
+        yield server
 
 
 @pytest.fixture
 def env(tmp_path, receiver, monkeypatch):
-    receiver.bodies.clear()
-    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
-    store_dir = tmp_path / "store"
-    commit(store_dir, {"batch_id": "seed", "declarations": [
-        {"id": "seed", "title": "Existing item", "weight": "normal", "kind": "fyi"}]}, "2026-10-09T09:00:00+08:00")
-    db = open_host_db(store_dir)
-    yield types.SimpleNamespace(store=store_dir, db=db, tmp=tmp_path, receiver=receiver)
-    db.close()
+    with push_world(tmp_path, receiver, monkeypatch, "2026-10-09T09:00:00+08:00") as world:
+        yield world
 
 
 def phone(env, **settings):

@@ -4,15 +4,13 @@ it saw; facts it did not see, and new material facts, notify again."""
 
 from __future__ import annotations
 
-import types
 
 import pytest
 
 from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.cycle.feedback import save_feedback
-from fold_host.hostdb import open_host_db
 
-from consumer_support import Receiver, commit, instance
+from consumer_support import commit, instance, push_world, receiving
 
 NIGHT = "2026-12-01T23:00:00+08:00"
 MORNING = "2026-12-02T07:40:00+08:00"
@@ -22,24 +20,18 @@ FRAME = {"question": "Renew the lease or move out?", "evidence": "complete",
 
 @pytest.fixture(scope="module")
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with receiving() as server:
+        yield server
 
 
 @pytest.fixture
 def env(tmp_path, receiver, monkeypatch):
-    receiver.bodies.clear()
-    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
-    store_dir = tmp_path / "store"
-    commit(store_dir, {"batch_id": "seed", "declarations": [
-        {"id": "seed", "title": "Existing item", "weight": "normal", "kind": "fyi"}]}, "2026-12-01T09:00:00+08:00")
-    db = open_host_db(store_dir)
-    push = instance("phone", "push", tmp_path, urls_env="FOLD_TEST_PUSH_URLS", quiet_hours="22:00-07:30",
-                    kinds=["needs-you"])
-    register_new(db, str(store_dir), [push], now="2026-12-01T09:00:00+08:00")
-    yield types.SimpleNamespace(store=store_dir, db=db, push=push, receiver=receiver)
-    db.close()
+    with push_world(tmp_path, receiver, monkeypatch, "2026-12-01T09:00:00+08:00") as world:
+        push = instance("phone", "push", world.tmp, urls_env="FOLD_TEST_PUSH_URLS", quiet_hours="22:00-07:30",
+                        kinds=["needs-you"])
+        register_new(world.db, str(world.store), [push], now="2026-12-01T09:00:00+08:00")
+        world.push = push
+        yield world
 
 
 def run(env, now):

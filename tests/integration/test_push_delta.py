@@ -4,14 +4,11 @@ facts already notified are not sent again; a digest entry superseded before it w
 
 from __future__ import annotations
 
-import types
-
 import pytest
 
 from fold_host.cycle.delivery import deliver_all, register_new
-from fold_host.hostdb import open_host_db
 
-from consumer_support import Receiver, annotate, commit, instance
+from consumer_support import annotate, commit, instance, push_world, receiving
 
 T0 = "2026-12-01T10:00:00+08:00"
 FRAME = {"question": "先临时缓解，还是本周迁移到按字段合并？",
@@ -24,21 +21,14 @@ FRAME = {"question": "先临时缓解，还是本周迁移到按字段合并？"
 
 @pytest.fixture(scope="module")
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with receiving() as server:
+        yield server
 
 
 @pytest.fixture
 def env(tmp_path, receiver, monkeypatch):
-    receiver.bodies.clear()
-    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
-    store_dir = tmp_path / "store"
-    commit(store_dir, {"batch_id": "seed", "declarations": [
-        {"id": "seed", "title": "Existing item", "weight": "normal", "kind": "fyi"}]}, "2026-12-01T09:00:00+08:00")
-    db = open_host_db(store_dir)
-    yield types.SimpleNamespace(store=store_dir, db=db, tmp=tmp_path, receiver=receiver)
-    db.close()
+    with push_world(tmp_path, receiver, monkeypatch, "2026-12-01T09:00:00+08:00") as world:
+        yield world
 
 
 def phone(env, **settings):

@@ -4,14 +4,12 @@ or an instance's own ``interrupt_for``) at once."""
 
 from __future__ import annotations
 
-import types
 
 import pytest
 
 from fold_host.cycle.delivery import deliver_all, register_new
-from fold_host.hostdb import open_host_db
 
-from consumer_support import Receiver, commit, instance
+from consumer_support import commit, instance, push_world, receiving
 
 T0 = "2026-12-01T09:00:00+08:00"
 FRAME = {"question": "Which venue?", "evidence": "complete",
@@ -20,21 +18,14 @@ FRAME = {"question": "Which venue?", "evidence": "complete",
 
 @pytest.fixture(scope="module")
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with receiving() as server:
+        yield server
 
 
 @pytest.fixture
 def env(tmp_path, receiver, monkeypatch):
-    receiver.bodies.clear()
-    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
-    store_dir = tmp_path / "store"
-    commit(store_dir, {"batch_id": "seed", "declarations": [
-        {"id": "seed", "title": "Existing item", "weight": "normal", "kind": "fyi"}]}, "2026-12-01T08:30:00+08:00")
-    db = open_host_db(store_dir)
-    yield types.SimpleNamespace(store=store_dir, db=db, tmp=tmp_path, receiver=receiver)
-    db.close()
+    with push_world(tmp_path, receiver, monkeypatch, "2026-12-01T08:30:00+08:00") as world:
+        yield world
 
 
 def run(env, push, now):

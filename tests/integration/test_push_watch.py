@@ -6,7 +6,6 @@ the outbox guarantees for both with the host process killed around the deadline.
 from __future__ import annotations
 
 import subprocess
-import types
 
 import pytest
 
@@ -14,7 +13,7 @@ from fold_host.cycle.delivery import deliver_all, register_new
 from fold_host.hostdb import open_host_db
 from tests.support.host_workspace import Workspace
 
-from consumer_support import Receiver, commit, instance
+from consumer_support import commit, instance, push_world, receiving
 
 T0 = "2026-12-01T10:00:00+08:00"
 FRAME = {"question": "Accept the new time or ask for a refund?", "evidence": "complete",
@@ -24,25 +23,19 @@ FRAME = {"question": "Accept the new time or ask for a refund?", "evidence": "co
 
 @pytest.fixture(scope="module")
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with receiving() as server:
+        yield server
 
 
 @pytest.fixture
 def env(tmp_path, receiver, monkeypatch):
-    receiver.bodies.clear()
-    monkeypatch.setenv("FOLD_TEST_PUSH_URLS", receiver.url)
-    store_dir = tmp_path / "store"
-    commit(store_dir, {"batch_id": "seed", "declarations": [
+    with push_world(tmp_path, receiver, monkeypatch, T0, seed=[
         {"id": "tax", "title": "Tax return", "weight": "high", "kind": "needs-you",
          "due_at": "2026-12-03T18:00:00+08:00"},
         {"id": "flight", "title": "Rebooked flight", "weight": "normal", "kind": "needs-you", "decision": FRAME},
         {"id": "gym", "title": "Gym renewal", "weight": "low", "kind": "fyi",
-         "due_at": "2026-12-02T09:00:00+08:00"}]}, T0)
-    db = open_host_db(store_dir)
-    yield types.SimpleNamespace(store=store_dir, db=db, tmp=tmp_path, receiver=receiver)
-    db.close()
+         "due_at": "2026-12-02T09:00:00+08:00"}]) as world:
+        yield world
 
 
 def run(env, push, now, keep=False):
