@@ -11,7 +11,7 @@ bash scripts/bootstrap.sh
 # Conformance runs even when pytest failed, so one run reports both; the exit
 # status is non-zero when either failed.
 # Arguments, if any, go to pytest (a selection, for a quick run: scripts/test-loop.sh passes them on).
-.venv/bin/python -m pytest -n "${FOLD_TEST_WORKERS:-2}" --dist loadfile "$@" && pytest_status=0 || pytest_status=$?
+.venv/bin/python -m pytest -n "${FOLD_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" && pytest_status=0 || pytest_status=$?
 .venv/bin/python -m conformance && conformance_status=0 || conformance_status=$?
 verdict() { if [ "$1" -eq 0 ]; then echo "ok"; else echo "failed (exit $1)"; fi; }
 echo "pytest: $(verdict "$pytest_status"); conformance: $(verdict "$conformance_status")"
