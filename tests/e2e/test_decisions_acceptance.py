@@ -1,4 +1,4 @@
-"""Issue 32's acceptance, end to end with the default (baseline) editor: no scripted editor anywhere.
+"""Decisions end to end with the default (baseline) editor: no scripted editor anywhere.
 
 Real processes on a real store and host.db in a temporary directory: an
 agent asks through a work-log ``question`` line (the ``worklog`` adapter) or
