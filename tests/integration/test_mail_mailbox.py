@@ -65,6 +65,8 @@ def test_maildir_fixtures_then_only_new_mail(tmp_path):
 def test_maildir_read_and_flagged_mail_is_not_observed_again_but_moved_in_mail_is(tmp_path):
     box, adapter = maildir(tmp_path, first_run="last:10")
     keys = [box.add(message(n)) for n in range(3)]
+    for n, key in enumerate(keys):  # one second apart: files written within one clock tick share an mtime
+        os.utime(tmp_path / "Maildir" / "new" / key, (1_700_000_000 + n, 1_700_000_000 + n))
     titles, cursor, _ = poll_all(adapter)
     assert titles == ["message 0", "message 1", "message 2"]
     for key in keys:  # a mail client reads and flags them: new/ → cur/ with ":2,FS"
