@@ -105,6 +105,7 @@ class Daemon:
         self._agent_failures = 0
         self._agent_retry_at: float = 0.0
         self._deep_check_at: float = 0.0
+        self._watch_store: Any = None  # watch and retention read their own store: the cycle's may be busy
         self._idle_delivery_at: float = time.monotonic() + IDLE_DELIVERY_EVERY
         self._deliver_only = False  # the next cycle job only delivers (no window is due)
         self.halted: str | None = None  # why the daemon stopped its cycles (host.db lost or damaged)
@@ -182,7 +183,6 @@ class Daemon:
             return
         now, now_text = self.clock()
         with self.host.open_db() as db:
-            # A store of its own: the cycle's may be in use on another thread.
             dropped = retain(db, open_store(self.host.location), keep, now, now_text)
             kept = (db.meta(LAST_PASS_KEY) or {}).get("kept_cited", 0)
         if dropped or (dropped is not None and kept):
@@ -314,7 +314,8 @@ class Daemon:
             pending = db.ready_count(self.clock()[0])
             # The user's word: feedback waiting for a window, annotations no window carried yet.
             said = len(db.observations(status="pending", source=FEEDBACK_SOURCE, limit=10_000))
-            noted = len(new_annotations(self.host.store.state(), db))
+            self._watch_store = self._watch_store or open_store(self.host.location)
+            noted = len(new_annotations(self._watch_store.state(), db))
             if self.shared and self.deliveries.behind(db):
                 self.deliveries.request()
         self.dates.remind(reminders)
