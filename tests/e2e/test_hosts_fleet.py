@@ -47,7 +47,7 @@ def findings(fleet: Fleet) -> dict:
 
 def wait_ready(fleet: Fleet, hosts: int) -> None:
     deadline = time.monotonic() + 120
-    while not fleet.ready(hosts):
+    while not (fleet.ready(hosts) and fleet.started()):
         assert time.monotonic() < deadline, fleet.logs()[-3000:]
         time.sleep(0.2)
 
