@@ -52,7 +52,7 @@ class Fleet:
         for name, route in self.feeds.items():
             self.server.route(route, rss2([], title=name))
         self.processes: dict[int, subprocess.Popen] = {}
-        self.launches: dict[int, int] = {}  # starts of each host so far (its log gains one "start" line each)
+        self.offsets: dict[int, int] = {}  # where each running host's own lines begin in its log
         self.config = self.root / "plugins.toml"
         self.config.write_text(self._config(lease, max_events, delay_ms, every), encoding="utf-8")
 
@@ -113,18 +113,17 @@ class Fleet:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("FOLD_", "XDG_"))}
         environment["PYTHONPATH"] = os.pathsep.join([str(REPO), environment.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         log = open(self.root / f"host-{index}.log", "ab")
+        self.offsets[index] = log.tell()  # a host killed before its start line leaves none: read only this one's
         process = subprocess.Popen([sys.executable, "-m", "fold_host", "--config", str(self.config), "run"],
                                    cwd=self.root, env=environment, stdout=log, stderr=log)
         log.close()
         self.processes[index] = process
-        self.launches[index] = self.launches.get(index, 0) + 1
         return process
 
     def started(self) -> bool:
         """Whether every running host has logged its ``start`` line (its signal handlers are in place by then)."""
-        starts = {index: (self.root / f"host-{index}.log").read_text(encoding="utf-8", errors="replace")
-                  .count(" start store=") for index in self.processes}
-        return all(count >= self.launches.get(index, 0) for index, count in starts.items())
+        return all(b" start store=" in (self.root / f"host-{index}.log").read_bytes()[self.offsets.get(index, 0):]
+                   for index in self.processes)
 
     def kill(self, index: int) -> None:
         process = self.processes.pop(index)
