@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="which implementation to run against (default: both, or kernel while the CLI is missing)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases, and every failure")
     parser.add_argument("--jobs", type=int, default=2, help="CLI-mode cases run in parallel (default 2)")
+    parser.add_argument("--launch", choices=("fork", "exec"), default="fork",
+                        help="start each CLI command forked from a server that imported the CLI once (default),"
+                             " or as `python -m fold_core` (exec)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per CLI command (default 60)")
     parser.add_argument("--store", metavar="URL", default=None,
                         help="run CLI mode against this PostgreSQL database (postgresql://…), a new store per case")
@@ -58,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             print("conformance: no case files (*.json) found", file=sys.stderr)
             return 2
         results = run_cases(args.paths, resolve_modes(mode), jobs=args.jobs, timeout=args.timeout,
-                            database=args.store)
+                            database=args.store, launch=args.launch)
     except (FileNotFoundError, ValueError) as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2

@@ -15,6 +15,11 @@ A ``crash`` step runs its commit with ``FOLD_FAULT`` set (and
 ``history --batch ID`` whether the batch survived; that probe is the step's
 document.
 
+How a command starts (``launch``): ``"fork"`` (the default) forks it from a
+server that has imported the CLI once (``conformance/forkserver.py``: still one
+process per command, with its own streams, environment and crash); ``"exec"``
+runs ``python -m fold_core`` each time.
+
 With a ``postgresql://`` URL (``python -m conformance --store URL``) each
 case gets a fresh store of that database instead (``store=conf-<random>-<case>``,
 dropped afterwards), and every command runs with ``--store=URL``. There is no
@@ -31,12 +36,16 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from conformance.case import Case, Step, crash_batch_id
+from conformance.forkserver import ForkServer, ForkTimeout
 from conformance.modes import ModeUnavailable, StepOutcome
 
-__all__ = ["CRASH_EXIT", "cli_unavailable", "pg_skip_reason", "run_cli"]
+__all__ = ["CRASH_EXIT", "LAUNCHES", "Launcher", "cli_unavailable", "pg_skip_reason", "run_cli"]
+
+LAUNCHES = ("fork", "exec")
 
 CRASH_EXIT = 137
 # Exit codes after which stdout must hold exactly one JSON document (§7).
@@ -93,10 +102,44 @@ def pg_skip_reason(case: Case) -> str | None:
     return None
 
 
+class Launcher:
+    """How the runner's threads start commands: one fork server per thread (``fork``), or none (``exec``)."""
+
+    def __init__(self, launch: str = "fork") -> None:
+        if launch not in LAUNCHES:
+            raise ValueError(f"launch must be one of {', '.join(LAUNCHES)}, got {launch!r}")
+        self.fork = launch == "fork" and hasattr(os, "fork") and hasattr(os, "pidfd_open")
+        self._local = threading.local()
+        self._servers: list[ForkServer] = []
+        self._lock = threading.Lock()
+
+    def server(self, env: dict[str, str]) -> ForkServer:
+        """This thread's server (started with ``env`` for the interpreter's own settings)."""
+        server = getattr(self._local, "server", None)
+        if server is None:
+            server = self._local.server = ForkServer(env)
+            with self._lock:
+                self._servers.append(server)
+        return server
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _Store:
     """One case's temporary store and the way to run the CLI against it."""
 
-    def __init__(self, root: Path, timeout: float, url: str | None = None) -> None:
+    def __init__(self, root: Path, timeout: float, url: str | None = None, launcher: Launcher | None = None) -> None:
+        self.launcher = launcher
         self.url = url
         self.dir = root / "store"
         self.dir.mkdir()
@@ -117,6 +160,8 @@ class _Store:
         """``(exit code, stdout, stderr)`` of one CLI command; raises on timeout."""
         command = [sys.executable, "-m", "fold_core", f"--store={self.location}", *args]
         env = {**self.env, **(extra_env or {})}
+        if self.launcher is not None and self.launcher.fork:
+            return self._forked(command[3:], stdin, env)
         done = subprocess.run(command, input=(stdin or "").encode("utf-8"), capture_output=True,
                               env=env, cwd=self.cwd, timeout=self.timeout)
         code = done.returncode if done.returncode >= 0 else 128 - done.returncode
@@ -124,14 +169,29 @@ class _Store:
                 done.stderr.decode("utf-8", errors="replace"))
 
 
-def run_cli(case: Case, timeout: float = 60.0, database: str | None = None) -> list[StepOutcome]:
-    """Run every step of ``case`` against the CLI on a fresh temporary store (of ``database``, a URL)."""
+    def _forked(self, argv: list[str], stdin: str | None, env: dict[str, str]) -> tuple[int, str, str]:
+        assert self.launcher is not None
+        files = {name: str(self.cwd / f".step.{name}") for name in ("stdin", "stdout", "stderr")}
+        Path(files["stdin"]).write_bytes((stdin or "").encode("utf-8"))
+        try:
+            code = self.launcher.server(self.env).run(argv, env, str(self.cwd), files, self.timeout)
+        except ForkTimeout:
+            raise subprocess.TimeoutExpired(argv, self.timeout) from None
+        out, err = (Path(files[name]).read_bytes().decode("utf-8", errors="replace") for name in ("stdout", "stderr"))
+        return code, out, err
+
+
+def run_cli(case: Case, timeout: float = 60.0, database: str | None = None,
+            launcher: Launcher | None = None) -> list[StepOutcome]:
+    """Run every step of ``case`` against the CLI on a fresh temporary store (of ``database``, a URL).
+
+    ``launcher``: how commands start (None: ``python -m fold_core`` each time)."""
     reason = cli_unavailable()
     if reason is not None:
         raise ModeUnavailable(reason)
     url = _case_store(database, case) if database is not None else None
     with tempfile.TemporaryDirectory(prefix="fold-conformance-") as tmp:
-        store = _Store(Path(tmp), timeout, url)
+        store = _Store(Path(tmp), timeout, url, launcher)
         try:
             return _run_steps(store, case, timeout)
         finally:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.case import STORE_ONLY, Case, CaseError, Step, crash_batch_id, load_case
-from conformance.cli_mode import CRASH_EXIT, pg_skip_reason, run_cli
+from conformance.cli_mode import CRASH_EXIT, Launcher, pg_skip_reason, run_cli
 from conformance.match import exact_mismatch, lookup, parse_path, render, subset_mismatch
 from conformance.modes import ModeUnavailable, StepOutcome, run_kernel
 
@@ -112,7 +112,8 @@ def collect_case_files(paths: list[str | Path] | None = None) -> list[Path]:
 
 
 def run_cases(paths: list[str | Path] | None = None, modes: tuple[str, ...] | list[str] = MODES, *,
-              jobs: int = 2, timeout: float = 60.0, database: str | None = None) -> list[CaseResult]:
+              jobs: int = 2, timeout: float = 60.0, database: str | None = None,
+              launch: str = "fork") -> list[CaseResult]:
     """Run the cases in ``paths`` (files or directories) in ``modes``; one result per file.
 
     ``database``: a ``postgresql://`` URL; CLI mode then runs each case on a
@@ -134,8 +135,9 @@ def run_cases(paths: list[str | Path] | None = None, modes: tuple[str, ...] | li
             result.skipped = why
             continue
         loaded.append((result, case))
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance-cli") as pool:
-        cli_runs = {id(case): pool.submit(_run_mode, "cli", case, timeout, database)
+    with Launcher(launch) as launcher, \
+            ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="conformance-cli") as pool:
+        cli_runs = {id(case): pool.submit(_run_mode, "cli", case, timeout, database, launcher)
                     for _, case in loaded if "cli" in modes}
         for result, case in loaded:
             outcomes = {}
@@ -165,9 +167,10 @@ def resolve_modes(modes: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(mode for mode in MODES if mode in requested)
 
 
-def _run_mode(mode: str, case: Case, timeout: float, database: str | None) -> list[StepOutcome] | Failure:
+def _run_mode(mode: str, case: Case, timeout: float, database: str | None,
+              launcher: Launcher | None = None) -> list[StepOutcome] | Failure:
     try:
-        return run_kernel(case) if mode == "kernel" else run_cli(case, timeout, database)
+        return run_kernel(case) if mode == "kernel" else run_cli(case, timeout, database, launcher)
     except ModeUnavailable as exc:
         return Failure(mode, f"{mode} mode unavailable: {exc}")
     except Exception as exc:  # the runner's own defect must still be one failure line

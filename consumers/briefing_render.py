@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from fold_core.cli.textview import width
+from fold_core.timefmt import instants_shown
 from fold_core.words import Words
 
 __all__ = ["LABELS", "clean", "md_escape", "render"]
@@ -101,6 +102,10 @@ class _Renderer:
 
     def text(self, value: object) -> str:
         return md_escape(value) if self.md else clean(value)
+
+    def reason(self, value: object) -> str:
+        """An editor's reason, its instants in the briefing's zone like every other time here."""
+        return self.text(instants_shown(str(value), self.when))
 
     def ident(self, item: str | None) -> str:
         if item is None:
@@ -215,13 +220,13 @@ class _Renderer:
         if entry.get("created"):
             notes.append(self.t("was_created"))
         if entry.get("reason"):
-            notes.append(self.text(entry["reason"]))
+            notes.append(self.reason(entry["reason"]))
         return line + (" — " + " · ".join(notes) if notes else "")
 
     def _since_merged(self, entry: Mapping[str, Any]) -> str:
         sources = ", ".join(f"{self.ident(s['id'])} {self.text(s['title'])}" for s in entry["sources"])
         line = f"{sources} → {self.ident(entry['into'])} {self.text(entry['title'])}"
-        return line + (f" — {self.text(entry['reason'])}" if entry.get("reason") else "")
+        return line + (f" — {self.reason(entry['reason'])}" if entry.get("reason") else "")
 
     def _since_acknowledged(self, entry: Mapping[str, Any]) -> str:
         line = self.ident(entry["annotation"])

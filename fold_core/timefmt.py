@@ -14,11 +14,16 @@ Pure functions: nothing here reads a clock.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import lru_cache
 
-__all__ = ["EARLIEST_INSTANT", "LATEST_INSTANT", "compact_duration", "duration_between", "instant", "instant_key",
-           "instant_key_once", "parse_instant"]
+__all__ = ["EARLIEST_INSTANT", "INSTANT_IN_TEXT", "LATEST_INSTANT", "compact_duration", "duration_between", "instant",
+           "instant_key", "instant_key_once", "instants_shown", "parse_instant"]
+
+# An instant with its offset inside a text (a reason, a summary, a doctor detail), as stores and editors write them.
+INSTANT_IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})")
 
 
 # A day of margin at each end: any offset (always under 24 h) keeps the instant inside
@@ -110,3 +115,8 @@ def instant(text: str) -> datetime:
     if moment is None:
         raise ValueError(f"expected an instant with an offset, found {text!r}")
     return moment
+
+
+def instants_shown(text: str, show: Callable[[str], str]) -> str:
+    """``text`` with every instant in it replaced by ``show(instant)`` (the rest left as it is)."""
+    return INSTANT_IN_TEXT.sub(lambda found: show(found.group(0)), text)

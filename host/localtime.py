@@ -13,14 +13,12 @@ Pure: ``now`` is given (the Pinboard's clock), never read here.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["HumanTime", "INSTANT"]
+from fold_core.timefmt import instants_shown
 
-# An instant with its offset, as the store and the editors write them.
-INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})")
+__all__ = ["HumanTime"]
 
 _EN_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _EN_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -72,7 +70,7 @@ class HumanTime:
         """``text`` with every instant in it shown in words (a reason, a summary); None: empty."""
         if text is None:
             return ""
-        return INSTANT.sub(lambda found: self(found.group(0)), str(text))
+        return instants_shown(str(text), self)
 
 
 def _parse(text: str) -> datetime | None:

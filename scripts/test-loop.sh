@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The README's test command, RUNS times in a row (default 5) as CI runs it: CI=true, two workers.
+# The README's test command, RUNS times in a row (default 5) as CI runs it: CI=true, its own worker count
+# (FOLD_TEST_WORKERS, when set, is passed on).
 #
 #   bash scripts/test-loop.sh                  # 5 runs of the whole suite
 #   bash scripts/test-loop.sh 3                # 3 runs
 #   bash scripts/test-loop.sh 1 tests/unit/test_time_phrases.py   # a smoke run: pytest arguments after RUNS
 #
 # Each run's output goes to its own log (under FOLD_LOOP_OUT, default out/test-loop/<UTC time>/); after each
-# run one line says its verdict: green or red, test.sh's own report (pytest and conformance), pytest's
+# run one line says its verdict: green or red, test.sh's own report (mypy, pytest and conformance), pytest's
 # summary line and how long it took. The last line counts the green runs; the exit status is non-zero
 # when any run was red. A flaky test shows as one red run among green ones: its log names it.
 set -uo pipefail
@@ -18,8 +19,8 @@ case "$runs" in
 esac
 out="${FOLD_LOOP_OUT:-out/test-loop/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$out"
-export CI=true FOLD_TEST_WORKERS=2
-echo "test loop: $runs run(s) of scripts/test.sh${*:+ $*} with CI=true on 2 workers; logs in $out"
+export CI=true
+echo "test loop: $runs run(s) of scripts/test.sh${*:+ $*} with CI=true on ${FOLD_TEST_WORKERS:-its default number of} workers; logs in $out"
 green=0
 for run in $(seq 1 "$runs"); do
     log="$out/run-$run.log"
@@ -27,7 +28,7 @@ for run in $(seq 1 "$runs"); do
     bash scripts/test.sh "$@" >"$log" 2>&1
     status=$?
     seconds=$(( $(date +%s) - started ))
-    report=$(grep -E '^pytest: .*; conformance: ' "$log" | tail -n 1)
+    report=$(grep -E '^mypy: .*; pytest: .*; conformance: ' "$log" | tail -n 1)
     # pytest's closing line, quiet ("47 passed in 8.61s") or framed ("==== 1 failed, 46 passed in 9.02s ====").
     summary=$(grep -E '^(=+ )?(([0-9]+ [a-z]+,? )+|no tests ran )in [0-9.]+s' "$log" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')
     if [ "$status" -eq 0 ]; then verdict=green; green=$((green + 1)); else verdict="red (exit $status)"; fi

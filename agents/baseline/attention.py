@@ -92,10 +92,15 @@ class Attention(Draft):
         self.cite(change, event, with_quote=False)
         self.dispose(event["id"], "used", self.words("used", item=item_id), [item_id])
 
+    def _shown(self, until: Any) -> str:
+        """A snooze's end as people read it, in the offset of the window's now (as given when unreadable)."""
+        moment = parse_instant(until) if isinstance(until, str) else None
+        return self.words.when(moment, self.moment) if moment is not None and self.moment else str(until)
+
     def _lowered(self, meaning: str, weight: str, until: Any) -> tuple[str | None, str | None]:
         if meaning == "snooze":
             lowered = "low" if weight in ("critical", "high", "normal") else weight
-            return lowered, self.words("snooze", until=f" ({until})" if until else "")
+            return lowered, self.words("snooze", until=f" ({self._shown(until)})" if until else "")
         if meaning != "ack":
             return None, None
         policy = " ".join(str(self.user.get(k) or "") for k in ("feedback_policy", "purpose")).lower()

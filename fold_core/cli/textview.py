@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from fold_core.timefmt import instants_shown
 from fold_core.words import Words, view_words
 
 __all__ = ["render_answer", "render_history", "render_state", "width"]
@@ -79,7 +80,7 @@ def render_state(doc: dict) -> str:
                 extra = f" → {entry['merged_into']}"
             elif entry.get("withdrawn_with"):
                 extra = " " + w("(with {parent})", parent=entry["withdrawn_with"])
-            reason = f" — {_clean(entry['reason'])}" if entry.get("reason") else ""
+            reason = f" — {_clean(instants_shown(entry['reason'], w.when))}" if entry.get("reason") else ""
             lines.append(f"  {_pad(w(entry['status']), status_width)} {entry['id']:<{id_width}}  "
                          f"{_clean(entry['title'])}{extra} · {w.when(entry['at'])}{reason}")
     return "\n".join(lines) + "\n"
@@ -120,7 +121,7 @@ def _items(items: list[dict], lines: list[str], depth: int, *, rank_width: int) 
             lines.append(f"{body}{_clean(item['summary'])}")
         lines.append(body + _durations(item))
         if item.get("reason"):
-            lines.append(body + w("reason: {reason}", reason=_clean(item["reason"])))
+            lines.append(body + w("reason: {reason}", reason=_clean(instants_shown(item["reason"], w.when))))
         for source in item.get("sources") or []:
             lines.append(body + w("source: {channel} {ref}", channel=_clean(source.get("channel")),
                                   ref=_clean(source.get("ref"))))

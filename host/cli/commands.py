@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fold_core.cli.common import add_format, add_store, config_given, explain, non_negative, resolve_store
 from fold_core.cli.textview import width
+from fold_core.timefmt import instants_shown
 from fold_host.cli.shared import existing_store, text_view
 
 if TYPE_CHECKING:  # the name only: the configuration loads when a command runs
@@ -342,19 +343,9 @@ def _check_name(w, name: str) -> str:
     return w(name)
 
 
-_INSTANT = None
-
-
 def _local_times(w, text: str) -> str:
     """The instants doctor wrote into a detail, shown in ``[host] timezone``."""
-    global _INSTANT
-    if w.zone is None:
-        return text
-    if _INSTANT is None:
-        import re
-
-        _INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)")
-    return _INSTANT.sub(lambda found: w.when(found.group(0).replace("Z", "+00:00")), text)
+    return text if w.zone is None else instants_shown(text, w.when)
 
 
 def _plugins_text(doc: dict) -> str:

@@ -1,0 +1,137 @@
+"""A fork server for CLI mode: each command a fresh process, without paying Python's start-up every time.
+
+CLI mode runs every step as its own process. Started as ``python -m fold_core``,
+each one spends most of its time importing (the PostgreSQL driver alone takes
+about 0.2 s of CPU, more than the command itself), and the cases run some 850
+commands. The server (``serve()``) imports the CLI and the store
+drivers once, then, for each request, forks a child that becomes the command:
+its own process, with the step's environment, working directory, standard
+input, output and error (files, dup'ed onto 0, 1 and 2, new ``sys`` streams
+over them), ``argv``, its exit status and its own crash (``FOLD_FAULT``'s
+``os._exit(137)`` kills only the child). The server reports the status; a
+child that outlives the timeout is killed and reported as such.
+
+Protocol, one JSON line each way over the server's stdin and stdout:
+``{"argv", "env", "cwd", "stdin", "stdout", "stderr", "timeout"}`` (paths of
+files) → ``{"code": N}`` (a negative N: killed by signal -N) or
+``{"timeout": true}``.
+
+``ForkServer`` is the client side, one per runner thread (a server serves one
+request at a time). ``--launch exec`` in ``python -m conformance`` runs the
+commands the plain way instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from typing import Any, NoReturn
+
+__all__ = ["ForkServer", "ForkTimeout", "serve"]
+
+
+class ForkTimeout(Exception):
+    """The command was still running after its timeout (and has been killed)."""
+
+
+class ForkServer:
+    """A running the server process, started with ``env`` (the interpreter's settings: PYTHON*)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", "from conformance.forkserver import serve; serve()"],
+                                        env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+
+    def run(self, argv: list[str], env: dict[str, str], cwd: str, files: dict[str, str], timeout: float) -> int:
+        """The exit code of ``argv`` run in a forked child (128 + N when killed by signal N)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"argv": argv, "env": env, "cwd": cwd, "timeout": timeout, **files}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the fork server ended (exit {self.process.wait()})")
+        answer = json.loads(line)
+        if answer.get("timeout"):
+            raise ForkTimeout(argv)
+        code = int(answer["code"])
+        return code if code >= 0 else 128 - code
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def serve() -> None:
+    """Answer requests on stdin until it closes (see the module's protocol)."""
+    # What every command imports, imported once: the CLI and the PostgreSQL driver (when installed).
+    import fold_core.cli  # noqa: F401
+
+    try:
+        import psycopg  # noqa: F401
+
+        import fold_core.store.pg.recorder  # noqa: F401
+    except ImportError:
+        pass
+    requests = sys.stdin.buffer
+    answers = sys.stdout
+    for line in requests:
+        request = json.loads(line)
+        answers.flush()
+        pid = os.fork()
+        if pid == 0:
+            _become(request)  # never returns
+        answers.write(json.dumps(_wait(pid, float(request["timeout"]))) + "\n")
+        answers.flush()
+
+
+def _wait(pid: int, timeout: float) -> dict[str, Any]:
+    handle = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([handle], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"timeout": True}
+        _, status = os.waitpid(pid, 0)
+        return {"code": os.waitstatus_to_exitcode(status)}
+    finally:
+        os.close(handle)
+
+
+def _become(request: dict[str, Any]) -> NoReturn:
+    """In the child: take the step's streams, environment and directory, then run the command.
+
+    It ends as an interpreter ends: ``sys.exit`` with the command's code (atexit handlers, flushed
+    streams), or an uncaught exception's traceback and status 1.
+    """
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        opened = os.open(request[name], flags, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    # New streams over the new descriptors, as the interpreter makes them at start-up
+    # (PYTHONIOENCODING=utf-8 in the step's environment, as in the server's).
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = ["fold_core", *request["argv"]]
+    from fold_core.cli import main
+
+    sys.exit(main(request["argv"]))
+
+
