@@ -100,7 +100,7 @@ class Attention(Draft):
     def _lowered(self, meaning: str, weight: str, until: Any) -> tuple[str | None, str | None]:
         if meaning == "snooze":
             lowered = "low" if weight in ("critical", "high", "normal") else weight
-            return lowered, self.words("snooze", until=f" ({self._shown(until)})" if until else "")
+            return lowered, self.words("snooze_until", until=self._shown(until)) if until else self.words("snooze")
         if meaning != "ack":
             return None, None
         policy = " ".join(str(self.user.get(k) or "") for k in ("feedback_policy", "purpose")).lower()

@@ -245,6 +245,8 @@ def test_feedback_reminders_annotations_and_reviews():
     snooze = [fb(4, "report", "snooze", until=at(60))]
     assert editor.cycle(at(4), snooze, batch_id="b-sn")[0]["ok"]
     assert active(store, at(4))["report"]["weight"] == "low"
+    # The snooze's end reads as people write times (in the window's offset), not as an ISO instant.
+    assert "reminded at Oct 9 09:00;" in active(store, at(4))["report"]["reason"]
     reminders = [{"id": "rem:1", "source": "reminders", "channel": "reminder", "from": "fold", "at": at(60),
                   "title": None, "text": "", "reminder": {"feedback": "fb:4", "target": t, "requested_at": at(4)}}
                  for t in ("report",)] + [

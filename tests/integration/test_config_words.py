@@ -270,3 +270,29 @@ def test_one_language_and_zone_for_every_view_a_person_reads(tmp_path):
             assert f'<html lang="{language}">' in client.get("/").text
     code, skill, _ = Workspace(tmp_path / "unset").call("skill")  # the editor's instructions: zh by default
     assert code == 0 and re.search(r"[\u4e00-\u9fff]", skill[:400])
+
+
+def test_instants_inside_reasons_are_shown_in_the_configured_zone(tmp_path):
+    """An editor's reason that carries an instant reads in local time in the text views and the briefing."""
+    from fold_core.store.file import file_store
+    from tests.support.host_workspace import Workspace
+
+    ws = Workspace(tmp_path, script=["track"], host='language = "en"\ntimezone = "Asia/Shanghai"\n')
+    ws.feed("mail", {"native": "1", "title": "Visa papers", "text": "hand in"})
+    ws.tick("2026-10-09T00:00:00Z")
+    store = file_store(ws.store)
+    done = store.commit({"declarations": [{"id": "t-mail-1", "relation": "supersedes:t-mail-1",
+                                           "weight": "low", "kind": "fyi", "reason": "The user asked to be reminded later (2026-10-09T01:00:00Z)"}]},
+                        actor="agent", now="2026-10-09T00:10:00Z", batch_id="b-snooze")
+    assert done.exit_code == 0, done.document
+    code, out, _ = ws.call("--store", str(ws.store), "state", "--now", "2026-10-09T00:20:00Z", "--format", "text")
+    assert code == 0 and "reason: The user asked to be reminded later (2026-10-09 09:00)" in out, out
+    done = store.commit({"declarations": [{"id": "t-mail-1", "relation": "withdraw",
+                                           "reason": "Handed in at 2026-10-09T02:00:00+00:00"}]},
+                        actor="agent", now="2026-10-09T02:10:00Z", batch_id="b-done")
+    assert done.exit_code == 0, done.document
+    code, text, _ = ws.call("--store", str(ws.store), "brief", "--since", "2", "--now", "2026-10-09T02:30:00Z",
+                            "--format", "text")
+    assert code == 0 and "Handed in at 2026-10-09 10:00" in text and "2026-10-09T02:00" not in text, text
+    code, out, _ = ws.call("--store", str(ws.store), "history", "--format", "json")
+    assert "Handed in at 2026-10-09T02:00:00+00:00" in out  # JSON keeps what the editor wrote
