@@ -113,11 +113,14 @@ class Launcher:
         self._servers: list[ForkServer] = []
         self._lock = threading.Lock()
 
-    def server(self, env: dict[str, str]) -> ForkServer:
-        """This thread's server (started with ``env`` for the interpreter's own settings)."""
-        server = getattr(self._local, "server", None)
+    def server(self, env: dict[str, str], postgres: bool) -> ForkServer:
+        """This thread's server (started with ``env`` for the interpreter's own settings); ``postgres``:
+        one that has the PostgreSQL driver imported."""
+        attribute = "postgres" if postgres else "files"
+        server = getattr(self._local, attribute, None)
         if server is None:
-            server = self._local.server = ForkServer(env)
+            server = ForkServer(env, postgres=postgres)
+            setattr(self._local, attribute, server)
             with self._lock:
                 self._servers.append(server)
         return server
@@ -174,7 +177,7 @@ class _Store:
         files = {name: str(self.cwd / f".step.{name}") for name in ("stdin", "stdout", "stderr")}
         Path(files["stdin"]).write_bytes((stdin or "").encode("utf-8"))
         try:
-            code = self.launcher.server(self.env).run(argv, env, str(self.cwd), files, self.timeout)
+            code = self.launcher.server(self.env, self.url is not None).run(argv, env, str(self.cwd), files, self.timeout)
         except ForkTimeout:
             raise subprocess.TimeoutExpired(argv, self.timeout) from None
         out, err = (Path(files[name]).read_bytes().decode("utf-8", errors="replace") for name in ("stdout", "stderr"))

@@ -23,6 +23,8 @@ commands the plain way instead.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import io
 import json
 import os
@@ -42,8 +44,9 @@ class ForkTimeout(Exception):
 class ForkServer:
     """A running the server process, started with ``env`` (the interpreter's settings: PYTHON*)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", "from conformance.forkserver import serve; serve()"],
+    def __init__(self, env: dict[str, str], postgres: bool = False) -> None:
+        command = f"from conformance.forkserver import serve; serve(postgres={postgres!r})"
+        self.process = subprocess.Popen([sys.executable, "-c", command],
                                         env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
 
@@ -72,17 +75,24 @@ class ForkServer:
             self.process.wait()
 
 
-def serve() -> None:
-    """Answer requests on stdin until it closes (see the module's protocol)."""
-    # What every command imports, imported once: the CLI and the PostgreSQL driver (when installed).
+def serve(postgres: bool = False) -> None:
+    """Answer requests on stdin until it closes (see the module's protocol).
+
+    ``postgres``: also import the PostgreSQL driver (commands on a ``postgresql://`` store need it; a file
+    store's would only carry it along).
+    """
     import fold_core.cli  # noqa: F401
 
-    try:
-        import psycopg  # noqa: F401
-
-        import fold_core.store.pg.recorder  # noqa: F401
-    except ImportError:
-        pass
+    if postgres:
+        try:
+            import fold_core.store.pg.recorder  # noqa: F401
+            import psycopg  # noqa: F401
+        except ImportError:
+            pass
+    # What is imported now is shared by every child: kept out of the collector's sight, a child's
+    # collections do not touch (and so copy) those pages.
+    gc.collect()
+    gc.freeze()
     requests = sys.stdin.buffer
     answers = sys.stdout
     for line in requests:
@@ -112,8 +122,8 @@ def _wait(pid: int, timeout: float) -> dict[str, Any]:
 def _become(request: dict[str, Any]) -> NoReturn:
     """In the child: take the step's streams, environment and directory, then run the command.
 
-    It ends as an interpreter ends: ``sys.exit`` with the command's code (atexit handlers, flushed
-    streams), or an uncaught exception's traceback and status 1.
+    It ends as an interpreter ends, with the command's code (atexit handlers run, streams flushed), or
+    with an uncaught exception's traceback and status 1.
     """
     for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                             (2, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
@@ -132,6 +142,24 @@ def _become(request: dict[str, Any]) -> NoReturn:
     sys.argv = ["fold_core", *request["argv"]]
     from fold_core.cli import main
 
-    sys.exit(main(request["argv"]))
+    code = 1
+    try:
+        code = main(request["argv"])
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except BaseException:  # as an uncaught exception ends an interpreter: its traceback, status 1
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        # What an interpreter does on its way out that a command can see (atexit handlers, the streams'
+        # last bytes); the teardown of every module the server imported is skipped: nothing of it is
+        # the command's.
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 

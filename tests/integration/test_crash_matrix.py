@@ -39,8 +39,6 @@ import copy
 import json
 import os
 import random
-import subprocess
-import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
@@ -54,6 +52,7 @@ from fold_core.store.base import Store
 from fold_core.store.file import FileRecorder
 from fold_core.store.memory import MemoryRecorder
 from random_batches import random_declaration
+from tests.support.forked_cli import run_fold_core
 
 FAULTS = {  # fault point -> whether the killed batch is committed (it was written before the crash)
     "before_append": False,
@@ -81,14 +80,12 @@ def _environment(extra: dict | None) -> dict:
 
 def foldctl(store: Path, *args: str, stdin: str | None = None, env: dict | None = None):
     """``python -m fold_core --store STORE ARGS``: (exit code, parsed stdout or None, stderr)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "fold_core", "--store", str(store), *args],
-        input=(stdin or "").encode("utf-8"), capture_output=True, env=_environment(env), timeout=120,
-    )
-    err = done.stderr.decode("utf-8", "replace")
+    code, stdout, stderr = run_fold_core(["--store", str(store), *args], stdin=(stdin or "").encode("utf-8"),
+                                         env=_environment(env), timeout=120)
+    err = stderr.decode("utf-8", "replace")
     assert "Traceback" not in err, err
-    out = done.stdout.decode("utf-8")
-    return done.returncode, (json.loads(out) if out.strip() else None), err
+    out = stdout.decode("utf-8")
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 # -- random operations -------------------------------------------------------------------------

@@ -17,10 +17,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
-import sys
 
 from fold_core.store.base import Store
+from tests.support.forked_cli import run_fold_core
 
 __all__ = ["Backend", "FileBackend", "MemoryBackend", "PostgresBackend", "foldctl"]
 
@@ -28,15 +27,15 @@ _NAMES = itertools.count(1)
 
 
 def foldctl(location, *args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 120):
-    """``python -m fold_core --store LOCATION ARGS``: (exit code, parsed stdout or None, stderr)."""
+    """``python -m fold_core --store LOCATION ARGS`` (forked: tests/support/forked_cli.py): (exit code, parsed stdout or None, stderr)."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("FOLD_")}
     environment.update(env or {})
-    done = subprocess.run([sys.executable, "-m", "fold_core", "--store", str(location), *args],
-                          input=(stdin or "").encode("utf-8"), capture_output=True, env=environment, timeout=timeout)
-    err = done.stderr.decode("utf-8", "replace")
+    code, stdout, stderr = run_fold_core(["--store", str(location), *args], stdin=(stdin or "").encode("utf-8"),
+                                         env=environment, timeout=timeout)
+    err = stderr.decode("utf-8", "replace")
     assert "Traceback" not in err, err
-    out = done.stdout.decode("utf-8")
-    return done.returncode, (json.loads(out) if out.strip() else None), err
+    out = stdout.decode("utf-8")
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 class Backend:
