@@ -121,6 +121,13 @@ CATALOG = {"zh": {
     "cache: caching is expected but not happening (see `foldctl calls --summary`)":
         "{type} 最近 {calls} 次调用的提示都超过 {tokens} 个 token，却没有一个 token 来自提示缓存："
         "本应有缓存却没有生效（见 `foldctl calls --summary`）",
+    # foldctl stats
+    "from {since} to {until}": "{since} 至 {until}",
+    "notifications sent: {total} (by kind: {kinds}; by mode: {modes})": "已发通知：{total}（按类别：{kinds}；按方式：{modes}）",
+    "false interrupts: {count}": "误打扰：{count}", "missed escalations: {count}": "漏掉的升级：{count}",
+    "decisions: {early} answered before the deadline, {late} late, {fell_back} fallen back, {open} open":
+        "决定：期限前回答 {early} 个，迟答 {late} 个，按默认处理 {fell_back} 个，未决 {open} 个",
+    "median time to answer: {hours} h": "回答用时中位数：{hours} 小时",
     "(no calls)": "（没有调用）", "no model": "未用模型", " ({cached} cached)": "（其中 {cached} 个来自缓存）",
     " · cost {cost}": " · 费用 {cost}",
     "day         calls  attempts  tokens in  cached  out  cost  cached share":

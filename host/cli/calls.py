@@ -122,7 +122,8 @@ def run_inbox_show(args: argparse.Namespace, store_dir: str) -> tuple[dict, int]
 
 
 def _headline(w, call: dict) -> str:
-    model = f" {call['model']}" if call.get("model") else ""
+    # The baseline names itself as its model too: said once.
+    model = f" {call['model']}" if call.get("model") and call["model"] != call["backend"] else ""
     fallback = w(" (fallback)") if call.get("fallback") else ""
     head = w("#{id}  {at}  {backend}{model}{fallback}  skill {skill}", id=call["id"], at=w.when(call["at"]),
              backend=call["backend"], model=model, fallback=fallback, skill=call["skill"] or "-")

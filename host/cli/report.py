@@ -88,14 +88,28 @@ def run_stats(args: argparse.Namespace) -> tuple[dict, int]:
 
 
 def _stats_text(document: dict) -> str:
+    """The figures in ``[host] language``, the period in ``[host] timezone``."""
+    from fold_host.words import words
+
+    w = words()
     figures = document["attention"]
     sent = figures["notifications"]
     decisions = figures["decisions"]
+
+    def counted(by: dict) -> str:
+        return ", ".join(f"{name} {count}" for name, count in by.items()) or "-"
+
+    missed = w("missed escalations: {count}", count=figures["missed_escalations"])
+    if figures.get("missed_items"):
+        missed += " (" + ", ".join(figures["missed_items"]) + ")"
     return "\n".join([
-        f"from {document['since']} to {document['until']}",
-        f"notifications sent: {sent['total']} (by kind: {sent['by_kind'] or '-'}; by mode: {sent['by_mode'] or '-'})",
-        f"false interrupts: {figures['false_interrupts']}",
-        f"missed escalations: {figures['missed_escalations']} {figures['missed_items'] or ''}".rstrip(),
-        f"decisions: {decisions['answered_before_deadline']} answered before the deadline, "
-        f"{decisions['answered_late']} late, {decisions['fell_back']} fallen back, {decisions['open']} open",
-        f"median time to answer: {decisions['median_hours_to_answer']} h"])
+        w("from {since} to {until}", since=w.when(document["since"]), until=w.when(document["until"])),
+        w("notifications sent: {total} (by kind: {kinds}; by mode: {modes})", total=sent["total"],
+          kinds=counted(sent["by_kind"]), modes=counted(sent["by_mode"])),
+        w("false interrupts: {count}", count=figures["false_interrupts"]),
+        missed,
+        w("decisions: {early} answered before the deadline, {late} late, {fell_back} fallen back, {open} open",
+          early=decisions["answered_before_deadline"], late=decisions["answered_late"],
+          fell_back=decisions["fell_back"], open=decisions["open"]),
+        w("median time to answer: {hours} h", hours=decisions["median_hours_to_answer"]
+          if decisions["median_hours_to_answer"] is not None else "-")]) + "\n"

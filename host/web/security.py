@@ -9,9 +9,9 @@ One ASGI middleware (``Guard``) in front of every route:
   ``nosniff``, ``Referrer-Policy: same-origin`` (a clicked source link never
   learns the Pinboard's address; its own forms keep their ``Origin``),
   ``no-store``.
-* **Host**: on a loopback bind only ``127.0.0.1`` / ``localhost`` / ``[::1]``
-  are answered — a page elsewhere cannot reach the Pinboard through DNS
-  rebinding.
+* **Host**: on a loopback bind only loopback addresses (``127.0.0.1`` and the
+  rest of 127/8, ``[::1]``) and ``localhost`` are answered — a page elsewhere
+  cannot reach the Pinboard through DNS rebinding.
 * **Token** (when ``[pinboard] token_env`` names one; a non-loopback bind
   refuses to start without it, see ``server``): every request but the login
   form and the stylesheet carries ``Authorization: Bearer <token>`` or the
@@ -253,7 +253,8 @@ class Guard:
             await send(message)
 
         if self.loopback and not self._host_allowed(scope):
-            await _plain(send_with_headers, 421, "This Pinboard answers only on 127.0.0.1, localhost or [::1].\n")
+            await _plain(send_with_headers, 421,
+                         "This Pinboard answers only to loopback addresses (127.0.0.1, localhost, [::1], …).\n")
             return
         if self.token and self._tries_token(scope):
             wait = self.throttle.wait(client_address(scope))
@@ -281,7 +282,9 @@ class Guard:
         if host is None:
             return True  # HTTP/1.0 without Host: it names no other site
         name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
-        return name.lower() in LOOPBACK_NAMES
+        # Any loopback address (a Pinboard bound to 127.0.0.2 is asked as 127.0.0.2); a name other than
+        # localhost is not one, whatever it resolves to (DNS rebinding).
+        return is_loopback(name.lower())
 
     @staticmethod
     def _tries_token(scope: dict) -> bool:

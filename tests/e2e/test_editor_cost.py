@@ -129,6 +129,7 @@ def test_the_baseline_says_no_model_in_the_call_log(tmp_path):
     ws.tick("2026-10-09T08:00:00+08:00")
     code, out, _ = ws.run_text("calls", "--format", "text")
     assert "no model" in out and "? → ?" not in out
+    assert "baseline baseline" not in out and "  baseline  skill " in out.splitlines()[0], out  # named once
 
 
 def test_the_call_summary_since_reads_a_phrase_looking_back(tmp_path):

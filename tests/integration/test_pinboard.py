@@ -417,6 +417,8 @@ def test_forms_without_the_csrf_token_are_refused(server, store):
 def test_only_loopback_host_names_are_answered(server):
     assert httpx.get(server.url, headers={"host": "evil.example"}).status_code == 421
     assert httpx.get(server.url.replace("127.0.0.1", "localhost")).status_code == 200
+    assert httpx.get(server.url, headers={"host": "127.0.0.2"}).status_code == 200  # bound there: its own name
+    assert httpx.get(server.url, headers={"host": "127.0.0.1.evil.example"}).status_code == 421
 
 
 def test_with_a_token_every_request_needs_it(store, context):

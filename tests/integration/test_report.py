@@ -241,8 +241,10 @@ def test_stats_match_the_hand_counted_figures(week):
     code, text = foldctl(week["root"], "stats", "--since", "2026-11-30T00:00:00+08:00", "--now",
                          "2026-12-06T23:59:00+08:00", "--format", "text")
     assert code == 0
-    assert "false interrupts: 2" in text and "missed escalations: 2 ['memo', 'tax']" in text
+    assert "false interrupts: 2" in text and "missed escalations: 2 (memo, tax)" in text
     assert "decisions: 1 answered before the deadline, 0 late, 1 fallen back, 0 open" in text
+    assert "notifications sent: 5 (by kind: created 4, deadline 1; by mode: interrupt 5)" in text
+    assert text.startswith("from 2026-11-30 00:00 to 2026-12-06 23:59\n"), text  # in the host's zone, not ISO
 
 
 def test_metrics_count_the_same_figures(week):
