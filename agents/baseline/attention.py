@@ -8,7 +8,7 @@
   ``decide`` / ``input`` / ``act`` write the user's words into the summary;
   ``decide`` and ``input`` end the wait for the user, ``act`` covers only what
   it names (a request stays needs-you when the user says only part is done);
-* a reminder raises its target to at least high (restoring it if withdrawn);
+* a reminder raises its target to at least high (restoring it if withdrawn), unless it is done by then;
 * a pending annotation is acknowledged only when the batch adjusts its item
   to it: raised or lowered by its words, marked as the user's plan, or its text
   written into the summary;
@@ -117,6 +117,9 @@ class Attention(Draft):
             self.dispose(event["id"], "deferred", self.words("target_gone", item=reminder.get("target")), [])
             return
         change = self.change(*target)
+        if change.kind == "done":  # finished while it was snoozed: the reminder has nothing left to raise
+            self.dispose(event["id"], "used", self.words("reminder_done", item=target[0]), [target[0]])
+            return
         change.weight = "high" if change.weight is None else heavier(change.weight, "high")
         change.kind = change.kind or "needs-you"
         change.reason = self.words("reminder")

@@ -300,6 +300,22 @@ def test_a_reminder_restores_a_child_only_under_an_active_parent_with_a_summary(
     assert [d["disposition"] for d in outputs[0]["dispositions"]] == ["used", "deferred"]
 
 
+def test_a_reminder_for_an_item_done_while_snoozed_raises_nothing():
+    store = memory_store()
+    store.commit({"batch_id": "s", "declarations": [
+        {"id": "tax", "title": "报税", "weight": "low", "kind": "needs-you"}]}, actor="user", now=NOW)
+    store.commit({"batch_id": "d", "declarations": [
+        {"id": "tax", "relation": "supersedes:tax", "weight": "low", "kind": "done", "summary": "已报。"}]},
+        actor="user", now=at(5))
+    reminder = {"id": "rem:1", "source": "reminders", "channel": "reminder", "from": "fold", "at": at(9),
+                "title": None, "text": "", "reminder": {"feedback": "f", "target": "tax", "requested_at": NOW}}
+    receipt, outputs, _ = Editor(store, lang="en").cycle(at(9), [reminder], batch_id="b")
+    assert receipt["ok"] and receipt["changes"] == [], receipt
+    assert (active(store, at(9))["tax"]["weight"], active(store, at(9))["tax"]["kind"]) == ("low", "done")
+    [disposition] = outputs[0]["dispositions"]
+    assert disposition["disposition"] == "used" and "done by now" in disposition["why"]
+
+
 def test_pressing_matters_that_do_not_fit_a_bundle_share_a_bundle_inside_it():
     store, editor = memory_store(), None
     editor = Editor(store)
