@@ -36,11 +36,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from conformance.case import Case, Step, crash_batch_id
-from conformance.forkserver import ForkServer, ForkTimeout
+from conformance.forkserver import ServerPool
 from conformance.modes import ModeUnavailable, StepOutcome
 
 __all__ = ["CRASH_EXIT", "LAUNCHES", "Launcher", "cli_unavailable", "pg_skip_reason", "run_cli"]
@@ -102,40 +101,14 @@ def pg_skip_reason(case: Case) -> str | None:
     return None
 
 
-class Launcher:
-    """How the runner's threads start commands: one fork server per thread (``fork``), or none (``exec``)."""
+class Launcher(ServerPool):
+    """How the runner's threads start commands: forked from a server of their own (``fork``), or not (``exec``)."""
 
     def __init__(self, launch: str = "fork") -> None:
         if launch not in LAUNCHES:
             raise ValueError(f"launch must be one of {', '.join(LAUNCHES)}, got {launch!r}")
+        super().__init__()
         self.fork = launch == "fork" and hasattr(os, "fork") and hasattr(os, "pidfd_open")
-        self._local = threading.local()
-        self._servers: list[ForkServer] = []
-        self._lock = threading.Lock()
-
-    def server(self, env: dict[str, str], postgres: bool) -> ForkServer:
-        """This thread's server (started with ``env`` for the interpreter's own settings); ``postgres``:
-        one that has the PostgreSQL driver imported."""
-        attribute = "postgres" if postgres else "files"
-        server = getattr(self._local, attribute, None)
-        if server is None:
-            server = ForkServer(env, postgres=postgres)
-            setattr(self._local, attribute, server)
-            with self._lock:
-                self._servers.append(server)
-        return server
-
-    def close(self) -> None:
-        with self._lock:
-            servers, self._servers = self._servers, []
-        for server in servers:
-            server.close()
-
-    def __enter__(self) -> Launcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class _Store:
@@ -174,14 +147,9 @@ class _Store:
 
     def _forked(self, argv: list[str], stdin: str | None, env: dict[str, str]) -> tuple[int, str, str]:
         assert self.launcher is not None
-        files = {name: str(self.cwd / f".step.{name}") for name in ("stdin", "stdout", "stderr")}
-        Path(files["stdin"]).write_bytes((stdin or "").encode("utf-8"))
-        try:
-            code = self.launcher.server(self.env, self.url is not None).run(argv, env, str(self.cwd), files, self.timeout)
-        except ForkTimeout:
-            raise subprocess.TimeoutExpired(argv, self.timeout) from None
-        out, err = (Path(files[name]).read_bytes().decode("utf-8", errors="replace") for name in ("stdout", "stderr"))
-        return code, out, err
+        server = self.launcher.server(self.env, self.url is not None)
+        code, out, err = server.run(argv, env, str(self.cwd), (stdin or "").encode("utf-8"), self.timeout)
+        return code, out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace")
 
 
 def run_cli(case: Case, timeout: float = 60.0, database: str | None = None,

@@ -16,8 +16,9 @@ Protocol, one JSON line each way over the server's stdin and stdout:
 files) → ``{"code": N}`` (a negative N: killed by signal -N) or
 ``{"timeout": true}``.
 
-``ForkServer`` is the client side, one per runner thread (a server serves one
-request at a time). ``--launch exec`` in ``python -m conformance`` runs the
+``ForkServer`` is the client side (it writes the streams' files in a scratch
+directory of its own); ``ServerPool`` keeps one per thread, as a server serves
+one request at a time. ``--launch exec`` in ``python -m conformance`` runs the
 commands the plain way instead.
 """
 
@@ -29,30 +30,35 @@ import io
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
+from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["ForkServer", "ForkTimeout", "serve"]
-
-
-class ForkTimeout(Exception):
-    """The command was still running after its timeout (and has been killed)."""
+__all__ = ["ForkServer", "ServerPool", "serve"]
 
 
 class ForkServer:
-    """A running the server process, started with ``env`` (the interpreter's settings: PYTHON*)."""
+    """A running server process, started with ``env`` (the interpreter's settings: PYTHON*), and the
+    scratch directory that carries its commands' streams (it serves one command at a time)."""
 
     def __init__(self, env: dict[str, str], postgres: bool = False) -> None:
         command = f"from conformance.forkserver import serve; serve(postgres={postgres!r})"
-        self.process = subprocess.Popen([sys.executable, "-c", command],
-                                        env=env,
+        self.scratch = Path(tempfile.mkdtemp(prefix="fold-fork-"))
+        self.process = subprocess.Popen([sys.executable, "-c", command], env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
 
-    def run(self, argv: list[str], env: dict[str, str], cwd: str, files: dict[str, str], timeout: float) -> int:
-        """The exit code of ``argv`` run in a forked child (128 + N when killed by signal N)."""
+    def run(self, argv: list[str], env: dict[str, str], cwd: str, stdin: bytes,
+            timeout: float) -> tuple[int, bytes, bytes]:
+        """``(exit code, stdout, stderr)`` of ``argv`` run in a forked child (128 + N when killed by signal N);
+        ``subprocess.TimeoutExpired`` when it outlived ``timeout`` (it has been killed)."""
         assert self.process.stdin is not None and self.process.stdout is not None
+        files = {name: str(self.scratch / name) for name in ("stdin", "stdout", "stderr")}
+        Path(files["stdin"]).write_bytes(stdin)
         request = {"argv": argv, "env": env, "cwd": cwd, "timeout": timeout, **files}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
@@ -61,9 +67,9 @@ class ForkServer:
             raise RuntimeError(f"the fork server ended (exit {self.process.wait()})")
         answer = json.loads(line)
         if answer.get("timeout"):
-            raise ForkTimeout(argv)
+            raise subprocess.TimeoutExpired(argv, timeout)
         code = int(answer["code"])
-        return code if code >= 0 else 128 - code
+        return (code if code >= 0 else 128 - code), Path(files["stdout"]).read_bytes(), Path(files["stderr"]).read_bytes()
 
     def close(self) -> None:
         if self.process.stdin is not None:
@@ -73,6 +79,40 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class ServerPool:
+    """One server per thread (a server serves one command at a time), with the PostgreSQL driver or without."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._servers: list[ForkServer] = []
+        self._lock = threading.Lock()
+
+    def server(self, env: dict[str, str], postgres: bool) -> ForkServer:
+        """This thread's server (started with ``env`` for the interpreter's own settings); ``postgres``:
+        one that has the PostgreSQL driver imported."""
+        attribute = "postgres" if postgres else "files"
+        server = getattr(self._local, attribute, None)
+        if server is None:
+            server = ForkServer(env, postgres=postgres)
+            setattr(self._local, attribute, server)
+            with self._lock:
+                self._servers.append(server)
+        return server
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+
+    def __enter__(self) -> ServerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def serve(postgres: bool = False) -> None:
